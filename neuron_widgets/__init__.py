@@ -1,0 +1,11 @@
+"""neuron-widgets: Jupyter widgets for AWS Neuron profiles."""
+
+from .errors import LoadWarnings, ProfileError
+from .model import GROUPINGS, HARDWARE_EVENTS, Profile
+from .readers import load_profile
+from .sample import sample_profile, write_sample
+
+__version__ = "0.1.0"
+
+__all__ = ["GROUPINGS", "HARDWARE_EVENTS", "LoadWarnings", "Profile", "ProfileError", "load_profile",
+           "sample_profile", "write_sample", "__version__"]

@@ -1,0 +1,84 @@
+"""The `neuron-widgets` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+
+from .errors import ProfileError
+
+
+def _info(args: argparse.Namespace) -> int:
+    from . import load_profile, sample_profile
+    from .model.summary import format_summary
+
+    if args.sample == (args.path is not None):
+        print("neuron-widgets info: give a PATH or --sample", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    filters = {k: v for k, v in (("neuron_cores", args.neuron_cores), ("event_types", args.event_types),
+                                 ("instances", args.instances)) if v is not None}
+    if args.time_range:
+        a, _, b = args.time_range.partition(":")
+        filters["time_range"] = (a, b)
+    profile = sample_profile(**filters) if args.sample else load_profile(args.path, **filters)
+    elapsed = time.perf_counter() - t0
+    summary = profile.summary()
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        print(format_summary(summary))
+        print(f"loaded in {elapsed:.2f} s")
+    return 0
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from . import write_sample
+
+    t0 = time.perf_counter()
+    path = write_sample(args.directory, events=args.events, seed=args.seed, instances=args.instances,
+                        processes=args.processes, cores=args.cores)
+    print(f"wrote a sample profile to {path} in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-widgets", description="Explore AWS Neuron profiles.")
+    sub = p.add_subparsers(dest="command", required=True)
+    info = sub.add_parser("info", help="summarise a profile")
+    info.add_argument("path", nargs="?", help="a Neuron Explorer Parquet directory or a Chrome/PyTorch trace")
+    info.add_argument("--sample", action="store_true", help="use the bundled sample profile")
+    info.add_argument("--neuron-cores", help="e.g. 0,2-3")
+    info.add_argument("--event-types", help="e.g. hardware,^cc_exec_barrier")
+    info.add_argument("--instances", help="comma-separated instance ids")
+    info.add_argument("--time-range", help="START:END, e.g. 10ms:20ms from the profile start, or ns")
+    info.add_argument("--json", action="store_true", help="print the summary as JSON")
+    info.set_defaults(run=_info)
+    sample = sub.add_parser("sample", help="write a sample profile in the Neuron Explorer Parquet layout")
+    sample.add_argument("directory")
+    sample.add_argument("--events", type=int, default=20_000)
+    sample.add_argument("--seed", type=int, default=0)
+    sample.add_argument("--instances", type=int, default=2)
+    sample.add_argument("--processes", type=int, default=2)
+    sample.add_argument("--cores", type=int, default=2)
+    sample.set_defaults(run=_sample)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except ProfileError as exc:
+        print(f"neuron-widgets: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"neuron-widgets: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

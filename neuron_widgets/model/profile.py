@@ -1,0 +1,357 @@
+"""Profile: one loaded trace, its events as Arrow columns and the caches views share."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import LoadWarnings
+from .filters import Filters
+from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
+from .lanes import assign_lanes, track_order
+from .schema import EVENT_COLUMNS, ROW
+
+
+class LazyColumns(Protocol):
+    """Where columns too heavy to load up front come from, by source row."""
+
+    def names(self) -> list[str]: ...
+
+    def column(self, name: str) -> pa.ChunkedArray: ...
+
+    def value(self, name: str, event: dict[str, Any]) -> Any: ...
+
+
+@dataclass
+class TrackIndex:
+    """One grouping mode applied to a profile: tracks, and per event its track and lane."""
+
+    grouping: str
+    tracks: pd.DataFrame  # one row per track: label, keys, lanes, events
+    track: np.ndarray  # int32 per event, table order
+    lane: np.ndarray  # int16 per event, table order
+    order: np.ndarray  # events by track, then start time
+    offsets: np.ndarray  # order[offsets[t]:offsets[t+1]] are track t's events
+
+    def nbytes(self) -> int:
+        return self.track.nbytes + self.lane.nbytes + self.order.nbytes + self.offsets.nbytes
+
+
+@dataclass
+class Counters:
+    """Sampled series (CPU, host memory, HBM, Chrome `C` events) read on first use."""
+
+    loaders: dict[str, Callable[[], pd.DataFrame] | pd.DataFrame] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        return sorted(self.loaders)
+
+    def get(self, name: str) -> pd.DataFrame:
+        got = self.loaders.get(name)
+        if got is None:
+            return pd.DataFrame()
+        if callable(got):
+            got = got()
+            self.loaders[name] = got
+        return got
+
+
+def time_order(start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+    """Order by start, longest first among equal starts; None if already in that order."""
+    if start.size < 2:
+        return None
+    ds = np.diff(start)
+    if (ds >= 0).all() and not ((ds == 0) & (end[1:] > end[:-1])).any():
+        return None
+    return np.lexsort((-end, start))
+
+
+class Profile:
+    """A loaded profile.
+
+    Events are held as Arrow columns in time order; nothing per event is a Python object.
+    Heavy columns (`extra_attributes_json`, `flow_id`) are read on first use. Grouping
+    results are computed on first use and cached, so several widgets on one profile share
+    them.
+    """
+
+    def __init__(
+        self,
+        table: pa.Table,
+        *,
+        source: str,
+        format: str,
+        warnings: LoadWarnings | None = None,
+        lazy: LazyColumns | None = None,
+        counters: Counters | None = None,
+        device_profiles: pd.DataFrame | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+        _ordered: bool = False,
+    ) -> None:
+        if ROW not in table.column_names:
+            n = table.num_rows
+            table = table.append_column(ROW, pa.array(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)))
+        if not _ordered:
+            order = time_order(table.column("start_ts").to_numpy(), table.column("end_ts").to_numpy())
+            if order is not None:
+                table = table.take(order)
+        self._table = table.combine_chunks() if any(c.num_chunks > 1 for c in table.columns) else table
+        self.source = source
+        self.format = format
+        self.warnings = warnings if warnings is not None else LoadWarnings()
+        self._lazy = lazy
+        self._counters = counters if counters is not None else Counters()
+        self._device_profiles = device_profiles
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        # Reader-specific extras (device table locations, capture info) for later views.
+        self.extra: dict[str, Any] = dict(extra or {})
+        self._lock = threading.RLock()
+        self._indexes: dict[str, TrackIndex] = {}
+        self._combos: Combos | None = None
+        self._materialised: dict[str, pa.ChunkedArray] = {}
+
+    # -- sizes and times ---------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._table.num_rows
+
+    @cached_property
+    def start_ts(self) -> int:
+        col = self._table.column("start_ts")
+        return int(col[0].as_py()) if len(col) else 0
+
+    @cached_property
+    def end_ts(self) -> int:
+        col = self._table.column("end_ts").to_numpy()
+        return int(col.max()) if col.size else 0
+
+    @property
+    def duration_ns(self) -> int:
+        return self.end_ts - self.start_ts
+
+    # -- columns ----------------------------------------------------------------------
+    @property
+    def core(self) -> pa.Table:
+        """The loaded columns as they are held (no lazy column is read)."""
+        return self._table.drop_columns([ROW])
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One column, reading it from the source first if it is a lazy one."""
+        if name in self._table.column_names and name != ROW:
+            return self._table.column(name)
+        with self._lock:
+            if name not in self._materialised:
+                if self._lazy is None or name not in self._lazy.names():
+                    raise KeyError(f"profile has no column {name!r}; it has {', '.join(self.column_names)}")
+                full = self._lazy.column(name)
+                rows = self._table.column(ROW)
+                self._materialised[name] = full.take(rows) if len(full) != len(rows) or not _is_identity(rows) else full
+            return self._materialised[name]
+
+    @property
+    def column_names(self) -> list[str]:
+        names = [c for c in self._table.column_names if c != ROW]
+        if self._lazy is not None:
+            names += [c for c in self._lazy.names() if c not in names]
+        return names
+
+    @property
+    def table(self) -> pa.Table:
+        """Every column, in SystemProfileEvents order then the extras (reads lazy ones)."""
+        names = self.column_names
+        ordered = [c for c in EVENT_COLUMNS if c in names]
+        ordered += [c for c in ("flow_id", "extra_attributes_json") if c in names]
+        ordered += [c for c in names if c not in ordered]
+        return pa.table({c: self.column(c) for c in ordered})
+
+    @cached_property
+    def events(self) -> pd.DataFrame:
+        """All events as pandas (built on first access, then kept)."""
+        return self.table.to_pandas(types_mapper=_pandas_types)
+
+    # -- single events ---------------------------------------------------------------
+    def row_of(self, event_id: int) -> int:
+        ids = self._table.column("id").to_numpy()
+        hits = np.flatnonzero(ids == event_id)
+        if hits.size == 0:
+            raise KeyError(f"no event with id {event_id}")
+        return int(hits[0])
+
+    def event(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, Any]:
+        """Every property of one event, its arguments parsed from extra_attributes_json."""
+        if row is None:
+            if event_id is None:
+                raise TypeError("give an event id or a row")
+            row = self.row_of(event_id)
+        out = {c: self._table.column(c)[row].as_py() for c in self._table.column_names if c != ROW}
+        if self._lazy is not None:
+            key = dict(out, **{ROW: int(self._table.column(ROW)[row].as_py())})
+            for name in self._lazy.names():
+                if name in self._materialised:
+                    out[name] = self._materialised[name][row].as_py()
+                else:
+                    out[name] = self._lazy.value(name, key)
+        raw = out.get("extra_attributes_json")
+        out["args"] = _parse_args(raw)
+        return out
+
+    # -- grouping --------------------------------------------------------------------
+    def _combo_codes(self) -> Combos:
+        with self._lock:
+            if self._combos is None:
+                self._combos = Combos.of(self._table)
+            return self._combos
+
+    def track_index(self, grouping: str = "default") -> TrackIndex:
+        """Tracks and lanes of one grouping mode (computed once, then cached)."""
+        check_grouping(grouping)
+        with self._lock:
+            if grouping in self._indexes:
+                return self._indexes[grouping]
+            combos = self._combo_codes()
+            combo_track, tracks = tracks_of(combos.table, grouping)
+            track = combo_track[combos.codes] if len(combos.table) else np.zeros(0, np.int32)
+            n_tracks = len(tracks)
+            order = track_order(track, n_tracks)
+            start = self._table.column("start_ts").to_numpy()
+            end = self._table.column("end_ts").to_numpy()
+            lane, lanes_per_track = assign_lanes(track, start, end, order, n_tracks)
+            counts = np.bincount(track, minlength=n_tracks) if n_tracks else np.zeros(0, np.int64)
+            offsets = np.zeros(n_tracks + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            tracks = tracks.assign(lanes=lanes_per_track, events=counts)
+            tracks.index.name = "track"
+            idx = TrackIndex(grouping, tracks, track, lane, order, offsets)
+            self._indexes[grouping] = idx
+            return idx
+
+    def tracks(self, grouping: str = "default") -> pd.DataFrame:
+        """One row per track of a grouping mode, with Neuron Explorer's `label`."""
+        return self.track_index(grouping).tracks.copy()
+
+    @property
+    def groupings(self) -> dict[str, str]:
+        return dict(GROUPINGS)
+
+    # -- filters ---------------------------------------------------------------------
+    def filter(self, neuron_cores=None, event_types=None, instances=None, time_range=None) -> Profile:
+        """A new Profile with only the matching events (a mask over columns, shared lazies).
+
+        neuron_cores: "0,2-3" or ints (events not tied to a core are kept);
+        event_types: "hardware,^cc_exec_barrier" (groups, names, `*` wildcards, `^` excludes);
+        instances: ids or wildcards; time_range: (start, end) as absolute ns or "12.5ms" from
+        the profile start.
+        """
+        f = Filters.make(neuron_cores, event_types, instances, time_range)
+        if not f:
+            return self
+        mask = f.mask(self._table, self.start_ts)
+        sub = Profile(
+            self._table.filter(pa.array(mask)),
+            source=self.source, format=self.format, warnings=self.warnings, lazy=self._lazy,
+            counters=_filtered_counters(self._counters, f, self.start_ts),
+            device_profiles=self._device_profiles, metadata=self.metadata, extra=self.extra, _ordered=True,
+        )
+        return sub
+
+    # -- side tables -----------------------------------------------------------------
+    @property
+    def counters(self) -> Counters:
+        return self._counters
+
+    def counter(self, name: str) -> pd.DataFrame:
+        return self._counters.get(name)
+
+    @property
+    def cpu_usage(self) -> pd.DataFrame:
+        return self._counters.get("cpu_usage")
+
+    @property
+    def host_memory(self) -> pd.DataFrame:
+        return self._counters.get("host_memory")
+
+    @property
+    def hbm_usage(self) -> pd.DataFrame:
+        return self._counters.get("hbm_usage")
+
+    @property
+    def device_profiles(self) -> pd.DataFrame:
+        if self._device_profiles is None:
+            return pd.DataFrame(columns=["device_profile_name", "instance_id", "process_id", "nc_id",
+                                         "session_id", "model_id"])
+        return self._device_profiles
+
+    # -- memory ----------------------------------------------------------------------
+    def nbytes(self) -> dict[str, int]:
+        """Resident bytes of what the timeline needs: columns plus cached grouping data."""
+        cols = self._table.nbytes
+        grouping = sum(i.nbytes() for i in self._indexes.values())
+        combos = self._combos.codes.nbytes if self._combos is not None else 0
+        lazy = sum(c.nbytes for c in self._materialised.values())
+        return {"columns": cols, "grouping": grouping + combos, "lazy": lazy,
+                "total": cols + grouping + combos + lazy}
+
+    # -- text ------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        from .summary import summarise
+
+        return summarise(self)
+
+    def __repr__(self) -> str:
+        return (f"<Profile {self.format} {self.source!r}: {len(self):,} events, "
+                f"{self.duration_ns / 1e6:,.3f} ms, warnings={sum(self.warnings.counts.values())}>")
+
+
+def _is_identity(rows: pa.ChunkedArray) -> bool:
+    arr = rows.to_numpy()
+    return bool(arr.size == 0 or (arr[0] == 0 and arr[-1] == arr.size - 1 and (np.diff(arr) == 1).all()))
+
+
+def _parse_args(raw: Any) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {"extra_attributes_json": raw}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _pandas_types(t: pa.DataType):
+    if pa.types.is_integer(t):
+        return pd.Int64Dtype() if t == pa.int64() else None
+    return None
+
+
+def _filtered_counters(counters: Counters, f: Filters, origin: int) -> Counters:
+    win = f.window(origin)
+    if win is None and f.instances is None:
+        return counters
+
+    def cut(name: str) -> Callable[[], pd.DataFrame]:
+        def load() -> pd.DataFrame:
+            df = counters.get(name)
+            if df.empty:
+                return df
+            keep = np.ones(len(df), dtype=bool)
+            if win is not None and "timestamp" in df:
+                ts = df["timestamp"].to_numpy()
+                keep &= (ts >= win[0]) & (ts < win[1])
+            if f.instances is not None and "instance_id" in df:
+                keep &= df["instance_id"].isin(f.instances).to_numpy()
+            return df[keep].reset_index(drop=True)
+
+        return load
+
+    return Counters({name: cut(name) for name in counters.names()})
+

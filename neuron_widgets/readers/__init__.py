@@ -1,0 +1,86 @@
+"""Readers, one module per input format, and the detection that picks one.
+
+A reader is a `sniff(path) -> bool` and a `read(path, filters) -> Profile`. Adding a
+format is adding a module and one `Reader(...)` line below.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ProfileError
+from ..model.filters import Filters
+from ..model.profile import Profile
+from . import chrome, parquet
+from .sniff import describe_foreign
+
+
+@dataclass(frozen=True)
+class Reader:
+    name: str
+    sniff: Callable[[Path], bool]
+    read: Callable[[Path, Filters], Profile]
+
+
+READERS: list[Reader] = [
+    Reader("neuron-parquet", parquet.sniff, parquet.read),
+    Reader("chrome-json", chrome.sniff, chrome.read),
+]
+
+
+def register(reader: Reader, first: bool = False) -> None:
+    """Add a reader; `first` lets it claim files before the built-in ones."""
+    if first:
+        READERS.insert(0, reader)
+    else:
+        READERS.append(reader)
+
+
+def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
+                 format: str | None = None, neuron_cores=None, event_types=None, instances=None,
+                 time_range=None) -> Profile:
+    """Load a profile, detecting its format.
+
+    Filters (`neuron_cores="0,2-3"`, `event_types="hardware,^cc_exec_barrier"`,
+    `instances=[...]`, `time_range=(t0, t1)`) are applied while reading: for Parquet they
+    are pushed into the scan, so a subset of a profile larger than memory can be opened.
+    """
+    filters = Filters.make(neuron_cores, event_types, instances, time_range)
+    if isinstance(path, list | tuple):
+        if len(path) != 1:
+            raise ProfileError(None, f"{len(path)} paths were given; loading several inputs into one profile is not supported yet",
+                               "Load them one at a time with load_profile(path)")
+        path = path[0]
+    p = Path(os.fspath(path)).expanduser()
+    if not p.exists():
+        raise ProfileError(p, "no such file or directory", "Check the path; relative paths start from " + os.getcwd())
+    if p.is_file() and p.stat().st_size == 0:
+        raise ProfileError(p, "the file is empty", "The capture or the conversion may have failed; record or convert it again")
+    candidates = READERS if format is None else [r for r in READERS if r.name == format]
+    if not candidates:
+        names = ", ".join(r.name for r in READERS)
+        raise ValueError(f"unknown format {format!r}; known: {names}")
+    for reader in candidates:
+        try:
+            claims = format is not None or reader.sniff(p)
+        except OSError as exc:
+            raise ProfileError(p, f"cannot be read ({exc.strerror or exc})", "Check the file's permissions") from None
+        if claims:
+            profile = reader.read(p, filters)
+            # Readers that cannot push a filter down get it applied here, after the load.
+            if filters and not profile.extra.get("filters_applied", reader.name == "neuron-parquet"):
+                profile = profile.filter(**_kwargs(filters))
+            return profile
+    raise ProfileError(p, f"is not a profile format neuron-widgets reads ({describe_foreign(p)})",
+                       "Pass a Neuron Explorer Parquet directory or a Chrome/PyTorch trace .json(.gz)")
+
+
+def _kwargs(f: Filters) -> dict:
+    return {"neuron_cores": sorted(f.neuron_cores) if f.neuron_cores is not None else None,
+            "event_types": list(f.event_types.include) + ["^" + e for e in f.event_types.exclude]
+            if f.event_types is not None else None,
+            "instances": list(f.instances) if f.instances is not None else None,
+            "time_range": f.time_range}

@@ -1,0 +1,209 @@
+"""Neuron Explorer Parquet output: one directory, one file (or several) per table."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from ..errors import LoadWarnings, ProfileError
+from ..model.filters import Filters
+from ..model.profile import Counters, Profile
+from ..model.schema import EVENT_COLUMNS, LAZY_COLUMNS, ROW, STRING, check_ids, normalise, type_problem
+from ..progress import progress
+
+EVENTS = "SystemProfileEvents"
+_TABLE_FILE = re.compile(r"^(?P<table>[A-Za-z][A-Za-z0-9]*?)(?:_(?P<part>\d+))?\.parquet$")
+_RERUN = "Re-create it with `neuron-explorer view -d <capture dir> --output-format parquet`"
+COUNTER_TABLES = {"cpu_usage": "CpuUsage", "host_memory": "HostMemUsage", "hbm_usage": "SystemProfileHbmUsage"}
+
+
+def table_files(directory: Path) -> dict[str, list[Path]]:
+    """Table name -> its files, split parts (`Table_0`, `Table_1`, ...) in numeric order."""
+    found: dict[str, list[tuple[int, Path]]] = {}
+    for f in directory.iterdir():
+        m = _TABLE_FILE.match(f.name)
+        if m and f.is_file():
+            part = int(m.group("part")) if m.group("part") is not None else -1
+            found.setdefault(m.group("table"), []).append((part, f))
+    return {t: [f for _, f in sorted(parts)] for t, parts in found.items()}
+
+
+def profile_dirs(path: Path) -> list[Path]:
+    """Processed profile directories at or under `path` (the `--data-path` layout too)."""
+    if path.is_file():
+        path = path.parent
+    if any(_TABLE_FILE.match(f.name) and f.name.startswith(EVENTS) for f in path.iterdir()):
+        return [path]
+    base = path / "profiles" / "global" if (path / "profiles" / "global").is_dir() else path
+    if base.name == "profiles" and (base / "global").is_dir():
+        base = base / "global"
+    out = []
+    for sub in sorted(p for p in base.iterdir() if p.is_dir()):
+        if any(f.name.startswith(EVENTS) and f.suffix == ".parquet" for f in sub.iterdir()):
+            out.append(sub)
+    return out
+
+
+def sniff(path: Path) -> bool:
+    if path.is_file():
+        return path.suffix == ".parquet"
+    try:
+        return bool(profile_dirs(path))
+    except OSError:
+        return False
+
+
+def _open(files: list[Path], what: str) -> pa.Schema:
+    schemas = []
+    for f in files:
+        try:
+            schemas.append(pq.read_schema(f))
+        except (pa.ArrowInvalid, OSError) as exc:
+            size = f.stat().st_size if f.exists() else 0
+            problem = "is empty" if size == 0 else f"is not a readable Parquet file ({exc})"
+            raise ProfileError(f, f"{what} {problem}", f"The file may be truncated or still being written. {_RERUN}") from None
+    try:
+        schema = pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise ProfileError(files[0].parent, f"the parts of {what} disagree on their columns ({exc})", _RERUN) from None
+    return schema
+
+
+def _dataset(files: list[Path], schema: pa.Schema) -> ds.Dataset:
+    strings = [c for c, (t, _) in EVENT_COLUMNS.items() if t == STRING and c in schema.names]
+    fmt = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=set(strings)))
+    wanted = pa.schema([
+        pa.field(f.name, STRING) if f.name in strings and not pa.types.is_dictionary(f.type) else f
+        for f in schema
+    ])
+    return ds.dataset([str(f) for f in files], schema=wanted, format=fmt)
+
+
+def _check_schema(schema: pa.Schema, where: Path) -> None:
+    for col, (_, required) in EVENT_COLUMNS.items():
+        if col not in schema.names:
+            if required and col != "duration_ns":
+                have = ", ".join(schema.names)
+                raise ProfileError(where, f"{EVENTS} has no column '{col}' (it has: {have})",
+                                   f"This is not Neuron Explorer system-profile output, or it is cut short. {_RERUN}")
+            continue
+        problem = type_problem(col, schema.field(col).type)
+        if problem:
+            raise ProfileError(where, f"{EVENTS} {problem}", f"The file does not follow the published schema. {_RERUN}")
+
+
+@dataclass
+class ParquetLazy:
+    """Lazy columns read from the same scan (same files, same filter, same row order)."""
+
+    dataset: ds.Dataset
+    expr: ds.Expression | None
+    present: list[str]
+
+    def names(self) -> list[str]:
+        return self.present
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        return self.dataset.to_table(columns=[name], filter=self.expr).column(name)
+
+    def value(self, name: str, event: dict[str, Any]) -> Any:
+        # One event's value: let row-group statistics on id and start_ts find it.
+        expr = (ds.field("id") == event["id"]) & (ds.field("start_ts") == event["start_ts"])
+        if self.expr is not None:
+            expr = expr & self.expr
+        got = self.dataset.to_table(columns=[name], filter=expr).column(name)
+        return got[0].as_py() if len(got) else None
+
+
+def _first_row(files: list[Path] | None) -> dict[str, Any]:
+    if not files:
+        return {}
+    try:
+        t = pq.read_table(files[0])
+    except (pa.ArrowInvalid, OSError):
+        return {}
+    return t.slice(0, 1).to_pylist()[0] if t.num_rows else {}
+
+
+def _origin(dataset: ds.Dataset, meta: dict[str, Any]) -> int:
+    for key in ("first_ts_ns", "first_ts"):
+        v = meta.get(key)
+        if v not in (None, ""):
+            try:
+                return int(v)
+            except (TypeError, ValueError):
+                pass
+    lows = []
+    for frag in dataset.get_fragments():
+        md = frag.metadata
+        col = md.schema.to_arrow_schema().get_field_index("start_ts")
+        for i in range(md.num_row_groups):
+            st = md.row_group(i).column(col).statistics
+            if st is not None and st.has_min_max:
+                lows.append(st.min)
+    return int(min(lows)) if lows else 0
+
+
+def _read_small(files: list[Path], what: str, warnings: LoadWarnings) -> pd.DataFrame:
+    try:
+        return pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive").to_pandas()
+    except (pa.ArrowInvalid, OSError) as exc:
+        warnings.add(f"{what} could not be read and is left out", 1, f"{files[0]}: {exc}")
+        return pd.DataFrame()
+
+
+def read(path: Path, filters: Filters) -> Profile:
+    dirs = profile_dirs(path)
+    if not dirs:
+        raise ProfileError(path, f"no {EVENTS}.parquet here", f"Point at the directory `neuron-explorer view` wrote. {_RERUN}")
+    if len(dirs) > 1:
+        names = ", ".join(d.name for d in dirs)
+        raise ProfileError(path, f"holds {len(dirs)} processed profiles ({names})",
+                           "Pass one of them, e.g. load_profile(path / 'profiles/global/<name>@latest')")
+    directory = dirs[0]
+    tables = table_files(directory)
+    files = tables[EVENTS]
+    schema = _open(files, EVENTS)
+    _check_schema(schema, files[0])
+    dataset = _dataset(files, schema)
+    meta = {**_first_row(tables.get("Metadata")), **_first_row(tables.get("SystemProfileMetadata"))}
+    origin = _origin(dataset, meta)
+    expr = filters.expression(origin) if filters else None
+    lazy_present = [c for c in LAZY_COLUMNS if c in schema.names]
+    columns = [c for c in schema.names if c not in lazy_present]
+    warnings = LoadWarnings()
+    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files) if len(files) < 64 else None
+    batches = []
+    try:
+        with progress(f"reading {directory.name}", total) as bar:
+            for batch in dataset.to_batches(columns=columns, filter=expr, batch_size=1 << 20):
+                batches.append(batch)
+                bar.update(batch.num_rows)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ProfileError(files[0], f"{EVENTS} could not be read ({exc})",
+                           f"A part may be truncated or corrupt. {_RERUN}") from None
+    read_schema = pa.schema([dataset.schema.field(c) for c in columns])
+    table = pa.Table.from_batches(batches, schema=read_schema) if batches else read_schema.empty_table()
+    origin_name = f"{directory.name}/{EVENTS}"
+    table = table.append_column(ROW, pa.array(range(table.num_rows), pa.int32() if table.num_rows < 2**31 else pa.int64()))
+    table = normalise(table, warnings, origin_name)
+    check_ids(table, warnings, origin_name)
+    counters = Counters({
+        key: (lambda fs=tables[name], n=name: _read_small(fs, n, warnings))
+        for key, name in COUNTER_TABLES.items() if name in tables
+    })
+    device_profiles = _read_small(tables["DeviceProfileList"], "DeviceProfileList", warnings) \
+        if "DeviceProfileList" in tables else None
+    return Profile(
+        table, source=str(directory), format="neuron-parquet", warnings=warnings,
+        lazy=ParquetLazy(dataset, expr, lazy_present) if lazy_present else None,
+        counters=counters, device_profiles=device_profiles, metadata=meta,
+        extra={"tables": {t: [str(f) for f in fs] for t, fs in tables.items()}, "directory": str(directory)},
+    )
