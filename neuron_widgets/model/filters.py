@@ -123,7 +123,8 @@ class NamePattern:
                 return ~field.isin(sorted(HARDWARE_EVENTS))
             if "*" in tok:
                 rx = "^" + ".*".join(re.escape(p) for p in tok.split("*")) + "$"
-                return pc.match_substring_regex(field, pattern=rx)
+                # Regex kernels take plain strings, not the dictionary the column is read as.
+                return pc.match_substring_regex(field.cast(pa.string()), pattern=rx)
             return field == tok
 
         expr: ds.Expression | None = None
@@ -205,7 +206,7 @@ class Filters:
         if self.instances is not None:
             if any("*" in p for p in self.instances):
                 rx = "^(" + "|".join(".*".join(re.escape(s) for s in p.split("*")) for p in self.instances) + ")$"
-                parts.append(pc.match_substring_regex(ds.field("instance_id"), pattern=rx))
+                parts.append(pc.match_substring_regex(ds.field("instance_id").cast(pa.string()), pattern=rx))
             else:
                 parts.append(ds.field("instance_id").isin(list(self.instances)))
         if self.neuron_cores is not None:

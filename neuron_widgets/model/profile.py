@@ -133,6 +133,16 @@ class Profile:
         col = self._table.column("end_ts").to_numpy()
         return int(col.max()) if col.size else 0
 
+    @cached_property
+    def origin_ts(self) -> int:
+        """Where relative times ("12.5ms") count from: the profile's first timestamp.
+
+        It is the reader's (the capture's first timestamp), so a filtered view keeps the
+        origin of the profile it came from.
+        """
+        origin = self.metadata.get("origin_ts")
+        return int(origin) if origin is not None else self.start_ts
+
     @property
     def duration_ns(self) -> int:
         return self.end_ts - self.start_ts
@@ -253,12 +263,13 @@ class Profile:
         f = Filters.make(neuron_cores, event_types, instances, time_range)
         if not f:
             return self
-        mask = f.mask(self._table, self.start_ts)
+        mask = f.mask(self._table, self.origin_ts)
         sub = Profile(
             self._table.filter(pa.array(mask)),
             source=self.source, format=self.format, warnings=self.warnings, lazy=self._lazy,
-            counters=_filtered_counters(self._counters, f, self.start_ts),
-            device_profiles=self._device_profiles, metadata=self.metadata, extra=self.extra, _ordered=True,
+            counters=_filtered_counters(self._counters, f, self.origin_ts),
+            device_profiles=self._device_profiles, metadata={**self.metadata, "origin_ts": self.origin_ts},
+            extra=self.extra, _ordered=True,
         )
         return sub
 

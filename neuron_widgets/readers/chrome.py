@@ -33,6 +33,7 @@ DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_a
 _RUNTIME_PREFIXES = ("nrt", "kbl_", "kmgr", "dmem_", "sync_exec", "device_exec", "runtime_execute", "model_load")
 _UNSUPPORTED = {"P": "sample", "O": "object snapshot", "N": "object created", "D": "object destroyed",
                 "(": "context enter", ")": "context exit", "V": "memory dump", "v": "memory dump"}
+_ASYNC = "__async__"
 _PAIRS = {"B": "B", "E": "B", "b": "b", "e": "b", "S": "S", "F": "S"}
 _INSTANT = frozenset({"i", "I", "R", "n", "T", "p"})
 _US_LIMIT = 9.2e15  # microseconds beyond which nanoseconds overflow int64
@@ -302,6 +303,7 @@ class _Builder:
                     merged["args"] = {**(b.get("args") or {}), **e["args"]}
                 if begin != "B":
                     merged["args"] = {**(merged.get("args") or {}), "async_id": key[-1][-1]}
+                    merged[_ASYNC] = True
                 out.append(merged)
                 flags.append(False)
             self.warnings.add(f"{self.origin}: '{end}' events with no open '{begin}' on their {'thread' if label == 'B/E' else 'async id'}, ignored", unmatched_end)
@@ -310,6 +312,8 @@ class _Builder:
                 # The end is set to the trace's last time once all columns are known.
                 merged = dict(b)
                 merged["dur"] = 0
+                if begin != "B":
+                    merged[_ASYNC] = True
                 out.append(merged)
                 flags.append(True)
             self.warnings.add(f"{self.origin}: '{begin}' events never ended (shown open to the trace end, marked incomplete)", len(unclosed))
@@ -373,6 +377,9 @@ class _Builder:
             "trace_event_source": source,
             "instance_id": pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(events), np.int32)), pa.array([self.instance])),
             "process_id": pids, "thread_id": tids, "nc_idx": nc,
+            # Async slices overlap freely: like Chrome and Perfetto, give them rows of their own.
+            "framework_stream_id": pa.array([f"async:{c if c is not None else e.get('name')}" if e.get(_ASYNC) else None
+                                             for e, c in zip(events, cats, strict=True)], pa.string()),
             "category": pa.array([None if c is None else str(c) for c in cats], pa.string()).dictionary_encode(),
             INCOMPLETE: pa.array(flag),
             ROW: pa.array(np.arange(len(events), dtype=np.int32)),

@@ -204,6 +204,6 @@ def read(path: Path, filters: Filters) -> Profile:
     return Profile(
         table, source=str(directory), format="neuron-parquet", warnings=warnings,
         lazy=ParquetLazy(dataset, expr, lazy_present) if lazy_present else None,
-        counters=counters, device_profiles=device_profiles, metadata=meta,
+        counters=counters, device_profiles=device_profiles, metadata={**meta, "origin_ts": origin},
         extra={"tables": {t: [str(f) for f in fs] for t, fs in tables.items()}, "directory": str(directory)},
     )
