@@ -7,5 +7,14 @@ from .sample import sample_profile, write_sample
 
 __version__ = "0.1.0"
 
-__all__ = ["GROUPINGS", "HARDWARE_EVENTS", "LoadWarnings", "Profile", "ProfileError", "load_profile",
-           "sample_profile", "write_sample", "__version__"]
+__all__ = [
+           "GROUPINGS",
+           "HARDWARE_EVENTS",
+           "LoadWarnings",
+           "Profile",
+           "ProfileError",
+           "__version__",
+           "load_profile",
+           "sample_profile",
+           "write_sample",
+]

@@ -165,7 +165,8 @@ def test_truncated_parquet(sample_dir: Path, tmp_path: Path) -> None:
     d = _copy_without_events(sample_dir, tmp_path / "trunc")
     data = (sample_dir / "SystemProfileEvents.parquet").read_bytes()
     (d / "SystemProfileEvents.parquet").write_bytes(data[: len(data) // 2])
-    with pytest.raises(nw.ProfileError, match=r"SystemProfileEvents.parquet: SystemProfileEvents is not a readable Parquet file.*truncated"):
+    msg = r"SystemProfileEvents.parquet: SystemProfileEvents is not a readable Parquet file.*truncated"
+    with pytest.raises(nw.ProfileError, match=msg):
         nw.load_profile(d)
 
 

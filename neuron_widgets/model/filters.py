@@ -37,14 +37,14 @@ def parse_time(value: int | float | str, origin: int) -> int:
     if isinstance(value, float | np.floating):
         if not np.isfinite(value):
             raise ValueError(f"time {value!r} is not finite")
-        return int(round(value))
+        return round(value)
     m = _TIME.match(str(value))
     if not m:
         raise ValueError(f"cannot read {value!r} as a time; write e.g. '12.5ms', '40us', '3s' or integer nanoseconds")
     number, unit = m.groups()
     if unit is None:
-        return int(number) if re.fullmatch(r"[-+]?\d+", number) else int(round(float(number)))
-    return origin + int(round(float(number) * _UNITS[unit]))
+        return int(number) if re.fullmatch(r"[-+]?\d+", number) else round(float(number))
+    return origin + round(float(number) * _UNITS[unit])
 
 
 def parse_cores(spec: str | int | Iterable[int]) -> frozenset[int]:

@@ -36,7 +36,7 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "events_per_source": _counts(t.column("trace_event_source")) if len(profile) else {},
         "events_per_name": _counts(t.column("name")) if len(profile) else {},
         "instances": sorted(str(v) for v in t.column("instance_id").unique().to_pylist()),
-        "processes": int(len(t.select(["instance_id", "process_id"]).group_by(["instance_id", "process_id"]).aggregate([]))),
+        "processes": len(t.select(["instance_id", "process_id"]).group_by(["instance_id", "process_id"]).aggregate([])),
         "neuron_cores": cores,
         "incomplete_events": incomplete,
         "device_profiles": len(profile.device_profiles),

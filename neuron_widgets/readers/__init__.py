@@ -51,8 +51,8 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     filters = Filters.make(neuron_cores, event_types, instances, time_range)
     if isinstance(path, list | tuple):
         if len(path) != 1:
-            raise ProfileError(None, f"{len(path)} paths were given; loading several inputs into one profile is not supported yet",
-                               "Load them one at a time with load_profile(path)")
+            raise ProfileError(None, f"{len(path)} paths were given; loading several inputs into one profile "
+                               "is not supported yet", "Load them one at a time with load_profile(path)")
         path = path[0]
     p = Path(os.fspath(path)).expanduser()
     if not p.exists():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
 import lzma
 import zlib
 from collections import defaultdict
@@ -92,8 +93,10 @@ def _ns(values: list, warnings: LoadWarnings, origin: str, what: str) -> tuple[n
     """Microsecond values (ints, floats, numeric strings) as int64 ns, and which were usable."""
     try:
         first = np.array(values) if values else np.zeros(0, dtype=np.int64)
+        if first.ndim != 1 or first.dtype.kind not in "iuf":
+            raise TypeError("not plain numbers")
         exact = first if first.dtype == np.int64 else None
-        arr = first.astype(np.float64) if first.dtype != object else np.array(values, dtype=np.float64)
+        arr = first.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
         arr = np.array([_to_float(v) for v in values], dtype=np.float64)
         exact = None
@@ -111,9 +114,11 @@ def _ns(values: list, warnings: LoadWarnings, origin: str, what: str) -> tuple[n
 
 
 def _to_float(v: Any) -> float:
+    if isinstance(v, bool):
+        return float("nan")
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return float("nan")
 
 
@@ -121,26 +126,33 @@ def _int_ids(values: list, names: dict[Any, str], kind: str) -> np.ndarray:
     """pid/tid as int64; text ids ('Spans') get negative numbers and keep their text as a name."""
     try:
         arr = np.array(values)
-    except OverflowError:
-        arr = np.array(values, dtype=object)
-    if arr.dtype == np.int64:
+    except (OverflowError, ValueError):
+        arr = np.array([0], dtype=object)
+    if arr.dtype == np.int64 and arr.ndim == 1:
         return arr
     mapping: dict[Any, int] = {}
     out = np.empty(len(values), dtype=np.int64)
     for i, v in enumerate(values):
-        if type(v) is int:
+        if type(v) is int and -(2**63) <= v < 2**63:
             out[i] = v
             continue
-        code = mapping.get(v)
+        key = v if isinstance(v, str | int | float | None) else repr(v)
+        code = mapping.get(key)
         if code is None:
-            try:
-                code = int(v)
-            except (TypeError, ValueError):
-                code = -1 - len(mapping)
-                names.setdefault(code, str(v) if v is not None else f"(no {kind})")
-            mapping[v] = code
+            code = _id_from_text(key)
+            if code is None:
+                code = -1 - len(names)
+                names[code] = str(key) if key is not None else f"(no {kind})"
+            mapping[key] = code
         out[i] = code
     return out
+
+
+def _id_from_text(v: Any) -> int | None:
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        n = int(v)
+        return n if -(2**63) <= n < 2**63 else None
+    return None
 
 
 @dataclass
@@ -162,9 +174,20 @@ class ChromeLazy:
 
 
 def _dumps(args: Any) -> str | None:
-    if not args:
+    if args is None or args == {}:
         return None
-    return orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS).decode()
+    try:
+        return orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        # Integers past 64 bits: the standard library writes them exactly.
+        return json.dumps(args, default=str)
+
+
+def _as_dict(args: Any) -> dict:
+    """Arguments as a dict; a trace's non-object `args` is kept under "args"."""
+    if isinstance(args, dict):
+        return args
+    return {} if args is None else {"args": args}
 
 
 def _instance(doc: Any, path: Path) -> str:
@@ -278,9 +301,9 @@ class _Builder:
         """B/E per thread, b/e per async id, S/F per async id: matched in time order."""
         out: list[dict] = []
         flags: list[bool] = []
-        groups = [("B", "E", lambda e: ("t", e.get("pid"), e.get("tid")), "B/E"),
-                  ("b", "e", lambda e: ("a", e.get("cat"), _async_id(e)), "b/e"),
-                  ("S", "F", lambda e: ("s", e.get("cat"), e.get("name"), _async_id(e)), "S/F")]
+        groups = [("B", "E", lambda e: ("t", _h(e.get("pid")), _h(e.get("tid"))), "B/E"),
+                  ("b", "e", lambda e: ("a", _h(e.get("cat")), _async_id(e)), "b/e"),
+                  ("S", "F", lambda e: ("s", _h(e.get("cat")), _h(e.get("name")), _async_id(e)), "S/F")]
         for begin, end, key_of, label in groups:
             seq = sorted(self.paired.get(begin, []), key=_ts_key)
             if not seq:
@@ -299,14 +322,16 @@ class _Builder:
                 b = stack.pop()
                 merged = dict(b)
                 merged["dur"] = _num(e.get("ts")) - _num(b.get("ts"))
-                if e.get("args"):
-                    merged["args"] = {**(b.get("args") or {}), **e["args"]}
+                if e.get("args") is not None:
+                    merged["args"] = {**_as_dict(b.get("args")), **_as_dict(e["args"])}
                 if begin != "B":
-                    merged["args"] = {**(merged.get("args") or {}), "async_id": key[-1][-1]}
+                    merged["args"] = {**_as_dict(merged.get("args")), "async_id": key[-1][-1]}
                     merged[_ASYNC] = True
                 out.append(merged)
                 flags.append(False)
-            self.warnings.add(f"{self.origin}: '{end}' events with no open '{begin}' on their {'thread' if label == 'B/E' else 'async id'}, ignored", unmatched_end)
+            where = 'thread' if label == 'B/E' else 'async id'
+            self.warnings.add(f"{self.origin}: '{end}' events with no open '{begin}' on their {where}, ignored",
+                              unmatched_end)
             unclosed = [b for stack in stacks.values() for b in stack]
             for b in unclosed:
                 # The end is set to the trace's last time once all columns are known.
@@ -316,14 +341,16 @@ class _Builder:
                     merged[_ASYNC] = True
                 out.append(merged)
                 flags.append(True)
-            self.warnings.add(f"{self.origin}: '{begin}' events never ended (shown open to the trace end, marked incomplete)", len(unclosed))
+            self.warnings.add(f"{self.origin}: '{begin}' events never ended "
+                              "(shown open to the trace end, marked incomplete)", len(unclosed))
         return out, flags
 
     # -- metadata -------------------------------------------------------------------
     def _metadata_events(self) -> None:
         for e in self.by_phase.get("M", []):
-            args = e.get("args") or {}
-            pid, tid = e.get("pid"), e.get("tid")
+            args = e.get("args")
+            args = args if isinstance(args, dict) else {}
+            pid, tid = _h(e.get("pid")), _h(e.get("tid"))
             name = e.get("name")
             if name == "process_name":
                 self.process_names[pid] = str(args.get("name", ""))
@@ -353,7 +380,7 @@ class _Builder:
         neg = (dur < 0) & ok_dur
         dur = np.where(ok_dur, dur, 0)
         names = ["" if (n := e.get("name")) is None else str(n) for e in events]
-        cats = [e.get("cat") for e in events]
+        cats = [c if c is None or type(c) is str else str(c) for c in (e.get("cat") for e in events)]
         pids = _int_ids([e.get("pid", 0) for e in events], self.pid_names, "pid")
         tids = _int_ids([e.get("tid", 0) for e in events], self.tid_names, "tid")
         name_codes, name_uniques = pd.factorize(pd.Series(names, dtype=object))
@@ -434,6 +461,11 @@ class _Builder:
         return df[["timestamp", "instance_id", "process_id", "name", "series", "value"]].reset_index(drop=True)
 
 
+def _h(v: Any) -> Any:
+    """A value usable as a dict key (traces put lists where ids belong)."""
+    return v if v is None or type(v) in (str, int, float, bool) else repr(v)
+
+
 def _flow_id(fid: Any) -> str:
     if type(fid) is dict:
         fid = fid.get("global", fid.get("local"))
@@ -446,7 +478,7 @@ def _async_id(e: dict) -> Any:
     if isinstance(id2, dict):
         if "global" in id2:
             return ("g", str(id2["global"]))
-        return ("l", e.get("pid"), str(id2.get("local")))
+        return ("l", _h(e.get("pid")), str(id2.get("local")))
     return ("g", str(e.get("id")))
 
 

@@ -45,7 +45,7 @@ def write_sample(directory: str | Path, events: int = 20_000, seed: int = 0, *, 
     layout = system.Layout.make(rng, instances, processes, cores)
     tmpl = _template(cores)
     per_step = len(tmpl["name"]) * layout.groups
-    steps = max(int(round(events / per_step)), 3)
+    steps = max(round(events / per_step), 3)
     special = system.Special(error_step=steps // 2, error_group=layout.groups - 1,
                              error_core=cores - 1, hang_step=steps - 1)
     steps_per_chunk = max(ROW_GROUP // per_step, 1)
@@ -83,7 +83,7 @@ def _side_tables(out: Path, rng: np.random.Generator, layout: system.Layout, t0:
         "profile_schema_version": SCHEMA_VERSION, "ntff_version": 4, "num_physical_cores": layout.processes * layout.cores,
         "vnc_enabled": False, "first_hw_timestamp": t0, "last_hw_timestamp": t1, "first_ts": iso[0] + "Z",
         "last_ts": iso[1] + "Z", "instance_type": "trn1.32xlarge", "runtime_version": "2.31.0",
-        "explorer_version": "2.31.0", "profile_name": out.name, "is_simulation": True,
+        "explorer_version": "2.31.0", "profile_name": "neuron-widgets-sample", "is_simulation": True,
         "ticks_per_nanosec": 1, "system_events": n,
     }]), out / "Metadata.parquet")
 

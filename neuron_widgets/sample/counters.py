@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-
 PERIOD_NS = 10_000_000
 HBM_CATEGORIES = ("generic", "tensor_instructions", "scalar_instructions", "gpsimd_instructions", "io",
                   "dram_spill", "weights", "profiler_buffers", "scalar_table", "vector_instructions",

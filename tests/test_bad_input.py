@@ -1,0 +1,171 @@
+"""Every reader against bad input: a clear ProfileError, or a load with the problem counted."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import neuron_widgets as nw
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(nw.ProfileError, match=r"nope\.json: no such file or directory\. Check the path"):
+        nw.load_profile(tmp_path / "nope.json")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    (tmp_path / "trace.json").write_bytes(b"")
+    with pytest.raises(nw.ProfileError, match=r"trace\.json: the file is empty\. The capture or the conversion"):
+        nw.load_profile(tmp_path / "trace.json")
+
+
+def test_empty_directory(tmp_path: Path) -> None:
+    with pytest.raises(nw.ProfileError, match=r"is not a profile format.*a directory holding nothing"):
+        nw.load_profile(tmp_path)
+
+
+def test_truncated_json(tmp_path: Path) -> None:
+    (tmp_path / "trace.json").write_text('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "du')
+    with pytest.raises(nw.ProfileError, match=r"trace\.json: is not valid JSON .*cut short"):
+        nw.load_profile(tmp_path / "trace.json")
+
+
+def test_truncated_gzip(tmp_path: Path) -> None:
+    data = gzip.compress(json.dumps({"traceEvents": [{"ph": "X", "name": "a", "ts": i, "dur": 1, "pid": 1, "tid": 1}
+                                                     for i in range(5000)]}).encode())
+    (tmp_path / "t.json.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(nw.ProfileError, match=r"t\.json\.gz: the compressed data is damaged or cut short"):
+        nw.load_profile(tmp_path / "t.json.gz")
+
+
+def test_gz_that_is_not_gzip(tmp_path: Path) -> None:
+    # Plain JSON under a .gz name is read as what it is ...
+    (tmp_path / "plain.json.gz").write_text(json.dumps([{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]))
+    assert len(nw.load_profile(tmp_path / "plain.json.gz")) == 1
+    # ... and garbage under a .gz name is named for what it is.
+    (tmp_path / "junk.json.gz").write_bytes(b"\x00\x01binary junk")
+    with pytest.raises(nw.ProfileError, match=r"junk\.json\.gz: is not a profile format neuron-widgets reads"):
+        nw.load_profile(tmp_path / "junk.json.gz")
+
+
+def test_foreign_file_named_trace_json(tmp_path: Path) -> None:
+    (tmp_path / "trace.json").write_bytes(PNG)
+    with pytest.raises(nw.ProfileError, match=r"trace\.json: is not a profile format .*it is a PNG image"):
+        nw.load_profile(tmp_path / "trace.json")
+
+
+def test_json_without_trace_events(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"learning_rate": 0.1, "layers": 4}')
+    with pytest.raises(nw.ProfileError, match=r"has no traceEvents list \(its keys: learning_rate, layers\)"):
+        nw.load_profile(tmp_path / "config.json")
+    (tmp_path / "num.json").write_text("42")
+    with pytest.raises(nw.ProfileError, match="is not a profile format"):
+        nw.load_profile(tmp_path / "num.json")
+
+
+def test_bad_timestamps_are_counted(tmp_path: Path) -> None:
+    ev = [
+        {"ph": "X", "name": "ok", "ts": 1, "dur": 2, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "huge", "ts": 1e300, "dur": 2, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "text", "ts": "soon", "dur": 2, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "none", "dur": 2, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "negative", "ts": 5, "dur": -3, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "strnum", "ts": "7", "dur": "1.5", "pid": 1, "tid": 1},
+    ]
+    (tmp_path / "t.json").write_text(json.dumps(ev))
+    p = nw.load_profile(tmp_path / "t.json")
+    assert sorted(p.core.column("name").to_pylist()) == ["negative", "ok", "strnum"]
+    text = " ".join(p.warnings.lines())
+    assert "ts is missing, not a number or out of range, dropped: 3" in text
+    assert "negative duration" in text
+    e = p.events.set_index("name")
+    assert e.loc["strnum", "duration_ns"] == 1500 and e.loc["negative", "duration_ns"] == 0
+
+
+def test_nan_literal_is_rejected_with_a_message(tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_text('[{"ph": "X", "name": "a", "ts": NaN, "dur": 1}]')
+    with pytest.raises(nw.ProfileError, match="is not valid JSON"):
+        nw.load_profile(tmp_path / "t.json")
+
+
+def test_ids_above_2_53_survive_in_args(tmp_path: Path) -> None:
+    big = 2**60 + 1
+    (tmp_path / "t.json").write_text(json.dumps([{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1,
+                                                  "args": {"correlation": big}}]))
+    p = nw.load_profile(tmp_path / "t.json")
+    assert p.event(row=0)["args"]["correlation"] == big
+
+
+def test_ten_megabyte_strings(tmp_path: Path) -> None:
+    name = "x" * 10_000_000
+    (tmp_path / "t.json").write_text(json.dumps([{"ph": "X", "name": name, "ts": 1, "dur": 1, "pid": 1, "tid": 1}]))
+    p = nw.load_profile(tmp_path / "t.json")
+    assert len(p.core.column("name")[0].as_py()) == 10_000_000
+
+
+def test_directory_of_foreign_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(nw.ProfileError, match=r"a directory holding notes\.txt"):
+        nw.load_profile(tmp_path)
+
+
+def test_several_paths_say_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(nw.ProfileError, match="one at a time"):
+        nw.load_profile([tmp_path / "a.json", tmp_path / "b.json"])
+
+
+_value = st.one_of(st.none(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5),
+                   st.booleans(), st.lists(st.integers(), max_size=2),
+                   st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+_event = st.fixed_dictionaries(
+    {"ph": st.sampled_from(list("XBEiICsftbneSTFMPZ")) | st.text(max_size=2)},
+    optional={"name": _value, "ts": _value, "dur": _value, "pid": _value, "tid": _value, "id": _value,
+              "cat": _value, "args": _value, "bp": _value, "id2": _value, "s": _value},
+)
+_docs = st.one_of(st.lists(_event | _value, max_size=25),
+                  st.fixed_dictionaries({"traceEvents": st.lists(_event, max_size=25)},
+                                        optional={"distributedInfo": _value, "hostname": _value}))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=_docs)
+def test_fuzz_chrome_reader_never_crashes(tmp_path: Path, doc) -> None:
+    path = tmp_path / "fuzz.json"
+    path.write_bytes(json.dumps(doc).encode())
+    try:
+        p = nw.load_profile(path)
+    except nw.ProfileError as exc:
+        assert "fuzz.json" in str(exc)
+        return
+    # Whatever loads is usable by every view, and the columns are consistent.
+    for g in nw.GROUPINGS:
+        assert p.tracks(g)["events"].sum() == len(p)
+    core = p.core
+    assert (core.column("end_ts").to_numpy() >= core.column("start_ts").to_numpy()).all()
+    assert p.table.num_rows == len(p)  # lazy columns materialise
+    if len(p):
+        p.event(row=0)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=st.lists(st.tuples(st.sampled_from("XBEi"), st.integers(0, 50), st.integers(0, 20), st.integers(1, 3)),
+                       max_size=40))
+def test_fuzz_no_event_dropped_uncounted(tmp_path: Path, events) -> None:
+    doc = [{"ph": ph, "name": f"n{i}", "ts": ts, "dur": dur, "pid": 1, "tid": tid} for i, (ph, ts, dur, tid) in enumerate(events)]
+    path = tmp_path / "count.json"
+    path.write_text(json.dumps(doc))
+    p = nw.load_profile(path)
+    begins = sum(1 for e in doc if e["ph"] == "B")
+    ends = sum(1 for e in doc if e["ph"] == "E")
+    others = sum(1 for e in doc if e["ph"] in "Xi")
+    unmatched = sum(v for k, v in p.warnings.counts.items() if "no open 'B'" in k)
+    # Every X and i is an event; every B is one event (closed or marked incomplete); every E closes one B or is counted.
+    assert len(p) == others + begins
+    assert ends == (begins - int(p.core.column("incomplete").to_numpy().sum())) + unmatched
