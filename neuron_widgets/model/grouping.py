@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 GROUPINGS: dict[str, str] = {
     "default": "Default",
@@ -38,36 +39,36 @@ def check_grouping(grouping: str) -> str:
 
 
 def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, int]:
-    """Dense integer codes for a column (nulls get their own code) and how many there are."""
-    if pa.types.is_dictionary(col.type):
-        chunk = col.combine_chunks()
-        idx = chunk.indices.to_numpy(zero_copy_only=False)
+    """Dense integer codes for a column (nulls get their own code) and how many codes there are."""
+    chunk = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    if pa.types.is_dictionary(chunk.type):
         card = len(chunk.dictionary)
         if chunk.null_count:
-            idx = np.where(chunk.is_null().to_numpy(zero_copy_only=False), card, idx)
-            card += 1
-        return idx.astype(np.int64), card
-    if col.null_count == 0:
-        arr = col.to_numpy()
-        lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
-        if hi - lo < 1 << 20:
-            # Small ranges (core indices) need no hashing at all.
-            return arr.astype(np.int64) - lo, hi - lo + 1
-        codes, uniques = pd.factorize(arr)
-        return codes.astype(np.int64), len(uniques)
-    codes, uniques = pd.factorize(col.to_pandas(), use_na_sentinel=False)
-    return codes.astype(np.int64), len(uniques)
+            # Nulls take the code after the last dictionary entry.
+            return chunk.indices.fill_null(card).to_numpy(), card + 1
+        return chunk.indices.to_numpy(), card
+    bounds = pc.min_max(chunk).as_py()
+    lo, hi = bounds["min"], bounds["max"]
+    if lo is None:  # all null
+        return np.zeros(len(chunk), dtype=np.int8), 1
+    if hi - lo < 1 << 20:
+        # Small ranges (core indices, workers) need no hashing: nulls become code 0.
+        base = lo - 1 if chunk.null_count else lo
+        arr = chunk.fill_null(base).to_numpy() if chunk.null_count else chunk.to_numpy()
+        return arr - base, hi - base + 1
+    arr = chunk.fill_null(lo - 1).to_numpy() if chunk.null_count else chunk.to_numpy()
+    codes, uniques = pd.factorize(arr)
+    return codes, len(uniques)
 
 
-def first_occurrences(codes: np.ndarray) -> np.ndarray:
-    """Row of the first event of each code, for codes numbered in order of appearance."""
-    if codes.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    running = np.maximum.accumulate(codes)
-    new = np.empty(codes.size, dtype=bool)
-    new[0] = True
-    new[1:] = running[1:] > running[:-1]
-    return np.flatnonzero(new)
+def _dense(key: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
+    """Renumber packed keys 0..k-1 (k distinct keys), by a lookup table when it is small."""
+    if radix <= 1 << 24:
+        present = np.bincount(key, minlength=radix) > 0
+        lookup = np.cumsum(present, dtype=np.int32) - 1
+        return lookup[key], int(present.sum())
+    codes, uniques = pd.factorize(key)
+    return codes.astype(np.int32), len(uniques)
 
 
 @dataclass
@@ -79,22 +80,26 @@ class Combos:
 
     @classmethod
     def of(cls, table: pa.Table) -> Combos:
-        key = np.zeros(table.num_rows, dtype=np.int64)
+        n = table.num_rows
+        key = np.zeros(n, dtype=np.int64)
         radix = 1
         for name in COMBO_COLUMNS:
             codes, card = _codes(table.column(name))
+            card = max(card, 1)
             if radix * card >= 2**62:
                 # Packing would overflow: renumber what we have densely, then go on.
-                key, uniques = pd.factorize(key)
-                key = key.astype(np.int64)
-                radix = max(len(uniques), 1)
-            key = key * card + codes
-            radix *= max(card, 1)
-        combo, _ = pd.factorize(key)
-        first = first_occurrences(combo)
-        rows = table.select(list(COMBO_COLUMNS)).take(first).to_pylist()
+                dense, radix = _dense(key, radix)
+                key = dense.astype(np.int64)
+            key *= card
+            key += codes
+            radix *= card
+        combo, k = _dense(key, radix)
+        # Any event of a combo can stand for it: all share the combo's columns.
+        rep = np.zeros(k, dtype=np.int64)
+        rep[combo] = np.arange(n)
+        rows = table.select(list(COMBO_COLUMNS)).take(rep).to_pylist()
         frame = pd.DataFrame(rows, columns=list(COMBO_COLUMNS), dtype=object)
-        return cls(combo.astype(np.int32), frame)
+        return cls(combo, frame)
 
 
 def _num(v: object) -> int:

@@ -36,13 +36,19 @@ class TrackIndex:
 
     grouping: str
     tracks: pd.DataFrame  # one row per track: label, keys, lanes, events
-    track: np.ndarray  # int32 per event, table order
+    combo_track: np.ndarray  # track of each combo
+    combo: np.ndarray  # combo of each event (shared by every grouping of the profile)
     lane: np.ndarray  # int16 per event, table order
     order: np.ndarray  # events by track, then start time
     offsets: np.ndarray  # order[offsets[t]:offsets[t+1]] are track t's events
 
+    @property
+    def track(self) -> np.ndarray:
+        """Track of each event, table order (derived: one per-event array per profile, not per mode)."""
+        return self.combo_track[self.combo]
+
     def nbytes(self) -> int:
-        return self.track.nbytes + self.lane.nbytes + self.order.nbytes + self.offsets.nbytes
+        return self.lane.nbytes + self.order.nbytes + self.offsets.nbytes
 
 
 @dataclass
@@ -68,8 +74,8 @@ def time_order(start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
     """Order by start, longest first among equal starts; None if already in that order."""
     if start.size < 2:
         return None
-    ds = np.diff(start)
-    if (ds >= 0).all() and not ((ds == 0) & (end[1:] > end[:-1])).any():
+    later, same = start[1:] > start[:-1], start[1:] == start[:-1]
+    if (later | same).all() and not (same & (end[1:] > end[:-1])).any():
         return None
     return np.lexsort((-end, start))
 
@@ -104,7 +110,7 @@ class Profile:
             order = time_order(table.column("start_ts").to_numpy(), table.column("end_ts").to_numpy())
             if order is not None:
                 table = table.take(order)
-        self._table = table.combine_chunks() if any(c.num_chunks > 1 for c in table.columns) else table
+        self._table = table
         self.source = source
         self.format = format
         self.warnings = warnings if warnings is not None else LoadWarnings()
@@ -130,7 +136,7 @@ class Profile:
 
     @cached_property
     def end_ts(self) -> int:
-        col = self._table.column("end_ts").to_numpy()
+        col = self.array("end_ts")
         return int(col.max()) if col.size else 0
 
     @cached_property
@@ -156,7 +162,7 @@ class Profile:
     def column(self, name: str) -> pa.ChunkedArray:
         """One column, reading it from the source first if it is a lazy one."""
         if name in self._table.column_names and name != ROW:
-            return self._table.column(name)
+            return self._joined(name)
         with self._lock:
             if name not in self._materialised:
                 if self._lazy is None or name not in self._lazy.names():
@@ -165,6 +171,26 @@ class Profile:
                 rows = self._table.column(ROW)
                 self._materialised[name] = full.take(rows) if len(full) != len(rows) or not _is_identity(rows) else full
             return self._materialised[name]
+
+    def _joined(self, name: str) -> pa.ChunkedArray:
+        """A held column as one contiguous chunk (joined on first use, then kept joined)."""
+        col = self._table.column(name)
+        if col.num_chunks == 1:
+            return col
+        with self._lock:
+            col = self._table.column(name)
+            if col.num_chunks != 1:
+                if pa.types.is_dictionary(col.type):
+                    col = col.unify_dictionaries()
+                col = pa.chunked_array([col.combine_chunks()], type=col.type) if col.num_chunks else col
+                i = self._table.schema.get_field_index(name)
+                self._table = self._table.set_column(i, self._table.field(i), col)
+            return col
+
+    def array(self, name: str) -> np.ndarray:
+        """A held numeric column as a NumPy view (no copy once joined)."""
+        col = self._joined(name)
+        return col.chunk(0).to_numpy(zero_copy_only=False) if col.num_chunks else np.zeros(0)
 
     @property
     def column_names(self) -> list[str]:
@@ -189,7 +215,7 @@ class Profile:
 
     # -- single events ---------------------------------------------------------------
     def row_of(self, event_id: int) -> int:
-        ids = self._table.column("id").to_numpy()
+        ids = self.array("id")
         hits = np.flatnonzero(ids == event_id)
         if hits.size == 0:
             raise KeyError(f"no event with id {event_id}")
@@ -217,6 +243,10 @@ class Profile:
     def _combo_codes(self) -> Combos:
         with self._lock:
             if self._combos is None:
+                from .grouping import COMBO_COLUMNS
+
+                for name in COMBO_COLUMNS:
+                    self._joined(name)
                 self._combos = Combos.of(self._table)
             return self._combos
 
@@ -231,15 +261,14 @@ class Profile:
             track = combo_track[combos.codes] if len(combos.table) else np.zeros(0, np.int32)
             n_tracks = len(tracks)
             order = track_order(track, n_tracks)
-            start = self._table.column("start_ts").to_numpy()
-            end = self._table.column("end_ts").to_numpy()
+            start, end = self.array("start_ts"), self.array("end_ts")
             lane, lanes_per_track = assign_lanes(track, start, end, order, n_tracks)
             counts = np.bincount(track, minlength=n_tracks) if n_tracks else np.zeros(0, np.int64)
             offsets = np.zeros(n_tracks + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
             tracks = tracks.assign(lanes=lanes_per_track, events=counts)
             tracks.index.name = "track"
-            idx = TrackIndex(grouping, tracks, track, lane, order, offsets)
+            idx = TrackIndex(grouping, tracks, combo_track, combos.codes, lane, order, offsets)
             self._indexes[grouping] = idx
             return idx
 

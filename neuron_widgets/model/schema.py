@@ -97,6 +97,14 @@ def _as_string_dict(arr: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray:
     return pc.dictionary_encode(arr).unify_dictionaries()
 
 
+def _ints(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Values as one contiguous int64 array (nulls as 0) and the null mask, None if no nulls."""
+    if col.null_count == 0:
+        return (col.chunk(0).to_numpy() if col.num_chunks == 1 else col.to_numpy()), None
+    nulls = col.is_null().to_numpy(zero_copy_only=False)
+    return col.fill_null(0).to_numpy(), nulls
+
+
 def normalise(table: pa.Table, warnings: LoadWarnings, origin: str) -> pa.Table:
     """Cast a reader's table to the canonical types and repair what can be repaired.
 
@@ -118,21 +126,22 @@ def normalise(table: pa.Table, warnings: LoadWarnings, origin: str) -> pa.Table:
             col = pa.chunked_array([pa.nulls(n, typ)])
         cols[name] = col
 
-    start_null = cols["start_ts"].is_null().to_numpy(zero_copy_only=False)
-    end_null = cols["end_ts"].is_null().to_numpy(zero_copy_only=False)
-    start = cols["start_ts"].fill_null(0).to_numpy()
-    end = cols["end_ts"].fill_null(0).to_numpy()
+    start, start_null = _ints(cols["start_ts"])
+    end, end_null = _ints(cols["end_ts"])
     keep = None
-    if start_null.any():
+    if start_null is not None and start_null.any():
         warnings.add(f"{origin}: events without a start time, dropped", int(start_null.sum()))
         keep = ~start_null
-    open_end = end_null & ~start_null
+    open_end = np.zeros(n, dtype=bool)
+    if end_null is not None:
+        open_end = end_null if start_null is None else end_null & ~start_null
     if open_end.any():
         # A start with no end never completed (a possible hang): keep it, open to the last time seen.
         end = end.copy()
         end[open_end] = max(int(start.max(initial=0)), int(end.max(initial=0)))
         warnings.add(f"{origin}: events without an end time, shown open to the profile end", int(open_end.sum()))
-        cols["end_ts"] = pa.chunked_array([pa.array(end)])
+    cols["start_ts"] = pa.chunked_array([pa.array(start)])
+    cols["end_ts"] = pa.chunked_array([pa.array(end)])
     backwards = end < start
     nb = int(backwards.sum())
     if nb:
@@ -144,14 +153,15 @@ def normalise(table: pa.Table, warnings: LoadWarnings, origin: str) -> pa.Table:
     if cols["duration_ns"].null_count == n or nb or "duration_ns" not in table.column_names:
         cols["duration_ns"] = pa.chunked_array([pa.array(end - start)])
     else:
-        dur_col = cols["duration_ns"]
-        dur = dur_col.fill_null(0).to_numpy()
-        given = ~dur_col.is_null().to_numpy(zero_copy_only=False) & ~open_end
+        dur, dur_null = _ints(cols["duration_ns"])
+        given = ~open_end if dur_null is None else ~dur_null & ~open_end
         mismatch = int(((dur != end - start) & given).sum())
         if mismatch:
             warnings.add(f"{origin}: duration_ns disagrees with end_ts - start_ts, recomputed", mismatch)
-        if mismatch or dur_col.null_count:
+        if mismatch or dur_null is not None:
             cols["duration_ns"] = pa.chunked_array([pa.array(end - start)])
+        else:
+            cols["duration_ns"] = pa.chunked_array([pa.array(dur)])
     if cols["id"].null_count:
         idv = cols["id"].to_numpy(zero_copy_only=False)
         missing = cols["id"].is_null().to_numpy(zero_copy_only=False)
@@ -170,6 +180,7 @@ def normalise(table: pa.Table, warnings: LoadWarnings, origin: str) -> pa.Table:
             if fill == "":
                 cols[name] = _as_string_dict(cols[name])
 
+    # Other columns stay as the reader delivered them; the Profile joins their chunks on first use.
     extras = {c: table.column(c) for c in table.column_names if c not in EVENT_COLUMNS}
     if open_end.any() or INCOMPLETE in extras:
         given = extras[INCOMPLETE].fill_null(False).to_numpy(zero_copy_only=False) if INCOMPLETE in extras else False

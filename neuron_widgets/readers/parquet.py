@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -151,6 +153,26 @@ def _origin(dataset: ds.Dataset, meta: dict[str, Any]) -> int:
     return int(min(lows)) if lows else 0
 
 
+def _scan(dataset: ds.Dataset, columns: list[str], expr: ds.Expression | None, bar) -> pa.Table:
+    """The threaded scan, in a worker so the progress bar can tick while it runs."""
+    result: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            result["table"] = dataset.to_table(columns=columns, filter=expr, use_threads=True)
+        except BaseException as exc:  # re-raised in the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.25)
+        bar.update(0.25)
+    if "error" in result:
+        raise result["error"]  # type: ignore[misc]
+    return result["table"]  # type: ignore[return-value]
+
+
 def _read_small(files: list[Path], what: str, warnings: LoadWarnings) -> pd.DataFrame:
     try:
         return pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive").to_pandas()
@@ -179,20 +201,15 @@ def read(path: Path, filters: Filters) -> Profile:
     lazy_present = [c for c in LAZY_COLUMNS if c in schema.names]
     columns = [c for c in schema.names if c not in lazy_present]
     warnings = LoadWarnings()
-    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files) if len(files) < 64 else None
-    batches = []
     try:
-        with progress(f"reading {directory.name}", total) as bar:
-            for batch in dataset.to_batches(columns=columns, filter=expr, batch_size=1 << 20):
-                batches.append(batch)
-                bar.update(batch.num_rows)
+        with progress(f"reading {directory.name}", None, "s") as bar:
+            table = _scan(dataset, columns, expr, bar)
     except (pa.ArrowInvalid, OSError) as exc:
         raise ProfileError(files[0], f"{EVENTS} could not be read ({exc})",
                            f"A part may be truncated or corrupt. {_RERUN}") from None
-    read_schema = pa.schema([dataset.schema.field(c) for c in columns])
-    table = pa.Table.from_batches(batches, schema=read_schema) if batches else read_schema.empty_table()
     origin_name = f"{directory.name}/{EVENTS}"
-    table = table.append_column(ROW, pa.array(range(table.num_rows), pa.int32() if table.num_rows < 2**31 else pa.int64()))
+    n = table.num_rows
+    table = table.append_column(ROW, pa.array(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)))
     table = normalise(table, warnings, origin_name)
     check_ids(table, warnings, origin_name)
     counters = Counters({
