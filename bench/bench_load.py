@@ -41,7 +41,10 @@ all_groupings = time.perf_counter() - t0
 gc.collect()
 steady_all = proc.memory_info().rss - base
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
-print(json.dumps(dict(events=len(p), load=load, grouping=grouping, all_groupings=all_groupings,
+t0 = time.perf_counter()
+again = nw.load_profile(path)
+warm = time.perf_counter() - t0
+print(json.dumps(dict(events=len(p), load=load, warm=warm, grouping=grouping, all_groupings=all_groupings,
                       steady_load=steady_load, steady_timeline=steady_timeline, steady_all=steady_all, peak=peak,
                       nbytes=p.nbytes(), pandas_built="events" in p.__dict__)))
 """
@@ -69,12 +72,13 @@ def main() -> None:
         nw.write_sample(path, events=args.events)
     runs = [in_child(CHILD.format(path=str(path))) for _ in range(args.repeat)]
     floor = [in_child(FLOOR.format(path=str(path / "SystemProfileEvents.parquet"))) for _ in range(args.repeat)]
-    med = {k: statistics.median(r[k] for r in runs) for k in ("load", "grouping", "all_groupings", "steady_load",
+    med = {k: statistics.median(r[k] for r in runs) for k in ("load", "warm", "grouping", "all_groupings", "steady_load",
                                                               "steady_timeline", "steady_all", "peak")}
     n = runs[0]["events"]
     result = {
         "machine": machine(), "events": n,
         "load_s": med["load"], "events_per_s": n / med["load"], "load_runs_s": [r["load"] for r in runs],
+        "warm_load_s": med["warm"], "warm_events_per_s": n / med["warm"],
         "pyarrow_floor_s": statistics.median(f["seconds"] for f in floor),
         "first_grouping_s": med["grouping"], "all_six_groupings_s": med["all_groupings"],
         "steady_bytes_per_event_after_load": med["steady_load"] / n,

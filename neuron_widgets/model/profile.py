@@ -270,6 +270,7 @@ class Profile:
             tracks.index.name = "track"
             idx = TrackIndex(grouping, tracks, combo_track, combos.codes, lane, order, offsets)
             self._indexes[grouping] = idx
+            pa.default_memory_pool().release_unused()  # the joined columns' old chunks
             return idx
 
     def tracks(self, grouping: str = "default") -> pd.DataFrame:

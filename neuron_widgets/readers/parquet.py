@@ -218,9 +218,12 @@ def read(path: Path, filters: Filters) -> Profile:
     })
     device_profiles = _read_small(tables["DeviceProfileList"], "DeviceProfileList", warnings) \
         if "DeviceProfileList" in tables else None
-    return Profile(
+    profile = Profile(
         table, source=str(directory), format="neuron-parquet", warnings=warnings,
         lazy=ParquetLazy(dataset, expr, lazy_present) if lazy_present else None,
         counters=counters, device_profiles=device_profiles, metadata={**meta, "origin_ts": origin},
         extra={"tables": {t: [str(f) for f in fs] for t, fs in tables.items()}, "directory": str(directory)},
     )
+    # The scan's decode buffers are freed by now; hand them back instead of keeping them pooled.
+    pa.default_memory_pool().release_unused()
+    return profile
