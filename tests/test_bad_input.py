@@ -27,7 +27,8 @@ def test_empty_file(tmp_path: Path) -> None:
 
 
 def test_empty_directory(tmp_path: Path) -> None:
-    with pytest.raises(nw.ProfileError, match=r"is not a profile format.*a directory holding nothing"):
+    with pytest.raises(nw.ProfileError, match=r"the capture directory is empty: the runtime wrote no profile\. "
+                                              r"Enable capture \(NEURON_RT_INSPECT_ENABLE=1"):
         nw.load_profile(tmp_path)
 
 
@@ -116,9 +117,12 @@ def test_directory_of_foreign_files(tmp_path: Path) -> None:
         nw.load_profile(tmp_path)
 
 
-def test_several_paths_say_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(nw.ProfileError, match="one at a time"):
+def test_several_paths_name_the_missing_one(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text('[{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]')
+    with pytest.raises(nw.ProfileError, match=r"b\.json: no such file or directory"):
         nw.load_profile([tmp_path / "a.json", tmp_path / "b.json"])
+    with pytest.raises(nw.ProfileError, match="an empty list of paths"):
+        nw.load_profile([])
 
 
 _value = st.one_of(st.none(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5),

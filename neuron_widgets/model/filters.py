@@ -158,6 +158,14 @@ class Filters:
             time_range=tuple(time_range) if time_range is not None else None,  # type: ignore[arg-type]
         )
 
+    def as_kwargs(self) -> dict:
+        """The filter as keyword arguments of load_profile / Profile.filter."""
+        return {"neuron_cores": sorted(self.neuron_cores) if self.neuron_cores is not None else None,
+                "event_types": [*self.event_types.include, *("^" + e for e in self.event_types.exclude)]
+                if self.event_types is not None else None,
+                "instances": list(self.instances) if self.instances is not None else None,
+                "time_range": self.time_range}
+
     def __bool__(self) -> bool:
         return any(v is not None for v in (self.neuron_cores, self.event_types, self.instances, self.time_range))
 

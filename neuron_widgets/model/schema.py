@@ -139,7 +139,11 @@ def normalise(table: pa.Table, warnings: LoadWarnings, origin: str) -> pa.Table:
         # A start with no end never completed (a possible hang): keep it, open to the last time seen.
         end = end.copy()
         end[open_end] = max(int(start.max(initial=0)), int(end.max(initial=0)))
-        warnings.add(f"{origin}: events without an end time, shown open to the profile end", int(open_end.sum()))
+        # Ends a reader already flagged (and counted) as incomplete are not counted twice.
+        flagged = table.column(INCOMPLETE).fill_null(False).to_numpy(zero_copy_only=False) \
+            if INCOMPLETE in table.column_names else np.zeros(n, dtype=bool)
+        warnings.add(f"{origin}: events without an end time, shown open to the profile end",
+                     int((open_end & ~flagged).sum()))
     cols["start_ts"] = pa.chunked_array([pa.array(start)])
     cols["end_ts"] = pa.chunked_array([pa.array(end)])
     backwards = end < start

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import ProfileError
 from ..model.filters import Filters
 from ..model.profile import Profile
-from . import chrome, parquet
+from . import capture, chrome, multi, neuron_json, parquet, runtime_json
 from .sniff import describe_foreign
 
 
@@ -27,6 +27,10 @@ class Reader:
 
 READERS: list[Reader] = [
     Reader("neuron-parquet", parquet.sniff, parquet.read),
+    Reader("neuron-capture", capture.sniff, capture.read),
+    Reader("several-inputs", multi.sniff, multi.read),
+    Reader("neuron-json", neuron_json.sniff, neuron_json.read),
+    Reader("neuron-runtime-json", runtime_json.sniff, runtime_json.read),
     Reader("chrome-json", chrome.sniff, chrome.read),
 ]
 
@@ -50,15 +54,16 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     """
     filters = Filters.make(neuron_cores, event_types, instances, time_range)
     if isinstance(path, list | tuple):
-        if len(path) != 1:
-            raise ProfileError(None, f"{len(path)} paths were given; loading several inputs into one profile "
-                               "is not supported yet", "Load them one at a time with load_profile(path)")
+        if not path:
+            raise ProfileError(None, "an empty list of paths was given", "Pass at least one profile path")
+        if len(path) > 1:
+            for one in path:
+                _check_exists(Path(os.fspath(one)).expanduser())
+            return multi.load_many([Path(os.fspath(p)).expanduser() for p in path], filters,
+                                   ", ".join(os.fspath(p) for p in path))
         path = path[0]
     p = Path(os.fspath(path)).expanduser()
-    if not p.exists():
-        raise ProfileError(p, "no such file or directory", "Check the path; relative paths start from " + os.getcwd())
-    if p.is_file() and p.stat().st_size == 0:
-        raise ProfileError(p, "the file is empty", "The capture or the conversion may have failed; record or convert it again")
+    _check_exists(p)
     candidates = READERS if format is None else [r for r in READERS if r.name == format]
     if not candidates:
         names = ", ".join(r.name for r in READERS)
@@ -72,15 +77,15 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
             profile = reader.read(p, filters)
             # Readers that cannot push a filter down get it applied here, after the load.
             if filters and not profile.extra.get("filters_applied", reader.name == "neuron-parquet"):
-                profile = profile.filter(**_kwargs(filters))
+                profile = profile.filter(**filters.as_kwargs())
             return profile
     raise ProfileError(p, f"is not a profile format neuron-widgets reads ({describe_foreign(p)})",
-                       "Pass a Neuron Explorer Parquet directory or a Chrome/PyTorch trace .json(.gz)")
+                       "Pass a Neuron Explorer Parquet directory, a raw capture directory, legacy Neuron JSON "
+                       "(system_profile.json), the runtime's trace JSON or a Chrome/PyTorch trace .json(.gz)")
 
 
-def _kwargs(f: Filters) -> dict:
-    return {"neuron_cores": sorted(f.neuron_cores) if f.neuron_cores is not None else None,
-            "event_types": list(f.event_types.include) + ["^" + e for e in f.event_types.exclude]
-            if f.event_types is not None else None,
-            "instances": list(f.instances) if f.instances is not None else None,
-            "time_range": f.time_range}
+def _check_exists(p: Path) -> None:
+    if not p.exists():
+        raise ProfileError(p, "no such file or directory", "Check the path; relative paths start from " + os.getcwd())
+    if p.is_file() and p.stat().st_size == 0:
+        raise ProfileError(p, "the file is empty", "The capture or the conversion may have failed; record or convert it again")

@@ -15,13 +15,11 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
-import orjson
 import pandas as pd
 import pyarrow as pa
 
@@ -32,6 +30,7 @@ from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW, check_ids, normalis
 from ..progress import progress
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
+from .columns import ArgsLazy
 from .sniff import head, looks_like_json
 
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "gpu_op",
@@ -182,37 +181,6 @@ def _id_from_text(v: Any) -> int | None:
     return None
 
 
-@dataclass
-class ChromeLazy:
-    args: list[Any]
-    flow_ids: pa.Array
-
-    def names(self) -> list[str]:
-        return ["flow_id", "extra_attributes_json"]
-
-    def column(self, name: str) -> pa.ChunkedArray:
-        if name == "flow_id":
-            return pa.chunked_array([self.flow_ids])
-        return pa.chunked_array([pa.array([_text(a) for a in self.args], pa.string())])
-
-    def value(self, name: str, event: dict[str, Any]) -> Any:
-        row = event[ROW]
-        return self.flow_ids[row].as_py() if name == "flow_id" else _text(self.args[row])
-
-
-def _text(args: Any) -> str | None:
-    """Arguments as JSON text: raw bytes as they were in the file, parsed ones serialised."""
-    if isinstance(args, msgspec.Raw):
-        data = bytes(args)
-        return None if data in (b"", b"null", b"{}") else data.decode("utf-8", "replace")
-    if args is None or args == {}:
-        return None
-    try:
-        return orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS).decode()
-    except orjson.JSONEncodeError:
-        return msgspec.json.encode(args).decode()
-
-
 def _instance(meta: dict[str, Any], path: Path) -> str:
     for key in ("hostname", "host_name", "instance_id"):
         if isinstance(meta.get(key), str) and meta[key]:
@@ -317,7 +285,7 @@ class _Builder:
                 "text_ids": {"process": {str(k): v for k, v in self.pid_names.items()},
                              "thread": {str(k): v for k, v in self.tid_names.items()}}}
 
-    def finish(self) -> tuple[pa.Table, ChromeLazy, pd.DataFrame | None]:
+    def finish(self) -> tuple[pa.Table, ArgsLazy, pd.DataFrame | None]:
         events = list(self.by_phase.get("X", []))
         for ph in _INSTANT:
             events.extend(self.by_phase.get(ph, []))
@@ -358,7 +326,7 @@ class _Builder:
         })
         if not ok_ts.all():
             table = table.filter(pa.array(ok_ts))
-        return table, ChromeLazy(args, self._flows(table, len(events))), self._counters()
+        return table, ArgsLazy(args, self._flows(table, len(events))), self._counters()
 
     @staticmethod
     def _sources(names: list[str], cats: list[Any]) -> pa.DictionaryArray:

@@ -1,0 +1,143 @@
+"""Turning lists of JSON values into typed columns, counting what does not fit."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import LoadWarnings, ProfileError
+from ..model.schema import ROW
+
+_ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
+INT64 = (-(2**63), 2**63)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON document, decompressed by its magic bytes; errors name the file."""
+    data = path.read_bytes()
+    try:
+        if data.startswith(b"\x1f\x8b"):
+            data = gzip.decompress(data)
+        elif data.startswith(b"BZh"):
+            data = bz2.decompress(data)
+        elif data.startswith(b"\xfd7zXZ"):
+            data = lzma.decompress(data)
+    except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+        raise ProfileError(path, f"the compressed data is damaged or cut short ({exc})",
+                           "Copy the file again, or decompress it by hand to see how much is readable") from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ProfileError(path, f"is not valid JSON ({exc})", _ADVICE_JSON) from None
+
+
+def ints(values: list[Any], warnings: LoadWarnings, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """int64 values (numeric strings and whole floats accepted) and which of them were usable."""
+    try:
+        arr = np.array(values)
+        if arr.ndim == 1 and arr.dtype == np.int64:
+            return arr, np.ones(arr.size, dtype=bool)
+    except (OverflowError, ValueError):
+        pass
+    out = np.zeros(len(values), dtype=np.int64)
+    ok = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        n = _as_int(v)
+        if n is not None:
+            out[i], ok[i] = n, True
+    warnings.add(what, int((~ok).sum()))
+    return out, ok
+
+
+def _as_int(v: Any) -> int | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v if INT64[0] <= v < INT64[1] else None
+    if isinstance(v, float):
+        return int(v) if np.isfinite(v) and INT64[0] <= v < INT64[1] else None
+    if isinstance(v, str):
+        s = v.strip()
+        if s.lstrip("-").isdigit():
+            return _as_int(int(s))
+        try:
+            return _as_int(float(s))
+        except ValueError:
+            return None
+    return None
+
+
+def optional_ints(values: list[Any]) -> pa.Array:
+    """An int64 column, null where a value is absent or not an integer."""
+    return pa.array([n if (n := _as_int(v)) is not None else None for v in values], pa.int64())
+
+
+def strings(values: list[Any]) -> pa.DictionaryArray:
+    texts = [v if type(v) is str else ("" if v is None else str(v)) for v in values]
+    codes, uniques = pd.factorize(pd.Series(texts, dtype=object))
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(list(uniques), pa.string()))
+
+
+def json_text(args: Any) -> str | None:
+    """Arguments as JSON text: raw bytes as they were in the file, Python values serialised."""
+    if isinstance(args, msgspec.Raw):
+        data = bytes(args)
+        return None if data in (b"", b"null", b"{}") else data.decode("utf-8", "replace")
+    if args is None or args == {}:
+        return None
+    try:
+        return orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:  # integers past 64 bits
+        return msgspec.json.encode(args).decode()
+
+
+@dataclass
+class ArgsLazy:
+    """extra_attributes_json and flow_id of a JSON reader, built only when asked for.
+
+    `args` holds one entry per source row: raw JSON bytes, a dict, or None.
+    """
+
+    args: list[Any]
+    flow_ids: pa.Array | None = None
+
+    def names(self) -> list[str]:
+        return ["flow_id", "extra_attributes_json"] if self.flow_ids is not None else ["extra_attributes_json"]
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        if name == "flow_id" and self.flow_ids is not None:
+            return pa.chunked_array([self.flow_ids])
+        return pa.chunked_array([pa.array([json_text(a) for a in self.args], pa.string())])
+
+    def value(self, name: str, event: dict[str, Any]) -> Any:
+        row = event[ROW]
+        if name == "flow_id" and self.flow_ids is not None:
+            return self.flow_ids[row].as_py()
+        return json_text(self.args[row])
+
+
+def event_list(doc: Any, path: Path, keys: tuple[str, ...], what: str) -> list[dict]:
+    """The list of event objects under the first of `keys`; non-objects are rejected by the caller."""
+    if not isinstance(doc, dict):
+        raise ProfileError(path, f"is JSON but holds a {type(doc).__name__}, not {what}",
+                           f"Pass the {what} file itself")
+    for key in keys:
+        if key in doc:
+            events = doc[key]
+            if not isinstance(events, list):
+                raise ProfileError(path, f"'{key}' is a {type(events).__name__}, not a list of events",
+                                   "The file does not follow the published layout; re-export it")
+            return events
+    found = ", ".join(list(doc)[:8])
+    raise ProfileError(path, f"has no {' / '.join(keys)} list (its keys: {found})", f"Pass the {what} file itself")

@@ -1,0 +1,161 @@
+"""Legacy Neuron JSON and the runtime's trace JSON, from hand-written files per the published fields."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import neuron_widgets as nw
+
+INST = "i-0b1e4a2f9c8d7e6f5"
+T0 = 1_700_000_000_000_000_000
+
+
+def legacy(tmp_path: Path, key: str = "trace_event") -> Path:
+    events = [
+        {"id": 1, "name": "nrt_execute", "timestamp": T0, "duration": 5000, "group": "nrt-nc-000", "instance_id": INST,
+         "lnc_idx": 0, "process_id": 42, "thread_id": 7, "type": 3, "parent_id": None, "size": 0},
+        {"id": 2, "name": "kbl_exec_wait", "timestamp": T0 + 1000, "duration": 3000, "group": "nrt-nc-000",
+         "instance_id": INST, "process_id": 42, "type": 4, "parent_id": 1},
+        {"id": 3, "name": "nc_exec_running", "timestamp": T0 + 1200, "duration": 2500, "instance_id": INST,
+         "process_id": 42, "thread_id": 7, "nc_idx": 0, "lnc_idx": 0, "device_core_idx": 4, "exec_id": 9,
+         "model_name": "neff_x", "timestamp_unit": "ns"},
+        {"id": 4, "name": "aten::mm", "timestamp": T0 + 500, "duration": 100, "group": "framework-8037",
+         "instance_id": INST, "process_id": 42, "type": 99999},
+        {"id": 5, "name": "nrt_tensor_write", "timestamp": T0 + 9000, "duration": 10, "group": "nrt-nc-001",
+         "instance_id": INST, "process_id": 42, "thread_id": 8, "tensor_id": 2**60 + 3, "tensor_name": "<script>x</script>"},
+        "garbage",
+    ]
+    doc = {key: events,
+           "mem_usage": [{"instance_id": INST, "percent_usage": 40.5, "timestamp": T0, "usage": 123}],
+           "cpu_util": [{"cpu_id": 0, "instance_id": INST, "timestamp": T0, "util": 55.0}, {"cpu_id": 1}],
+           "device_mem_usage": [{"hbm_idx": 0, "total_bytes": 10, "dram_spill_bytes": 1, "timestamp": T0}]}
+    (tmp_path / "system_profile.json").write_text(json.dumps(doc))
+    (tmp_path / "device_profile_model_10001.json").write_text(json.dumps({"summary": [{}], "instruction": []}))
+    return tmp_path / "system_profile.json"
+
+
+@pytest.mark.parametrize("key", ["trace_event", "trace_events", "events"])
+def test_legacy_system_profile(tmp_path: Path, key: str) -> None:
+    p = nw.load_profile(legacy(tmp_path, key))
+    assert p.format == "neuron-json"
+    e = p.events.set_index("id")
+    assert e.loc[4, "trace_event_source"] == "framework" and e.loc[4, "thread_id"] == 8037
+    assert e.loc[3, "trace_event_source"] == "neuron_hw" and e.loc[3, "pcore_idx"] == 4
+    assert e.loc[1, "nc_idx"] == 0 and e.loc[5, "nc_idx"] == 1  # from lnc_idx and from the group name
+    # The nested event has no thread of its own: it sits with its parent, one lane deeper.
+    assert e.loc[2, "parent_id"] == 1 and e.loc[2, "thread_id"] == 7
+    lanes = dict(zip(p.core.column("id").to_pylist(), p.track_index("default").lane.tolist(), strict=True))
+    assert lanes[2] == lanes[1] + 1
+    assert set(p.tracks()["label"]) == {f"{INST}/PID:42/framework/TID:8037", f"{INST}/PID:42/neuron_rt/NC:0",
+                                         f"{INST}/PID:42/neuron_rt/NC:1", f"{INST}/PID:42/neuron_hw/NC0:4"}
+    args = p.event(5)["args"]
+    assert args["tensor_id"] == 2**60 + 3 and args["tensor_name"] == "<script>x</script>"
+    assert p.event(3)["args"] == {"device_core_idx": 4, "exec_id": 9, "model_name": "neff_x"}
+    assert p.host_memory["used_bytes"].tolist() == [123]
+    assert p.cpu_usage["cpu_id"].tolist() == ["0"]
+    assert "dram_spill_bytes" in p.hbm_usage
+    assert p.device_profiles["model_id"].tolist() == [10001]
+    text = " ".join(p.warnings.lines())
+    assert "not objects, skipped: 1" in text and "cpu_util entries without a usable timestamp, skipped: 1" in text
+
+
+def test_legacy_device_file_is_explained(tmp_path: Path) -> None:
+    legacy(tmp_path)
+    with pytest.raises(nw.ProfileError, match=r"device_profile_model_10001\.json: is a device profile"):
+        nw.load_profile(tmp_path / "device_profile_model_10001.json")
+
+
+def test_legacy_without_events(tmp_path: Path) -> None:
+    (tmp_path / "system_profile.json").write_text(json.dumps({"mem_usage": [], "version": 1}))
+    with pytest.raises(nw.ProfileError, match=r"has no trace_event / trace_events / events list \(its keys: mem_usage"):
+        nw.load_profile(tmp_path / "system_profile.json")
+
+
+def runtime_doc() -> dict:
+    return {"data_version": 2, "instance_id": INST, "events": [
+        {"event_type": "nrt_execute", "phase": "start", "tracking_id": 5, "nc_idx": 1, "timestamp_ns": T0 + 100,
+         "data": {"exec_id": 1, "model_id": 3, "model_name": "neff_a"}},
+        {"event_type": "nc_exec_running", "phase": "start", "tracking_id": 6, "nc_idx": 1, "timestamp_ns": T0 + 200,
+         "data": {"exec_id": 1, "device_core_idx": 3, "nc_timestamp_ns": 99}},
+        {"event_type": "nc_exec_running", "phase": "stop", "tracking_id": 6, "nc_idx": 1, "timestamp_ns": T0 + 700},
+        {"event_type": "nrt_execute", "phase": "stop", "tracking_id": 5, "nc_idx": 1, "timestamp_ns": T0 + 900,
+         "data": {"ret": 0}},
+        {"event_type": "hw_notify", "phase": "instant", "tracking_id": 7, "nc_idx": 1, "timestamp_ns": T0 + 300},
+        {"event_type": "nrt_execute", "phase": "start", "tracking_id": 8, "nc_idx": 1, "timestamp_ns": T0 + 1000,
+         "data": {"exec_id": 2}},
+        {"event_type": "nrt_execute", "phase": "stop", "tracking_id": 99, "nc_idx": 1, "timestamp_ns": T0 + 1100},
+    ]}
+
+
+def test_runtime_json(tmp_path: Path) -> None:
+    (tmp_path / "rt.json").write_text(json.dumps(runtime_doc()))
+    p = nw.load_profile(tmp_path / "rt.json")
+    assert p.format == "neuron-runtime-json"
+    ev = p.events
+    done = ev[(ev["name"] == "nrt_execute") & ~ev["incomplete"]].iloc[0]
+    assert (done["start_ts"], done["end_ts"]) == (T0 + 100, T0 + 900)
+    assert p.event(int(done["id"]))["args"] == {"tracking_id": 5, "exec_id": 1, "model_id": 3, "model_name": "neff_a",
+                                                "ret": 0}
+    hang = ev[ev["incomplete"]]
+    assert hang["name"].tolist() == ["nrt_execute"] and hang["end_ts"].iloc[0] == p.end_ts
+    hw = ev[ev["name"] == "nc_exec_running"].iloc[0]
+    assert hw["trace_event_source"] == "neuron_hw" and hw["pcore_idx"] == 3
+    assert (ev[ev["name"] == "hw_notify"]["duration_ns"] == 0).all()
+    text = " ".join(p.warnings.lines())
+    assert "never stopped (shown open to the trace end, marked incomplete): 1" in text
+    assert "'stop' events with no open 'start' of the same tracking_id, ignored: 1" in text
+    assert "events without an end time" not in text  # counted once, not twice
+    assert set(p.tracks("neuron_core")["label"]) == {f"{INST}/NC:1"}
+
+
+_value = st.one_of(st.none(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                   st.text(max_size=4), st.booleans(), st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=st.lists(st.fixed_dictionaries({}, optional={
+    "event_type": st.sampled_from(["nrt_execute", "nc_exec_running"]) | _value,
+    "phase": st.sampled_from(["start", "stop", "instant"]) | _value, "tracking_id": _value, "nc_idx": _value,
+    "timestamp_ns": st.integers(0, 2**62) | _value, "data": st.dictionaries(st.text(max_size=3), _value, max_size=3) | _value,
+}) | _value, max_size=20))
+def test_fuzz_runtime_json(tmp_path: Path, events) -> None:
+    path = tmp_path / "rt.json"
+    path.write_text(json.dumps({"data_version": 2, "events": events}))
+    try:
+        p = nw.load_profile(path)
+    except nw.ProfileError as exc:
+        assert "rt.json" in str(exc)
+        return
+    dicts = [e for e in events if isinstance(e, dict)]
+    starts = sum(1 for e in dicts if e.get("phase") == "start" and isinstance(e.get("timestamp_ns"), int))
+    assert len(p) >= starts - sum(v for k, v in p.warnings.counts.items() if "dropped" in k)
+    for g in nw.GROUPINGS:
+        assert p.tracks(g)["events"].sum() == len(p)
+    assert p.table.num_rows == len(p)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=st.lists(st.fixed_dictionaries({}, optional={
+    "id": _value, "name": st.sampled_from(["nrt_execute", "nc_exec_running"]) | _value, "timestamp": _value,
+    "duration": _value, "group": _value, "instance_id": _value, "process_id": _value, "thread_id": _value,
+    "parent_id": _value, "type": _value, "nc_idx": _value, "timestamp_unit": _value,
+}) | _value, max_size=20), series=_value)
+def test_fuzz_legacy_json(tmp_path: Path, events, series) -> None:
+    path = tmp_path / "system_profile.json"
+    path.write_text(json.dumps({"trace_event": events, "mem_usage": series, "cpu_util": [series]}))
+    try:
+        p = nw.load_profile(path)
+    except nw.ProfileError as exc:
+        assert "system_profile.json" in str(exc)
+        return
+    usable = [e for e in events if isinstance(e, dict)]
+    dropped = sum(v for k, v in p.warnings.counts.items() if "dropped" in k)
+    assert len(p) + dropped == len(usable)
+    for g in nw.GROUPINGS:
+        assert p.tracks(g)["events"].sum() == len(p)
+    assert p.table.num_rows == len(p)
