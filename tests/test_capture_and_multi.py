@@ -155,3 +155,19 @@ def test_relative_clocks_are_reported(tmp_path: Path, sample_dir: Path) -> None:
     p = nw.load_profile([sample_dir, rel])
     assert p.metadata["clock_alignment"]["relative.json"] == "relative"
     assert any("relative timestamps cannot be aligned" in k and "relative.json" in k for k in p.warnings)
+
+
+def test_kineto_base_time_aligns_ranks(tmp_path: Path) -> None:
+    # Each rank counts ts from its own base: once based, the two launches are 2 us apart, not 10 s.
+    files = []
+    for rank, (base, ts) in enumerate(((1_743_521_598_000_000_000, 5_000_000.0), (1_743_521_608_000_000_000, 2.0))):
+        f = tmp_path / f"rank{rank}.json"
+        f.write_text(json.dumps({"baseTimeNanoseconds": base, "distributedInfo": {"rank": rank}, "traceEvents": [
+            {"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": ts, "dur": 1.5},
+            {"ph": "C", "name": "mem", "pid": 1, "ts": ts, "args": {"used": 1}}]}))
+        files.append(f)
+    p = nw.load_profile(files)
+    starts = dict(zip(p.core.column("instance_id").to_pylist(), p.core.column("start_ts").to_pylist(), strict=True))
+    assert starts == {"rank0": 1_743_521_603_000_000_000, "rank1": 1_743_521_608_000_002_000}
+    assert set(p.metadata["clock_alignment"].values()) == {"wall clock"}
+    assert sorted(p.counter("counters")["timestamp"]) == sorted(starts.values())

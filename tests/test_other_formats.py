@@ -159,3 +159,47 @@ def test_fuzz_legacy_json(tmp_path: Path, events, series) -> None:
     for g in nw.GROUPINGS:
         assert p.tracks(g)["events"].sum() == len(p)
     assert p.table.num_rows == len(p)
+
+
+def _legacy_doc(events: list) -> dict:
+    return {"trace_event": events}
+
+
+def _runtime_doc(events: list) -> dict:
+    return {"data_version": 2, "events": events}
+
+
+@pytest.mark.parametrize("make", [_legacy_doc, _runtime_doc], ids=["legacy", "runtime"])
+def test_truncated_and_fake_gzip(tmp_path: Path, make) -> None:
+    text = json.dumps(make([{"name": "a", "event_type": "a", "timestamp": 1, "timestamp_ns": 1}]))
+    (tmp_path / "cut.json").write_text(text[: len(text) - 5])
+    with pytest.raises(nw.ProfileError, match=r"cut\.json: is not valid JSON .*cut short"):
+        nw.load_profile(tmp_path / "cut.json")
+    (tmp_path / "plain.json.gz").write_text(text)
+    assert len(nw.load_profile(tmp_path / "plain.json.gz")) == 1
+    import gzip as gz
+
+    (tmp_path / "half.json.gz").write_bytes(gz.compress(text.encode() * 200)[:60])
+    with pytest.raises(nw.ProfileError, match=r"half\.json\.gz: the compressed data is damaged or cut short"):
+        nw.load_profile(tmp_path / "half.json.gz")
+
+
+def test_legacy_bad_values_are_counted(tmp_path: Path) -> None:
+    events = [
+        {"id": 1, "name": "ok", "timestamp": T0, "duration": 10, "process_id": 1},
+        {"id": 1, "name": "dup", "timestamp": T0 + 5, "duration": 10, "process_id": 1},
+        {"id": 2**60, "name": "bigid", "timestamp": T0 + 6, "duration": 1, "process_id": 1},
+        {"id": 3, "name": "nan", "timestamp": "NaN", "duration": 1},
+        {"id": 4, "name": "overflow", "timestamp": 10**30, "duration": 1},
+        {"id": 5, "name": "backwards", "timestamp": T0 + 8, "duration": -4},
+        {"id": 6, "name": "x" * 10_000_000, "timestamp": T0 + 9, "duration": 1},
+    ]
+    (tmp_path / "system_profile.json").write_text(json.dumps({"trace_event": events}))
+    p = nw.load_profile(tmp_path / "system_profile.json")
+    names = p.core.column("name").to_pylist()
+    assert {"ok", "dup", "bigid", "backwards"} <= set(names) and "nan" not in names and "overflow" not in names
+    assert 2**60 in p.core.column("id").to_pylist()
+    assert max(len(n) for n in names) == 10_000_000
+    text = " ".join(p.warnings.lines())
+    assert "events without a usable timestamp, dropped: 2" in text
+    assert "ending before they start" in text and "duplicate event ids" in text

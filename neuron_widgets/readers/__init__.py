@@ -15,7 +15,7 @@ from ..errors import ProfileError
 from ..model.filters import Filters
 from ..model.profile import Profile
 from . import capture, chrome, multi, neuron_json, parquet, runtime_json
-from .sniff import describe_foreign
+from .sniff import damaged_compression, describe_foreign
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,10 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
             if filters and not profile.extra.get("filters_applied", reader.name == "neuron-parquet"):
                 profile = profile.filter(**filters.as_kwargs())
             return profile
+    damage = damaged_compression(p)
+    if damage:
+        raise ProfileError(p, f"the compressed data is damaged or cut short ({damage})",
+                           "Copy the file again, or decompress it by hand to see how much is readable")
     raise ProfileError(p, f"is not a profile format neuron-widgets reads ({describe_foreign(p)})",
                        "Pass a Neuron Explorer Parquet directory, a raw capture directory, legacy Neuron JSON "
                        "(system_profile.json), the runtime's trace JSON or a Chrome/PyTorch trace .json(.gz)")

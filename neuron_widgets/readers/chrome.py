@@ -181,6 +181,12 @@ def _id_from_text(v: Any) -> int | None:
     return None
 
 
+def _base_ns(meta: dict[str, Any]) -> int:
+    """Kineto writes `ts` relative to `baseTimeNanoseconds` (wall clock): adding it aligns ranks and hosts."""
+    base = meta.get("baseTimeNanoseconds")
+    return base if type(base) is int and 0 <= base < 2**62 else 0
+
+
 def _instance(meta: dict[str, Any], path: Path) -> str:
     for key in ("hostname", "host_name", "instance_id"):
         if isinstance(meta.get(key), str) and meta[key]:
@@ -233,7 +239,8 @@ def _read(path: Path) -> Profile:
         events, meta = _decode(path, raw, warnings)
         bar.update(1)
     # Only NDET-style traces carry a NeuronCore argument; most files need no look at args at all.
-    built = _Builder(origin, warnings, _instance(meta, path), look_for_cores=_CORE_KEY.search(raw) is not None)
+    built = _Builder(origin, warnings, _instance(meta, path), look_for_cores=_CORE_KEY.search(raw) is not None,
+                     base_ns=_base_ns(meta))
     del raw
     built.collect(events)
     table, lazy, counters = built.finish()
@@ -248,9 +255,11 @@ def _read(path: Path) -> Profile:
 class _Builder:
     """Turns a list of trace events into columns."""
 
-    def __init__(self, origin: str, warnings: LoadWarnings, instance: str, look_for_cores: bool = True) -> None:
+    def __init__(self, origin: str, warnings: LoadWarnings, instance: str, look_for_cores: bool = True,
+                 base_ns: int = 0) -> None:
         self.origin, self.warnings, self.instance = origin, warnings, instance
         self.look_for_cores = look_for_cores
+        self.base_ns = base_ns
         self.by_phase: dict[Any, list[Ev]] = defaultdict(list)
         # Begin/end events of each pairing kind, in file order (ties in ts keep that order).
         self.paired: dict[str, list[Ev]] = defaultdict(list)
@@ -294,6 +303,7 @@ class _Builder:
         events.extend(paired)
         w, origin = self.warnings, self.origin
         start, ok_ts = _ns([e.ts for e in events], w, origin, "ts")
+        start += self.base_ns
         dur, ok_dur = _ns([0 if e.dur is None or e.ph in _INSTANT else e.dur for e in events], w, origin, "dur")
         neg = (dur < 0) & ok_dur
         dur = np.where(ok_dur & ~neg, dur, 0)
@@ -355,6 +365,7 @@ class _Builder:
         slice_thread, point_thread = codes[: pids.size], codes[pids.size:]
         index = SliceIndex(slice_thread, table.column("start_ts").to_numpy(), table.column("end_ts").to_numpy())
         ts, ok = _ns([e.ts for e, _ in points], LoadWarnings(), self.origin, "ts")
+        ts += self.base_ns
         fids = [f if type(f) is str else _flow_id(f) for f in (e.id if e.id2 is None else e.id2 for e, _ in points)]
         enclosing = np.array([ph != "f" or e.bp == "e" for e, ph in points], dtype=bool)
         keep = np.flatnonzero(ok)
@@ -378,7 +389,7 @@ class _Builder:
         self.warnings.add(f"{self.origin}: counter values that are not numbers, skipped", bad)
         df = pd.DataFrame(rows, columns=["ts_us", "instance_id", "process_id", "name", "series", "value"])
         ts, ok = _ns(df["ts_us"].tolist(), self.warnings, self.origin, "counter ts")
-        df = df.assign(timestamp=ts).loc[ok].drop(columns="ts_us")
+        df = df.assign(timestamp=ts + self.base_ns).loc[ok].drop(columns="ts_us")
         return df[["timestamp", "instance_id", "process_id", "name", "series", "value"]].reset_index(drop=True)
 
 

@@ -38,6 +38,23 @@ def head(path: Path, n: int = 1 << 16) -> bytes:
         return f.read(n)
 
 
+def damaged_compression(path: Path) -> str | None:
+    """Why a compressed file cannot even be opened, or None if it is not compressed or opens."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    opener = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ": lzma.open}
+    for sig, op in opener.items():
+        if magic.startswith(sig):
+            try:
+                with op(path, "rb") as f:
+                    f.read(1 << 16)
+            except (OSError, EOFError, lzma.LZMAError) as exc:
+                return str(exc) or type(exc).__name__
+    return None
+
+
 def describe_foreign(path: Path) -> str:
     if path.is_dir():
         names = sorted(p.name for p in path.iterdir())[:8]
