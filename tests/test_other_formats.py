@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import neuron_widgets as nw
+from neuron_widgets.readers.columns import _as_int
 
 INST = "i-0b1e4a2f9c8d7e6f5"
 T0 = 1_700_000_000_000_000_000
@@ -124,19 +125,32 @@ _value = st.one_of(st.none(), st.integers(-(2**70), 2**70), st.floats(allow_nan=
     "timestamp_ns": st.integers(0, 2**62) | _value, "data": st.dictionaries(st.text(max_size=3), _value, max_size=3) | _value,
 }) | _value, max_size=20))
 def test_fuzz_runtime_json(tmp_path: Path, events) -> None:
-    path = tmp_path / "rt.json"
-    path.write_text(json.dumps({"data_version": 2, "events": events}))
+    p = _loaded_or_explained(tmp_path / "rt.json", {"data_version": 2, "events": events})
+    if p is None:
+        return
+    timed = [e for e in events if isinstance(e, dict) and _as_int(e.get("timestamp_ns")) is not None]
+    starts = sum(1 for e in timed if e.get("phase") == "start")
+    stops = sum(1 for e in timed if e.get("phase") == "stop")
+    others = len(timed) - starts - stops
+    unmatched = sum(v for k, v in p.warnings.counts.items() if "no open 'start'" in k)
+    hanging = int(p.core.column("incomplete").to_numpy().sum())
+    # Every start is one event (closed, or kept open); every stop closes one or is counted.
+    assert len(p) == starts + others
+    assert stops == (starts - hanging) + unmatched
+
+
+def _loaded_or_explained(path: Path, doc: object) -> nw.Profile | None:
+    """Load `doc` written to `path`: a usable profile, or None after checking the error names the file."""
+    path.write_text(json.dumps(doc))
     try:
         p = nw.load_profile(path)
     except nw.ProfileError as exc:
-        assert "rt.json" in str(exc)
-        return
-    dicts = [e for e in events if isinstance(e, dict)]
-    starts = sum(1 for e in dicts if e.get("phase") == "start" and isinstance(e.get("timestamp_ns"), int))
-    assert len(p) >= starts - sum(v for k, v in p.warnings.counts.items() if "dropped" in k)
+        assert path.name in str(exc)
+        return None
     for g in nw.GROUPINGS:
         assert p.tracks(g)["events"].sum() == len(p)
     assert p.table.num_rows == len(p)
+    return p
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -146,19 +160,13 @@ def test_fuzz_runtime_json(tmp_path: Path, events) -> None:
     "parent_id": _value, "type": _value, "nc_idx": _value, "timestamp_unit": _value,
 }) | _value, max_size=20), series=_value)
 def test_fuzz_legacy_json(tmp_path: Path, events, series) -> None:
-    path = tmp_path / "system_profile.json"
-    path.write_text(json.dumps({"trace_event": events, "mem_usage": series, "cpu_util": [series]}))
-    try:
-        p = nw.load_profile(path)
-    except nw.ProfileError as exc:
-        assert "system_profile.json" in str(exc)
+    doc = {"trace_event": events, "mem_usage": series, "cpu_util": [series]}
+    p = _loaded_or_explained(tmp_path / "system_profile.json", doc)
+    if p is None:
         return
     usable = [e for e in events if isinstance(e, dict)]
     dropped = sum(v for k, v in p.warnings.counts.items() if "dropped" in k)
     assert len(p) + dropped == len(usable)
-    for g in nw.GROUPINGS:
-        assert p.tracks(g)["events"].sum() == len(p)
-    assert p.table.num_rows == len(p)
 
 
 def _legacy_doc(events: list) -> dict:

@@ -6,12 +6,8 @@ comprehension per field; arguments stay raw JSON until a view asks for them.
 
 from __future__ import annotations
 
-import bz2
 import gc
-import gzip
-import lzma
 import re
-import zlib
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +27,7 @@ from ..progress import progress
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
 from .columns import ArgsLazy
-from .sniff import head, looks_like_json
+from .sniff import head, looks_like_json, read_all
 
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "gpu_op",
                                "Kernel", "Memcpy", "Memset", "mtia_ccp_events"})
@@ -57,23 +53,6 @@ def sniff(path: Path) -> bool:
         return True
     # Other Neuron JSON outputs announce themselves early; leave them to their readers.
     return not (b'"trace_event"' in data or b'"data_version"' in data)
-
-
-def _read_bytes(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    try:
-        if magic.startswith(b"\x1f\x8b"):
-            return gzip.decompress(path.read_bytes())
-        if magic.startswith(b"BZh"):
-            return bz2.decompress(path.read_bytes())
-        if magic.startswith(b"\xfd7zXZ"):
-            return lzma.decompress(path.read_bytes())
-    except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
-        raise ProfileError(path, f"the compressed data is damaged or cut short ({exc})",
-                           "Copy the file again, or decompress it by hand to see how much is readable") from None
-    # Anything else (plain JSON named .gz included) is read as it is.
-    return path.read_bytes()
 
 
 def _decode(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev], dict[str, Any]]:
@@ -129,8 +108,8 @@ def _ns(values: list, warnings: LoadWarnings, origin: str, what: str) -> tuple[n
     """Microsecond values (ints, floats, numeric strings) as int64 ns, and which were usable."""
     try:
         first = np.array(values) if values else np.zeros(0, dtype=np.int64)
-        if first.ndim != 1 or first.dtype.kind not in "iuf":
-            raise TypeError("not plain numbers")
+        if first.ndim != 1 or first.dtype.kind not in "iuf" or any(type(v) is bool for v in values):
+            raise TypeError("not plain numbers")  # true/false are not times, though NumPy reads them as 1/0
         exact = first if first.dtype == np.int64 else None
         arr = first.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
@@ -154,7 +133,7 @@ def _int_ids(values: list, names: dict[Any, str], kind: str) -> np.ndarray:
         arr = np.array(values)
     except (OverflowError, ValueError):
         arr = np.array([0], dtype=object)
-    if arr.dtype == np.int64 and arr.ndim == 1:
+    if arr.dtype == np.int64 and arr.ndim == 1 and not any(type(v) is bool for v in values):
         return arr
     try:
         codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
@@ -235,7 +214,7 @@ def _read(path: Path) -> Profile:
     origin = path.name
     warnings = LoadWarnings()
     with progress(f"reading {path.name}", None, "steps") as bar:
-        raw = _read_bytes(path)
+        raw = read_all(path)
         events, meta = _decode(path, raw, warnings)
         bar.update(1)
     # Only NDET-style traces carry a NeuronCore argument; most files need no look at args at all.

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +14,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.schema import ROW
+from .sniff import read_all
 
 _ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 INT64 = (-(2**63), 2**63)
@@ -25,17 +22,7 @@ INT64 = (-(2**63), 2**63)
 
 def read_json(path: Path) -> Any:
     """A JSON document, decompressed by its magic bytes; errors name the file."""
-    data = path.read_bytes()
-    try:
-        if data.startswith(b"\x1f\x8b"):
-            data = gzip.decompress(data)
-        elif data.startswith(b"BZh"):
-            data = bz2.decompress(data)
-        elif data.startswith(b"\xfd7zXZ"):
-            data = lzma.decompress(data)
-    except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
-        raise ProfileError(path, f"the compressed data is damaged or cut short ({exc})",
-                           "Copy the file again, or decompress it by hand to see how much is readable") from None
+    data = read_all(path)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -46,7 +33,8 @@ def ints(values: list[Any], warnings: LoadWarnings, what: str) -> tuple[np.ndarr
     """int64 values (numeric strings and whole floats accepted) and which of them were usable."""
     try:
         arr = np.array(values)
-        if arr.ndim == 1 and arr.dtype == np.int64:
+        # NumPy would read true/false as 1/0: booleans are not times or ids.
+        if arr.ndim == 1 and arr.dtype == np.int64 and not any(type(v) is bool for v in values):
             return arr, np.ones(arr.size, dtype=bool)
     except (OverflowError, ValueError):
         pass

@@ -1,11 +1,16 @@
-"""Cheap looks at a file's first bytes: compression, JSON or not, and what a foreign file is."""
+"""A file's bytes: compression found by magic bytes, cheap looks at the start, foreign files named."""
 
 from __future__ import annotations
 
 import bz2
 import gzip
 import lzma
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
+
+from ..errors import ProfileError
 
 _MAGIC = {
     b"\x89PNG": "a PNG image",
@@ -20,38 +25,48 @@ _MAGIC = {
     b"SQLite format 3": "an SQLite database",
     b"\x7fELF": "an executable",
 }
+_OPENERS: dict[bytes, Callable[..., IO[Any]]] = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ": lzma.open}
+_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+
+
+def _opener(path: Path) -> Callable[..., IO[Any]] | None:
+    """How to open the file: by its magic bytes, whatever its name says."""
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    return next((op for sig, op in _OPENERS.items() if magic.startswith(sig)), None)
 
 
 def head(path: Path, n: int = 1 << 16) -> bytes:
-    """The first `n` bytes of the file, decompressed if it is gzip, bzip2 or xz."""
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    opener = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ": lzma.open}
-    for sig, op in opener.items():
-        if magic.startswith(sig):
-            try:
-                with op(path, "rb") as f:
-                    return f.read(n)
-            except (OSError, EOFError, lzma.LZMAError):
-                return b""
-    with open(path, "rb") as f:
-        return f.read(n)
+    """The first `n` bytes of the file, decompressed; b"" if the compressed data cannot be read."""
+    op = _opener(path) or open
+    try:
+        with op(path, "rb") as f:
+            return f.read(n)
+    except _ERRORS:
+        return b""
+
+
+def read_all(path: Path) -> bytes:
+    """The whole file, decompressed; damaged compressed data is an error naming the file."""
+    op = _opener(path) or open
+    try:
+        with op(path, "rb") as f:
+            return f.read()
+    except _ERRORS as exc:
+        raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
+                           "Copy the file again, or decompress it by hand to see how much is readable") from None
 
 
 def damaged_compression(path: Path) -> str | None:
     """Why a compressed file cannot even be opened, or None if it is not compressed or opens."""
-    if not path.is_file():
+    op = _opener(path) if path.is_file() else None
+    if op is None:
         return None
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    opener = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ": lzma.open}
-    for sig, op in opener.items():
-        if magic.startswith(sig):
-            try:
-                with op(path, "rb") as f:
-                    f.read(1 << 16)
-            except (OSError, EOFError, lzma.LZMAError) as exc:
-                return str(exc) or type(exc).__name__
+    try:
+        with op(path, "rb") as f:
+            f.read(1 << 16)
+    except _ERRORS as exc:
+        return str(exc) or type(exc).__name__
     return None
 
 
