@@ -14,10 +14,12 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import LoadWarnings
+from . import viewport
 from .filters import Filters
 from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
 from .schema import EVENT_COLUMNS, ROW
+from .viewport import LodIndex
 
 
 class LazyColumns(Protocol):
@@ -122,6 +124,7 @@ class Profile:
         self.extra: dict[str, Any] = dict(extra or {})
         self._lock = threading.RLock()
         self._indexes: dict[str, TrackIndex] = {}
+        self._lods: dict[str, LodIndex] = {}
         self._combos: Combos | None = None
         self._materialised: dict[str, pa.ChunkedArray] = {}
 
@@ -273,6 +276,45 @@ class Profile:
             pa.default_memory_pool().release_unused()  # the joined columns' old chunks
             return idx
 
+    def lod(self, grouping: str = "default") -> LodIndex:
+        """The level-of-detail index of a grouping (built on first use, then cached)."""
+        idx = self.track_index(grouping)
+        with self._lock:
+            if grouping not in self._lods:
+                self._lods[grouping] = viewport.build(idx.track, idx.lane, idx.tracks["lanes"].to_numpy(),
+                                                      self.array("start_ts"), self.array("end_ts"))
+            return self._lods[grouping]
+
+    def viewport(self, grouping: str, start_ts: int, end_ts: int, width_px: int,
+                 tracks=None) -> dict[str, np.ndarray]:
+        """What to draw for [start_ts, end_ts) at `width_px`: NumPy columns, at most ~2 items per pixel per lane.
+
+        Columns: `start_ts`, `end_ts` (absolute ns), `offset_start`, `offset_end` (float64 ns from
+        `base`, exact to the nanosecond), `track`, `lane`, `name` (code into `names`), `id`, `row`,
+        `count` (1 for an exact event; more for a merged run, whose longest event gives the name).
+        `tracks` limits the reply to those track indices (the rows on screen).
+        """
+        lod = self.lod(grouping)
+        idx = self.track_index(grouping)
+        got = viewport.query(lod, self.array("start_ts"), self.array("end_ts"), int(start_ts), int(end_ts),
+                             int(width_px), tracks)
+        row = got["row"]
+        seg_track = np.repeat(np.arange(len(idx.tracks)), np.diff(lod.track_segs))
+        name_col = self._joined("name").chunk(0)
+        base = int(start_ts)
+        return {
+            "base": np.int64(base), "px_ns": got["px_ns"],
+            "start_ts": got["start_ts"], "end_ts": got["end_ts"],
+            "offset_start": (got["start_ts"] - base).astype(np.float64),
+            "offset_end": (got["end_ts"] - base).astype(np.float64),
+            "track": seg_track[got["segment"]].astype(np.int32) if row.size else np.zeros(0, np.int32),
+            "lane": (got["segment"] - lod.track_segs[seg_track[got["segment"]]]).astype(np.int16)
+            if row.size else np.zeros(0, np.int16),
+            "name": name_col.indices.to_numpy(zero_copy_only=False)[row].astype(np.int32),
+            "names": name_col.dictionary,
+            "id": self.array("id")[row], "row": row, "count": got["count"],
+        }
+
     def tracks(self, grouping: str = "default") -> pd.DataFrame:
         """One row per track of a grouping mode, with Neuron Explorer's `label`."""
         return self.track_index(grouping).tracks.copy()
@@ -334,7 +376,7 @@ class Profile:
     def nbytes(self) -> dict[str, int]:
         """Resident bytes of what the timeline needs: columns plus cached grouping data."""
         cols = self._table.nbytes
-        grouping = sum(i.nbytes() for i in self._indexes.values())
+        grouping = sum(i.nbytes() for i in self._indexes.values()) + sum(v.nbytes() for v in self._lods.values())
         combos = self._combos.codes.nbytes if self._combos is not None else 0
         lazy = sum(c.nbytes for c in self._materialised.values())
         return {"columns": cols, "grouping": grouping + combos, "lazy": lazy,
