@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, machine  # noqa: E402
+from common import OUT, machine
 
 
 def main() -> None:

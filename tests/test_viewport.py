@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from conftest import trace
@@ -47,7 +49,7 @@ def check(p: nw.Profile, grouping: str, t0: int, t1: int, width: int) -> dict:
         # Runs of one lane are disjoint, in time order.
         order = sorted(items, key=lambda i: v["start_ts"][i])
         assert all(v["end_ts"][a] <= v["start_ts"][b] or (v["count"][a] == 1 and end[v["row"][a]] - start[v["row"][a]] == 0)
-                   for a, b in zip(order, order[1:], strict=False))
+                   for a, b in itertools.pairwise(order))
         assert len(items) <= 2 * width + 2  # at most about two items per pixel per lane
     assert (v["offset_start"] == (v["start_ts"] - t0)).all()
     return v

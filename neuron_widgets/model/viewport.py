@@ -58,11 +58,17 @@ def build(track: np.ndarray, lane: np.ndarray, lanes_per_track: np.ndarray, star
     np.cumsum(np.bincount(seg, minlength=n_segs), out=seg_off[1:])
     origin = int(start.min()) if start.size else 0
     span = max(int(end.max()) - origin, 1) if end.size else 1
-    base = max(span * EVENTS_PER_FINEST_BUCKET // max(track.size, 1), 1)
+    # Lanes share the events: size the finest bucket by a lane's density, not the profile's.
+    base = max(span * EVENTS_PER_FINEST_BUCKET * max(n_segs, 1) // max(track.size, 1), 1)
     shift0 = int(base - 1).bit_length()
-    top = max(int(span).bit_length() - shift0 + 1, 1)
-    levels = [k.build_level0(lane_order, seg_off, start, end, origin, shift0)]
-    for _ in range(1, top):
+    finest = k.build_level0(lane_order, seg_off, start, end, origin, shift0)
+    # Levels with more entries than events / EVENTS_PER_FINEST_BUCKET cost more memory than
+    # scanning the events saves: zoomed in that far, the query walks the events instead.
+    while finest[0].size > max(track.size // EVENTS_PER_FINEST_BUCKET, 1) and shift0 < int(span).bit_length():
+        finest = k.coarsen(*finest, lane_order, start, end)
+        shift0 += 1
+    levels = [finest]
+    for _ in range(1, max(int(span).bit_length() - shift0 + 1, 1)):
         levels.append(k.coarsen(*levels[-1], lane_order, start, end))
     sizes = np.array([lv[0].size for lv in levels], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
