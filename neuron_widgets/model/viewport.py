@@ -32,6 +32,9 @@ class LodIndex:
     lvl_lo: np.ndarray
     lvl_best: np.ndarray
     lvl_max: np.ndarray
+    lvl_fs: np.ndarray  # start of a bucket's first event
+    lvl_bs: np.ndarray  # start and end of a bucket's longest event
+    lvl_be: np.ndarray
     lvl_off: np.ndarray  # (levels, segments + 1) offsets into the lvl_* arrays
 
     @property
@@ -40,7 +43,8 @@ class LodIndex:
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.lane_order, self.seg_off, self.track_segs, self.lvl_key, self.lvl_lo,
-                                      self.lvl_best, self.lvl_max, self.lvl_off))
+                                      self.lvl_best, self.lvl_max, self.lvl_fs, self.lvl_bs, self.lvl_be,
+                                      self.lvl_off))
 
 
 def build(track: np.ndarray, lane: np.ndarray, lanes_per_track: np.ndarray, start: np.ndarray,
@@ -65,17 +69,16 @@ def build(track: np.ndarray, lane: np.ndarray, lanes_per_track: np.ndarray, star
     # Levels with more entries than events / EVENTS_PER_FINEST_BUCKET cost more memory than
     # scanning the events saves: zoomed in that far, the query walks the events instead.
     while finest[0].size > max(track.size // EVENTS_PER_FINEST_BUCKET, 1) and shift0 < int(span).bit_length():
-        finest = k.coarsen(*finest, lane_order, start, end)
+        finest = k.coarsen(*finest)
         shift0 += 1
     levels = [finest]
     for _ in range(1, max(int(span).bit_length() - shift0 + 1, 1)):
-        levels.append(k.coarsen(*levels[-1], lane_order, start, end))
+        levels.append(k.coarsen(*levels[-1]))
     sizes = np.array([lv[0].size for lv in levels], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    lvl_off = np.stack([lv[4] + s for lv, s in zip(levels, starts, strict=True)])
-    return LodIndex(lane_order, seg_off, track_segs, origin, shift0,
-                    np.concatenate([lv[0] for lv in levels]), np.concatenate([lv[1] for lv in levels]),
-                    np.concatenate([lv[2] for lv in levels]), np.concatenate([lv[3] for lv in levels]), lvl_off)
+    lvl_off = np.stack([lv[7] + s for lv, s in zip(levels, starts, strict=True)])
+    cat = [np.concatenate([lv[j] for lv in levels]) for j in range(7)]
+    return LodIndex(lane_order, seg_off, track_segs, origin, shift0, *cat, lvl_off)
 
 
 def query(lod: LodIndex, start: np.ndarray, end: np.ndarray, t0: int, t1: int, width_px: int,
@@ -97,6 +100,7 @@ def query(lod: LodIndex, start: np.ndarray, end: np.ndarray, t0: int, t1: int, w
     level = int(px).bit_length() - 1 - lod.shift0  # the coarsest level with buckets of at most a pixel
     level = min(level, lod.levels - 1)
     row, s, e, seg, count = k.query(segs, lod.seg_off, lod.lane_order, start, end, int(t0), int(t1), int(px),
-                                    lod.shift0, lod.lvl_key, lod.lvl_lo, lod.lvl_best, lod.lvl_max, lod.lvl_off,
+                                    lod.shift0, lod.lvl_key, lod.lvl_lo, lod.lvl_best, lod.lvl_max, lod.lvl_fs,
+                                    lod.lvl_bs, lod.lvl_be, lod.lvl_off,
                                     lod.origin, level if level >= 0 else -1)
     return {"row": row, "start_ts": s, "end_ts": e, "segment": seg, "count": count, "px_ns": np.int64(px)}
