@@ -126,3 +126,37 @@ def test_lanes_against_a_reference_on_random_data() -> None:
                 free[k] = e
             assert lanes[i] == k
         assert per_track[t] == len(free)
+
+
+def test_dependency_chain_on_the_sample(sample: nw.Profile) -> None:
+    ev = sample.core.to_pandas()
+    fw = ev[ev["name"] == "forward"].iloc[3]
+    d = sample.dependencies(int(fw["id"]))
+    assert d["upstream"].empty
+    down = d["downstream"]
+    assert sorted(down["name"]) == ["nc_exec_running", "nc_exec_running", "nrt_execute", "nrt_execute"]
+    assert set(down["instance_id"]) == {fw["instance_id"]} and set(down["process_id"]) == {fw["process_id"]}
+    hw = down[down["name"] == "nc_exec_running"].iloc[0]
+    back = sample.dependencies(int(hw["id"]))
+    assert sorted(back["upstream"]["name"]) == ["forward", "nrt_execute"]
+    assert back["downstream"].empty
+    rt = back["upstream"][back["upstream"]["name"] == "nrt_execute"].iloc[0]
+    assert rt["nc_idx"] == hw["nc_idx"]
+    plain = ev[ev["name"] == "kbl_exec_pre"].iloc[0]
+    assert sample.dependencies(int(plain["id"]))["downstream"].empty
+
+
+def test_dependency_chain_on_kineto() -> None:
+    from conftest import trace
+
+    p = nw.load_profile(trace("hta/nccl_data.json.gz"))
+    t = p.table
+    cats = t.column("category").to_pylist()
+    launches = [i for i, (c, f) in enumerate(zip(cats, t.column("flow_id").to_pylist(), strict=True))
+                if c == "cuda_runtime" and f][:300]
+    linked = [p.dependencies(row=r) for r in launches]
+    with_gpu = [d for d in linked if len(d["downstream"])]
+    # Launches whose flow has its other end in the file reach GPU work, and only GPU work.
+    assert len(with_gpu) > 100
+    assert all(set(d["downstream"]["trace_event_source"]) == {"device"} for d in with_gpu)
+    assert all(d["upstream"].empty for d in linked)

@@ -125,6 +125,7 @@ class Profile:
         self._lock = threading.RLock()
         self._indexes: dict[str, TrackIndex] = {}
         self._lods: dict[str, LodIndex] = {}
+        self._flows = None  # FlowIndex, built on first dependencies() call
         self._combos: Combos | None = None
         self._materialised: dict[str, pa.ChunkedArray] = {}
 
@@ -241,6 +242,34 @@ class Profile:
         raw = out.get("extra_attributes_json")
         out["args"] = _parse_args(raw)
         return out
+
+    def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
+        """Events linked to one event by flow ids: `upstream` and `downstream` DataFrames.
+
+        Upstream follows the chain framework -> neuron_rt -> neuron_hw back from the event,
+        downstream forward; within one source, earlier events are upstream.
+        """
+        from .flows import FlowIndex, split
+
+        if row is None:
+            if event_id is None:
+                raise TypeError("give an event id or a row")
+            row = self.row_of(event_id)
+        empty = {"upstream": self.core.slice(0, 0).to_pandas(), "downstream": self.core.slice(0, 0).to_pandas()}
+        if "flow_id" not in self.column_names:
+            return empty
+        with self._lock:
+            if self._flows is None:
+                self._flows = FlowIndex.of(self.column("flow_id"))
+        linked = self._flows.linked(row)
+        if linked.size == 0:
+            return empty
+        source = np.asarray(self._joined("trace_event_source").chunk(0).dictionary.to_pylist(), dtype=object)[
+            self._joined("trace_event_source").chunk(0).indices.to_numpy(zero_copy_only=False)]
+        up, down = split(linked, row, source, self.array("start_ts"))
+        core = self.core
+        return {"upstream": core.take(pa.array(up)).to_pandas().assign(row=up),
+                "downstream": core.take(pa.array(down)).to_pandas().assign(row=down)}
 
     # -- grouping --------------------------------------------------------------------
     def _combo_codes(self) -> Combos:

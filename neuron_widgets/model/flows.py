@@ -1,0 +1,60 @@
+"""Dependency chains: events linked by `flow_id` (framework -> neuron_rt -> neuron_hw).
+
+Built on first use from the lazy flow_id column: for every flow id, the rows that carry it,
+so the chain of one event is a few look-ups, not a scan of the profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+# Upstream comes first in this order; within a source, earlier events are upstream.
+SOURCE_ORDER = {"framework": 0, "neuron_rt": 1, "device": 2, "neuron_hw": 2}
+
+
+@dataclass
+class FlowIndex:
+    flows: pa.Array  # distinct flow ids (strings)
+    rows_by_flow: np.ndarray  # rows, grouped by flow
+    flow_off: np.ndarray  # rows_by_flow[flow_off[f]:flow_off[f+1]] carry flow f
+    flow_of_row_off: np.ndarray  # flow_codes[flow_of_row_off[r]:flow_of_row_off[r+1]] are row r's flows
+    flow_codes: np.ndarray
+
+    @classmethod
+    def of(cls, flow_id: pa.ChunkedArray) -> FlowIndex:
+        col = flow_id.combine_chunks() if flow_id.num_chunks != 1 else flow_id.chunk(0)
+        n = len(col)
+        values = pc.list_flatten(col)
+        parents = pc.list_parent_indices(col).to_numpy().astype(np.int64)
+        enc = pc.dictionary_encode(values.cast(pa.string()))
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        order = np.argsort(codes, kind="stable")
+        counts = np.bincount(codes, minlength=len(enc.dictionary))
+        flow_off = np.zeros(len(enc.dictionary) + 1, dtype=np.int64)
+        np.cumsum(counts, out=flow_off[1:])
+        per_row = np.bincount(parents, minlength=n)
+        row_off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(per_row, out=row_off[1:])
+        # list_flatten keeps rows in order, so codes are already grouped by row.
+        return cls(enc.dictionary, parents[order], flow_off, row_off, codes)
+
+    def linked(self, row: int) -> np.ndarray:
+        """Rows sharing at least one flow id with `row` (itself excluded), sorted."""
+        mine = self.flow_codes[self.flow_of_row_off[row]:self.flow_of_row_off[row + 1]]
+        if mine.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.concatenate([self.rows_by_flow[self.flow_off[f]:self.flow_off[f + 1]] for f in mine])
+        rows = np.unique(rows)
+        return rows[rows != row]
+
+
+def split(rows: np.ndarray, row: int, source: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Linked rows into upstream and downstream of `row`, by source order then time."""
+    rank = np.array([SOURCE_ORDER.get(s, 3) for s in source[rows]], dtype=np.int64) if rows.size else rows
+    mine = SOURCE_ORDER.get(source[row], 3)
+    up = (rank < mine) | ((rank == mine) & (start[rows] < start[row]))
+    return rows[up], rows[~up]
