@@ -33,6 +33,8 @@ def test_core_syntax() -> None:
         parse_cores("3-1")
     with pytest.raises(ValueError, match="cannot read NeuronCore filter 'x'"):
         parse_cores("0,x")
+    with pytest.raises(ValueError, match="cannot read NeuronCore filter '²'"):
+        parse_cores("²")
 
 
 def test_time_syntax() -> None:
@@ -43,6 +45,8 @@ def test_time_syntax() -> None:
     assert parse_time("1772323200000000000", 0) == 1_772_323_200_000_000_000
     with pytest.raises(ValueError, match="cannot read 'soon' as a time"):
         parse_time("soon", 0)
+    with pytest.raises(ValueError, match="cannot read '²ms' as a time"):
+        parse_time("²ms", 0)
 
 
 def test_profile_filter(sample: nw.Profile) -> None:

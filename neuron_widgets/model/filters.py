@@ -20,7 +20,7 @@ import pyarrow.dataset as ds
 from .schema import HARDWARE_EVENTS
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_TIME = re.compile(r"^\s*([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*(ns|us|µs|ms|s)?\s*$")
+_TIME = re.compile(r"^\s*([-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)?\s*$")
 
 
 def parse_time(value: int | float | str, origin: int) -> int:
@@ -43,7 +43,7 @@ def parse_time(value: int | float | str, origin: int) -> int:
         raise ValueError(f"cannot read {value!r} as a time; write e.g. '12.5ms', '40us', '3s' or integer nanoseconds")
     number, unit = m.groups()
     if unit is None:
-        return int(number) if re.fullmatch(r"[-+]?\d+", number) else round(float(number))
+        return int(number) if re.fullmatch(r"[-+]?[0-9]+", number) else round(float(number))
     return origin + round(float(number) * _UNITS[unit])
 
 
@@ -58,13 +58,13 @@ def parse_cores(spec: str | int | Iterable[int]) -> frozenset[int]:
         part = part.strip()
         if not part:
             continue
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
+        m = re.fullmatch(r"([0-9]+)\s*-\s*([0-9]+)", part)
         if m:
             lo, hi = int(m.group(1)), int(m.group(2))
             if hi < lo:
                 raise ValueError(f"NeuronCore range {part!r} runs backwards; write {hi}-{lo}")
             cores.update(range(lo, hi + 1))
-        elif part.isdigit():
+        elif re.fullmatch(r"[0-9]+", part):
             cores.add(int(part))
         else:
             raise ValueError(f"cannot read NeuronCore filter {part!r}; write e.g. '0', '0,2,4' or '0-3'")

@@ -154,8 +154,8 @@ def _int_ids(values: list, names: dict[Any, str], kind: str) -> np.ndarray:
 
 
 def _id_from_text(v: Any) -> int | None:
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-        n = int(v)
+    if isinstance(v, str) and re.fullmatch(r"-?[0-9]+", v.strip()):  # not "²", which isdigit() accepts
+        n = int(v.strip())
         return n if -(2**63) <= n < 2**63 else None
     return None
 

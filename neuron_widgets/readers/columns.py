@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ def _as_int(v: Any) -> int | None:
         return int(v) if np.isfinite(v) and INT64[0] <= v < INT64[1] else None
     if isinstance(v, str):
         s = v.strip()
-        if s.lstrip("-").isdigit():
+        if re.fullmatch(r"-?[0-9]+", s):  # ASCII digits only: "²".isdigit() is true
             return _as_int(int(s))
         try:
             return _as_int(float(s))
