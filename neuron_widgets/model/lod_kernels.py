@@ -13,17 +13,24 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
+def _empty_level(n):
+    """Room for n buckets: key, first, longest, latest end, first start, longest start, longest end."""
+    return (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _trimmed(key, lo, best, maxend, fstart, bstart, bend, m, off):
+    return (key[:m].copy(), lo[:m].copy(), best[:m].copy(), maxend[:m].copy(), fstart[:m].copy(),
+            bstart[:m].copy(), bend[:m].copy(), off)
+
+
+@numba.njit(cache=True, nogil=True)
 def build_level0(lane_order, seg_off, start, end, origin, shift):
     """Finest level. Per bucket: key, first position, longest position, latest end, and (so a
     query reads them in sequence) the first event's start and the longest event's start and end."""
-    n = lane_order.size
-    key = np.empty(n, dtype=np.int64)
-    lo = np.empty(n, dtype=np.int32)
-    best = np.empty(n, dtype=np.int32)
-    maxend = np.empty(n, dtype=np.int64)
-    fstart = np.empty(n, dtype=np.int64)
-    bstart = np.empty(n, dtype=np.int64)
-    bend = np.empty(n, dtype=np.int64)
+    key, lo, best, maxend, fstart, bstart, bend = _empty_level(lane_order.size)
     off = np.zeros(seg_off.size, dtype=np.int64)
     m = 0
     for s in range(seg_off.size - 1):
@@ -50,21 +57,13 @@ def build_level0(lane_order, seg_off, start, end, origin, shift):
                 if end[i] > maxend[m - 1]:
                     maxend[m - 1] = end[i]
     off[seg_off.size - 1] = m
-    return (key[:m].copy(), lo[:m].copy(), best[:m].copy(), maxend[:m].copy(), fstart[:m].copy(),
-            bstart[:m].copy(), bend[:m].copy(), off)
+    return _trimmed(key, lo, best, maxend, fstart, bstart, bend, m, off)
 
 
 @numba.njit(cache=True, nogil=True)
 def coarsen(key, lo, best, maxend, fstart, bstart, bend, off):
     """The next level: pairs of buckets merged (keys halved)."""
-    n = key.size
-    nkey = np.empty(n, dtype=np.int64)
-    nlo = np.empty(n, dtype=np.int32)
-    nbest = np.empty(n, dtype=np.int32)
-    nmax = np.empty(n, dtype=np.int64)
-    nfs = np.empty(n, dtype=np.int64)
-    nbs = np.empty(n, dtype=np.int64)
-    nbe = np.empty(n, dtype=np.int64)
+    nkey, nlo, nbest, nmax, nfs, nbs, nbe = _empty_level(key.size)
     noff = np.zeros(off.size, dtype=np.int64)
     m = 0
     for s in range(off.size - 1):
@@ -90,8 +89,7 @@ def coarsen(key, lo, best, maxend, fstart, bstart, bend, off):
                 if maxend[e] > nmax[m - 1]:
                     nmax[m - 1] = maxend[e]
     noff[off.size - 1] = m
-    return (nkey[:m].copy(), nlo[:m].copy(), nbest[:m].copy(), nmax[:m].copy(), nfs[:m].copy(), nbs[:m].copy(),
-            nbe[:m].copy(), noff)
+    return _trimmed(nkey, nlo, nbest, nmax, nfs, nbs, nbe, m, noff)
 
 
 @numba.njit(cache=True, nogil=True)
