@@ -2,19 +2,12 @@
 
 from .errors import LoadWarnings, ProfileError
 from .model import GROUPINGS, HARDWARE_EVENTS, Profile
+from .model.device_trace import DeviceTrace
 from .readers import load_profile
+from .readers.device import load_device_trace
 from .sample import sample_profile, write_sample
 
 __version__ = "0.1.0"
 
-__all__ = [
-           "GROUPINGS",
-           "HARDWARE_EVENTS",
-           "LoadWarnings",
-           "Profile",
-           "ProfileError",
-           "__version__",
-           "load_profile",
-           "sample_profile",
-           "write_sample",
-]
+__all__ = ["GROUPINGS", "HARDWARE_EVENTS", "DeviceTrace", "LoadWarnings", "Profile", "ProfileError", "__version__",
+           "load_device_trace", "load_profile", "sample_profile", "write_sample"]

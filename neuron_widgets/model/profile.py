@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings
 from . import viewport
+from .device_trace import DeviceTrace
 from .filters import Filters
 from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
@@ -126,6 +127,7 @@ class Profile:
         self._indexes: dict[str, TrackIndex] = {}
         self._lods: dict[str, LodIndex] = {}
         self._flows = None  # FlowIndex, built on first dependencies() call
+        self._device_cache: dict[str, DeviceTrace] = {}
         self._combos: Combos | None = None
         self._materialised: dict[str, pa.ChunkedArray] = {}
 
@@ -243,6 +245,24 @@ class Profile:
         out["args"] = _parse_args(raw)
         return out
 
+    def args_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """Parsed arguments of several events at once (one read of the source, not one per event)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return []
+        if "extra_attributes_json" in self._table.column_names or "extra_attributes_json" in self._materialised:
+            col = self.column("extra_attributes_json")
+            return [_parse_args(col[int(r)].as_py()) for r in rows]
+        if self._lazy is None or "extra_attributes_json" not in self._lazy.names():
+            return [{} for _ in rows]
+        keys = [{"id": int(i), "start_ts": int(s), ROW: int(src)} for i, s, src in
+                zip(self.array("id")[rows], self.array("start_ts")[rows], self._table.column(ROW).to_numpy()[rows],
+                    strict=True)]
+        bulk = getattr(self._lazy, "values", None)
+        texts = bulk("extra_attributes_json", keys) if bulk is not None else \
+            [self._lazy.value("extra_attributes_json", k) for k in keys]
+        return [_parse_args(t) for t in texts]
+
     def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
         """Events linked to one event by flow ids: `upstream` and `downstream` DataFrames.
 
@@ -270,6 +290,29 @@ class Profile:
         core = self.core
         return {"upstream": core.take(pa.array(up)).to_pandas().assign(row=up),
                 "downstream": core.take(pa.array(down)).to_pandas().assign(row=down)}
+
+    def device_trace(self, key: int | str) -> DeviceTrace:
+        """The device trace of a hardware event (an int: its event id) or of a device profile (a str: its name).
+
+        Read on first use and cached; for an event, device times are put on the host clock with
+        the execution's timestamp_sync_point (see `DeviceTrace.alignment`).
+        """
+        from ..readers.device import load_device_trace
+        from . import device_resolve as dr
+
+        event = None
+        if isinstance(key, int | np.integer):
+            event = self.event(int(key))
+            name = dr.profile_for(self, event)
+        else:
+            name = str(key)
+        with self._lock:
+            raw = self._device_cache.get(name)
+        if raw is None:
+            raw = load_device_trace(dr.locate(self, name))
+            with self._lock:
+                self._device_cache[name] = raw
+        return dr.aligned_trace(self, raw, event) if event is not None else raw
 
     # -- grouping --------------------------------------------------------------------
     def _combo_codes(self) -> Combos:

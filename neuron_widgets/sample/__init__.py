@@ -51,12 +51,14 @@ def write_sample(directory: str | Path, events: int = 20_000, seed: int = 0, *, 
     steps_per_chunk = max(ROW_GROUP // per_step, 1)
     w = None
     written = 0
+    first_chunk = None
     with progress(f"writing sample to {out.name}", steps * per_step) as bar:
         for first in range(0, steps, steps_per_chunk):
             chunk_steps = np.arange(first, min(first + steps_per_chunk, steps))
             table = system.chunk(layout, tmpl, chunk_steps, rng, special, written)
             if w is None:
                 w = system.writer(out / "SystemProfileEvents.parquet", table.schema)
+                first_chunk = table
             w.write_table(table, row_group_size=ROW_GROUP)
             written += table.num_rows
             bar.update(table.num_rows)
@@ -65,7 +67,7 @@ def write_sample(directory: str | Path, events: int = 20_000, seed: int = 0, *, 
     t0 = system.BASE_NS
     t1 = system.BASE_NS + steps * tp.STEP_NS
     _side_tables(out, rng, layout, t0, t1, written)
-    _device_profiles(out, rng, layout, tmpl, device_instructions)
+    _device_profiles(out, rng, layout, first_chunk, device_instructions)
     return out
 
 
@@ -88,27 +90,30 @@ def _side_tables(out: Path, rng: np.random.Generator, layout: system.Layout, t0:
     }]), out / "Metadata.parquet")
 
 
-def _device_profiles(out: Path, rng: np.random.Generator, layout: system.Layout, tmpl: dict,
+def _device_profiles(out: Path, rng: np.random.Generator, layout: system.Layout, first: pa.Table,
                      instructions: int) -> None:
-    """A DeviceProfileList row and a device-profile directory per (process, core, model)."""
+    """A DeviceProfileList row and a device-profile directory per (process, core, model).
+
+    Each holds the first step's execution of its model on its core, at that execution's
+    real time (device clock), so drill-down lines up with the system timeline.
+    """
+    ev = first.select(["name", "start_ts", "end_ts", "instance_id", "process_id", "nc_idx",
+                       "extra_attributes_json"]).to_pandas()
+    hw = ev[ev["name"] == "nc_exec_running"]
     rows = []
-    starts = tmpl["start"]
-    durs = tmpl["dur"]
-    names = tmpl["name"]
     number = 1
     for inst_i, inst in enumerate(layout.instances):
         for proc in range(layout.processes):
             pid = layout.pids[inst_i][proc]
             for nc in range(layout.cores):
                 for model in (tp.FWD_MODEL, tp.BWD_MODEL):
-                    sel = np.flatnonzero((names == "nc_exec_running") & (tmpl["core"] == nc) & (tmpl["model"] == model))
-                    k = int(sel[0])
-                    # The device profile holds the first step's execution of this model on this core.
-                    h0 = system.BASE_NS + int(starts[k])
-                    execs = [(model, h0, h0 + int(durs[k]))]
+                    # Step 0 runs execution `model` (1 forward, 2 backward) on every core.
+                    mine = hw[(hw["instance_id"] == inst) & (hw["process_id"] == pid) & (hw["nc_idx"] == nc)
+                              & hw["extra_attributes_json"].str.contains(f'"exec_id":{model},', regex=False)]
+                    e = mine.iloc[0]
                     name = f"neuron_profile_{number:03d}"
-                    device.write(out / "device_profiles" / name, rng, execs, instructions,
-                                 tp.MODEL_NAMES[model], nc)
+                    device.write(out / "device_profiles" / name, rng, [(model, int(e["start_ts"]), int(e["end_ts"]))],
+                                 instructions, tp.MODEL_NAMES[model], nc)
                     rows.append({"device_profile_name": name, "instance_id": inst, "process_id": pid,
                                  "nc_id": nc, "session_id": 0, "model_id": model})
                     number += 1

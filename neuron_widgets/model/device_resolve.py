@@ -1,0 +1,117 @@
+"""From a hardware event to its device profile, read once and put on the host clock.
+
+DeviceProfileList rows with the event's instance and process, `nc_id` equal to the event's
+nc_idx (both logical cores) and the event's model id. Where device-profile directories sit
+is not public: beside the system profile (`device_profiles/<name>`, `<name>`, `<name>@latest`,
+in it or its parent) or in the directory given as `device_profiles_dir`.
+Device time goes to host time with the execution's timestamp_sync_point:
+`host = sync_cpu + (device - sync_device)`; without one, the execution's start is laid on
+the nc_exec_running's start, and the trace says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ProfileError
+from .device_trace import DeviceTrace
+
+if TYPE_CHECKING:
+    from .profile import Profile
+
+
+def candidate_dirs(profile: Profile, name: str) -> list[Path]:
+    roots = []
+    given = profile.extra.get("device_profiles_dir")
+    if given:
+        roots.append(Path(given))
+    home = Path(profile.extra.get("directory") or Path(profile.source).parent)
+    roots += [home / "device_profiles", home, home.parent]
+    out = []
+    for root in roots:
+        out += [root / name, root / f"{name}@latest"]
+    return out
+
+
+def locate(profile: Profile, name: str) -> Path:
+    dp = profile.device_profiles
+    if "path" in dp and name in set(dp["device_profile_name"]):
+        path = dp.loc[dp["device_profile_name"] == name, "path"].iloc[0]
+        if isinstance(path, str) and Path(path).exists():
+            return Path(path)
+    for d in candidate_dirs(profile, name):
+        if d.is_dir():
+            return d
+    looked = ", ".join(str(d) for d in candidate_dirs(profile, name)[:4])
+    raise ProfileError(name, "the device profile's data was not found (looked in " + looked + ", ...)",
+                       "Pass load_profile(..., device_profiles_dir=DIR) with the directory that holds it")
+
+
+def profile_for(profile: Profile, event: dict[str, Any]) -> str:
+    dp = profile.device_profiles
+    if dp.empty:
+        raise ProfileError(profile.source, "lists no device profiles", "Capture with device profiling on")
+    args = event.get("args") or {}
+    if event.get("nc_idx") is None:
+        raise ProfileError(profile.source, f"event {event.get('id')} ({event.get('name')}) ran on no NeuronCore, so "
+                           "it has no device trace", "Pick a hardware event such as nc_exec_running")
+    match = pd.Series(True, index=dp.index)
+    for col, value in (("instance_id", event.get("instance_id")), ("process_id", event.get("process_id")),
+                       ("nc_id", event.get("nc_idx")), ("model_id", args.get("model_id"))):
+        if value is not None and col in dp and dp[col].notna().any():
+            match &= dp[col] == value
+    found = dp[match]
+    if found.empty:
+        raise ProfileError(profile.source, f"has no device profile for {event.get('name')} on "
+                           f"{event.get('instance_id')} PID {event.get('process_id')} NC {event.get('nc_idx')} "
+                           f"model {args.get('model_id')}", "Device profiles are captured for some executions only; "
+                           "see Profile.device_profiles")
+    if "session_id" in found and len(found) > 1:
+        found = found.sort_values("session_id")
+    return str(found["device_profile_name"].iloc[0])
+
+
+def sync_points(profile: Profile, event: dict[str, Any]) -> pd.DataFrame:
+    """exec_id, host and device timestamps of the sync points on the event's core."""
+    names = profile.core.column("name").to_numpy(zero_copy_only=False)
+    inst = profile.core.column("instance_id").to_numpy(zero_copy_only=False)
+    nc = profile.core.column("nc_idx").fill_null(-1).to_numpy()
+    core = event.get("nc_idx") if event.get("nc_idx") is not None else -1
+    rows = np.flatnonzero((names == "timestamp_sync_point") & (inst == event["instance_id"])
+                          & (profile.array("process_id") == event["process_id"]) & (nc == core))
+    out = []
+    for a in profile.args_of_rows(rows):
+        if {"cpu_timestamp_ns", "nc_timestamp_ns"} <= set(a):
+            out.append((a.get("exec_id"), int(a["cpu_timestamp_ns"]), int(a["nc_timestamp_ns"])))
+    return pd.DataFrame(out, columns=["exec_id", "cpu_ns", "device_ns"])
+
+
+def device_start(trace: DeviceTrace) -> int:
+    info = trace.execution_info
+    if "execution_start_ts" in info and info["execution_start_ts"].notna().any():
+        return int(info["execution_start_ts"].min())
+    return trace.span[0]
+
+
+def aligned_trace(profile: Profile, trace: DeviceTrace, event: dict[str, Any]) -> DeviceTrace:
+    start = device_start(trace)
+    wanted = (event.get("args") or {}).get("exec_id")
+    sp = sync_points(profile, event)
+    if not sp.empty:
+        # The device profile's own execution: the sync point taken just before its device start.
+        before = sp[sp["device_ns"] <= start]
+        own = before.loc[before["device_ns"].idxmax()] if not before.empty else \
+            sp.loc[(sp["device_ns"] - start).abs().idxmin()]
+        offset = int(own["cpu_ns"]) - int(own["device_ns"])
+        if wanted is None or own["exec_id"] == wanted:
+            return trace.aligned(offset, "timestamp_sync_point", residual_ns=int(event["start_ts"]) - (start + offset))
+        return trace.aligned(offset, "timestamp_sync_point",
+                             note=f"this device profile holds execution {own['exec_id']}, not the selected "
+                                  f"execution {wanted}: it is shown at its own time")
+    return trace.aligned(int(event["start_ts"]) - start, "execution start laid on nc_exec_running",
+                         note="no timestamp_sync_point on this core: device time aligned by the execution's "
+                              "start, clock drift within it is not corrected")

@@ -1,0 +1,70 @@
+"""DeviceTrace: the instruction-level trace of one device profile (one NEFF on one NeuronCore)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+TIME_COLUMNS = {"instructions": ("start_ts", "end_ts"), "dma": ("start_ts", "end_ts"),
+                "cc_ops": ("start_ts", "end_ts"), "semaphores": ("timestamp",), "active_time": ("start_ts", "end_ts")}
+
+
+@dataclass
+class DeviceTrace:
+    """Tables of a device profile; times in device nanoseconds until `aligned()` maps them to the host.
+
+    `instructions` (engine track in `timeline_track`), `dma` (queue in `queue_name`),
+    `semaphores`, `cc_ops`, `flows`, `summary`, `execution_info`: each a DataFrame, empty where
+    the source has no such table. `metadata` and `source` say where it came from.
+    """
+
+    source: str
+    format: str
+    instructions: pd.DataFrame
+    dma: pd.DataFrame = field(default_factory=pd.DataFrame)
+    semaphores: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cc_ops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    flows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    execution_info: pd.DataFrame = field(default_factory=pd.DataFrame)
+    active_time: pd.DataFrame = field(default_factory=pd.DataFrame)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # How device time was put on the host clock, and by how much (ns added to device times).
+    alignment: str = "device clock (not aligned)"
+    offset_ns: int = 0
+    residual_ns: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        if self.instructions.empty:
+            return (0, 0)
+        return int(self.instructions["start_ts"].min()), int(self.instructions["end_ts"].max())
+
+    def aligned(self, offset_ns: int, how: str, residual_ns: int | None = None, note: str | None = None) -> DeviceTrace:
+        """A copy with every time column moved by `offset_ns` onto the host clock."""
+        moved = {}
+        for name, cols in TIME_COLUMNS.items():
+            df = getattr(self, name)
+            if not df.empty:
+                df = df.copy()
+                for c in cols:
+                    if c in df:
+                        df[c] = df[c].astype("int64") + offset_ns
+            moved[name] = df
+        info = self.execution_info.copy()
+        for c in ("execution_start_ts", "execution_end_ts"):
+            if c in info:
+                info[c] = info[c].astype("int64") + offset_ns
+        return DeviceTrace(self.source, self.format, moved["instructions"], moved["dma"], moved["semaphores"],
+                           moved["cc_ops"], self.flows, self.summary, info, moved["active_time"], dict(self.metadata),
+                           how, self.offset_ns + offset_ns, residual_ns, [*self.notes, *([note] if note else [])])
+
+    def __repr__(self) -> str:
+        return (f"<DeviceTrace {self.format} {self.source!r}: {len(self.instructions):,} instructions, "
+                f"{len(self.dma):,} DMA, {self.alignment}>")

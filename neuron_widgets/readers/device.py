@@ -1,0 +1,112 @@
+"""Device profiles: Neuron Explorer Parquet device tables, neuron-profile / legacy device JSON, .ntff."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import ProfileError
+from ..model.device_trace import DeviceTrace
+from .columns import read_json
+from .parquet import table_files
+
+_PARQUET_TABLES = {"instructions": "Instruction", "dma": "DmaPacket", "semaphores": "SemaphoreUpdate",
+                   "cc_ops": "CcOp", "flows": "Flow", "summary": "Summary", "execution_info": "ExecutionInfo",
+                   "active_time": "ActiveTime"}
+_JSON_TABLES = {"instructions": "instruction", "dma": "dma", "semaphores": "semaphore_update",
+                "summary": "summary", "active_time": "active_time"}
+_JSON_RENAME = {"instructions": {"timestamp": "start_ts", "duration": "duration_ns", "label": "timeline_track"},
+                "dma": {"timestamp": "start_ts", "duration": "duration_ns", "subgroup": "queue_name",
+                        "dma_queue": "queue_idx", "transfer_size": "transfer_bytes"},
+                "semaphores": {}, "summary": {}, "active_time": {}}
+
+
+def load_device_trace(path: str | os.PathLike[str]) -> DeviceTrace:
+    """A device profile from a Parquet device-profile directory, a device JSON, or an .ntff."""
+    p = Path(os.fspath(path)).expanduser()
+    if not p.exists():
+        raise ProfileError(p, "no such file or directory", "Check the path of the device profile")
+    if p.is_dir():
+        return _parquet(p)
+    if p.suffix == ".ntff":
+        return _ntff(p)
+    return _json(p)
+
+
+def _parquet(directory: Path) -> DeviceTrace:
+    tables = table_files(directory)
+    if "Instruction" not in tables:
+        raise ProfileError(directory, "holds no Instruction.parquet (not a processed device profile)",
+                           "Point at the directory `neuron-explorer view` wrote for the device profile")
+    frames: dict[str, pd.DataFrame] = {}
+    for attr, name in _PARQUET_TABLES.items():
+        if name in tables:
+            try:
+                frames[attr] = pa.concat_tables([pq.read_table(f) for f in tables[name]],
+                                                promote_options="permissive").to_pandas()
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise ProfileError(tables[name][0], f"{name} could not be read ({exc})",
+                                   "The file may be truncated; process the device profile again") from None
+    meta = _first_row(tables.get("Metadata"))
+    instr = frames.pop("instructions")
+    _require(instr, ("start_ts", "end_ts"), tables["Instruction"][0])
+    return DeviceTrace(str(directory), "neuron-parquet", instr, metadata=meta, **frames)
+
+
+def _first_row(files: list[Path] | None) -> dict[str, Any]:
+    if not files:
+        return {}
+    t = pq.read_table(files[0])
+    return t.slice(0, 1).to_pylist()[0] if t.num_rows else {}
+
+
+def _require(df: pd.DataFrame, cols: tuple[str, ...], where: Path) -> None:
+    missing = [c for c in cols if c not in df]
+    if missing:
+        raise ProfileError(where, f"has no column {', '.join(missing)}", "This is not a device profile of the published schema")
+
+
+def _json(path: Path) -> DeviceTrace:
+    doc = read_json(path)
+    if not isinstance(doc, dict) or "instruction" not in doc:
+        keys = ", ".join(list(doc)[:8]) if isinstance(doc, dict) else type(doc).__name__
+        raise ProfileError(path, f"is not a device profile JSON (no 'instruction' list; found {keys})",
+                           "Pass device_profile_model_<id>.json or a neuron-profile JSON export")
+    frames: dict[str, pd.DataFrame] = {}
+    for attr, key in _JSON_TABLES.items():
+        rows = doc.get(key)
+        if isinstance(rows, dict):
+            rows = [rows]
+        if isinstance(rows, list):
+            df = pd.DataFrame([r for r in rows if isinstance(r, dict)]).rename(columns=_JSON_RENAME[attr])
+            if "start_ts" in df and "duration_ns" in df and "end_ts" not in df:
+                df["start_ts"] = pd.to_numeric(df["start_ts"], errors="coerce")
+                df["duration_ns"] = pd.to_numeric(df["duration_ns"], errors="coerce").fillna(0)
+                df = df.dropna(subset=["start_ts"]).astype({"start_ts": "int64", "duration_ns": "int64"})
+                df["end_ts"] = df["start_ts"] + df["duration_ns"]
+            frames[attr] = df
+    instr = frames.pop("instructions")
+    if instr.empty:
+        instr = pd.DataFrame({"start_ts": pd.Series(dtype="int64"), "end_ts": pd.Series(dtype="int64")})
+    meta = doc.get("metadata")
+    meta = meta[0] if isinstance(meta, list) and meta and isinstance(meta[0], dict) else meta if isinstance(meta, dict) else {}
+    return DeviceTrace(str(path), "neuron-json", instr, metadata=meta, **frames)
+
+
+def _ntff(path: Path) -> DeviceTrace:
+    if path.stat().st_size == 0:
+        raise ProfileError(path, "the device trace is 0 bytes: no execution was captured",
+                           "This is usually a warm-up problem: run a few iterations before profiling")
+    neffs = list(path.parent.glob("*.neff"))
+    if not neffs:
+        raise ProfileError(path, "has no .neff beside it, so it cannot be decoded",
+                           "Set neff_cache_dir (or TORCH_NEURONX_NEFF_CACHE_DIR) so the compiled model is kept, "
+                           "and capture again")
+    raise ProfileError(path, "is a raw device trace; its format is not public",
+                       f"Process it where the Neuron tools are installed: `neuron-explorer view -d {path.parent} "
+                       "--output-format parquet`, then load the device-profile directory it writes")

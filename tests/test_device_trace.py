@@ -1,0 +1,104 @@
+"""Device traces: readers, resolution from a hardware event, alignment to the host clock, cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import neuron_widgets as nw
+
+
+def hw_events(p: nw.Profile):
+    ev = p.core.to_pandas()
+    return ev, ev[ev["name"] == "nc_exec_running"]
+
+
+def test_drill_down_from_an_execution(sample: nw.Profile) -> None:
+    _, hw = hw_events(sample)
+    first = hw.iloc[0]
+    d = sample.device_trace(int(first["id"]))
+    assert len(d) > 100 and len(d.dma) > 0 and not d.execution_info.empty
+    assert d.alignment == "timestamp_sync_point" and d.residual_ns == 0
+    lo, hi = d.span
+    assert first["start_ts"] <= lo and hi <= first["end_ts"]
+    assert set(d.instructions["timeline_track"]) <= {"TensorMatrix", "Tensor", "Vector", "Scalar", "GpSimd", "Sync"}
+    # Read once: the second drill-down is served from the cache.
+    again = sample.device_trace(int(first["id"]))
+    assert len(sample._device_cache) >= 1 and again.span == d.span
+
+
+def test_other_execution_is_said_not_hidden(sample: nw.Profile) -> None:
+    _, hw = hw_events(sample)
+    later = hw.iloc[60]
+    d = sample.device_trace(int(later["id"]))
+    assert any("holds execution" in n and "not the selected execution" in n for n in d.notes)
+    assert d.alignment == "timestamp_sync_point"
+
+
+def test_by_name_and_unknown_events(sample: nw.Profile) -> None:
+    d = sample.device_trace("neuron_profile_001")
+    assert d.alignment.startswith("device clock") and d.span[0] < sample.start_ts
+    ev, _ = hw_events(sample)
+    fw = ev[ev["name"] == "forward"].iloc[0]
+    with pytest.raises(nw.ProfileError, match="ran on no NeuronCore, so it has no device trace"):
+        sample.device_trace(int(fw["id"]))
+
+
+def test_without_sync_points(sample_dir: Path) -> None:
+    p = nw.load_profile(sample_dir, event_types="^timestamp_sync_point")
+    _, hw = hw_events(p)
+    d = p.device_trace(int(hw.iloc[0]["id"]))
+    assert d.alignment == "execution start laid on nc_exec_running"
+    assert any("no timestamp_sync_point" in n for n in d.notes)
+    assert d.span[0] >= hw.iloc[0]["start_ts"]
+
+
+def test_device_profiles_elsewhere(sample_dir: Path, tmp_path: Path) -> None:
+    system = tmp_path / "system"
+    shutil.copytree(sample_dir, system, ignore=shutil.ignore_patterns("device_profiles"))
+    p = nw.load_profile(system)
+    _, hw = hw_events(p)
+    with pytest.raises(nw.ProfileError, match=r"neuron_profile_\d+: the device profile's data was not found.*"
+                                              r"device_profiles_dir"):
+        p.device_trace(int(hw.iloc[0]["id"]))
+    shutil.copytree(sample_dir / "device_profiles", tmp_path / "elsewhere")
+    q = nw.load_profile(system, device_profiles_dir=tmp_path / "elsewhere")
+    assert len(q.device_trace(int(hw.iloc[0]["id"]))) > 100
+
+
+def test_device_json_and_legacy_listing(tmp_path: Path) -> None:
+    doc = {"instruction": [{"timestamp": 10, "duration": 5, "label": "TensorMatrix", "opcode": "MATMUL",
+                            "hlo_name": "dot.1", "id": 2**60 + 1},
+                           {"timestamp": 20, "duration": 3, "label": "Vector", "opcode": "TENSOR_TENSOR"}],
+           "dma": [{"timestamp": 12, "duration": 4, "subgroup": "qSyncSpillReload0-Q1-E0", "transfer_size": 64}],
+           "summary": [{"total_time": 30, "event_count": 3}], "metadata": [{"ntff_version": 4}]}
+    (tmp_path / "device_profile_model_7.json").write_text(json.dumps(doc))
+    d = nw.load_device_trace(tmp_path / "device_profile_model_7.json")
+    assert d.instructions["end_ts"].tolist() == [15, 23]
+    assert d.instructions["id"].iloc[0] == 2**60 + 1
+    assert d.dma["queue_name"].tolist() == ["qSyncSpillReload0-Q1-E0"] and d.metadata["ntff_version"] == 4
+    (tmp_path / "system_profile.json").write_text(json.dumps({"trace_event": [
+        {"id": 1, "name": "nc_exec_running", "timestamp": 1, "duration": 40, "nc_idx": 0, "process_id": 3,
+         "model_id": 7, "exec_id": 1}]}))
+    p = nw.load_profile(tmp_path / "system_profile.json")
+    assert len(p.device_trace("device_profile_model_7")) == 2
+    (tmp_path / "bad.json").write_text('{"summary": []}')
+    with pytest.raises(nw.ProfileError, match=r"bad\.json: is not a device profile JSON"):
+        nw.load_device_trace(tmp_path / "bad.json")
+
+
+def test_ntff_messages(tmp_path: Path) -> None:
+    (tmp_path / "a.ntff").write_bytes(b"")
+    with pytest.raises(nw.ProfileError, match=r"0 bytes: no execution was captured.*warm-up"):
+        nw.load_device_trace(tmp_path / "a.ntff")
+    (tmp_path / "a.ntff").write_bytes(b"NTFF")
+    with pytest.raises(nw.ProfileError, match=r"no \.neff beside it.*neff_cache_dir"):
+        nw.load_device_trace(tmp_path / "a.ntff")
+    (tmp_path / "m.neff").write_bytes(b"NEFF")
+    with pytest.raises(nw.ProfileError, match="neuron-explorer view -d"):
+        nw.load_device_trace(tmp_path / "a.ntff")
+    with pytest.raises(nw.ProfileError, match="no such file"):
+        nw.load_device_trace(tmp_path / "missing")
