@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,9 @@ from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
 from .schema import EVENT_COLUMNS, ROW
 from .viewport import LodIndex
+
+# Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up.
+ALIGNED_CACHE = 8
 
 
 class LazyColumns(Protocol):
@@ -127,7 +131,8 @@ class Profile:
         self._indexes: dict[str, TrackIndex] = {}
         self._lods: dict[str, LodIndex] = {}
         self._flows = None  # FlowIndex, built on first dependencies() call
-        self._device_cache: dict[str, DeviceTrace] = {}
+        self._device_cache: dict[str, DeviceTrace] = {}  # as read, device clock
+        self._aligned_cache: OrderedDict[int, DeviceTrace] = OrderedDict()  # per event, host clock
         self._combos: Combos | None = None
         self._materialised: dict[str, pa.ChunkedArray] = {}
 
@@ -302,6 +307,10 @@ class Profile:
 
         event = None
         if isinstance(key, int | np.integer):
+            with self._lock:
+                if int(key) in self._aligned_cache:
+                    self._aligned_cache.move_to_end(int(key))
+                    return self._aligned_cache[int(key)]
             event = self.event(int(key))
             name = dr.profile_for(self, event)
         else:
@@ -312,7 +321,14 @@ class Profile:
             raw = load_device_trace(dr.locate(self, name))
             with self._lock:
                 self._device_cache[name] = raw
-        return dr.aligned_trace(self, raw, event) if event is not None else raw
+        if event is None:
+            return raw
+        aligned = dr.aligned_trace(self, raw, event)
+        with self._lock:
+            self._aligned_cache[int(key)] = aligned
+            while len(self._aligned_cache) > ALIGNED_CACHE:
+                self._aligned_cache.popitem(last=False)
+        return aligned
 
     # -- grouping --------------------------------------------------------------------
     def _combo_codes(self) -> Combos:
