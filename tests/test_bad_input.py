@@ -173,3 +173,23 @@ def test_fuzz_no_event_dropped_uncounted(tmp_path: Path, events) -> None:
     # Every X and i is an event; every B is one event (closed or marked incomplete); every E closes one B or is counted.
     assert len(p) == others + begins
     assert ends == (begins - int(p.core.column("incomplete").to_numpy().sum())) + unmatched
+
+
+def test_a_registered_reader_is_used(tmp_path: Path) -> None:
+    from neuron_widgets.readers import READERS, Reader, register
+
+    def read(path: Path, filters) -> nw.Profile:
+        del filters
+        return nw.load_profile(path.with_suffix(".json"))
+
+    (tmp_path / "t.json").write_text(json.dumps([{"ph": "X", "name": "mine", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]))
+    (tmp_path / "t.custom").write_text("custom")
+    reader = Reader("custom", lambda p: p.suffix == ".custom", read)
+    register(reader, first=True)
+    try:
+        assert nw.load_profile(tmp_path / "t.custom").core.column("name").to_pylist() == ["mine"]
+        assert nw.load_profile(tmp_path / "t.custom", format="custom").core.column("name").to_pylist() == ["mine"]
+    finally:
+        READERS.remove(reader)
+    with pytest.raises(nw.ProfileError, match="is not a profile format"):
+        nw.load_profile(tmp_path / "t.custom")

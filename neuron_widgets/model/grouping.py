@@ -102,10 +102,6 @@ class Combos:
         return cls(combo, frame)
 
 
-def _num(v: object) -> int:
-    return -1 if v is None else int(v)  # type: ignore[call-overload]
-
-
 def _tier(row: dict) -> tuple[str, tuple]:
     """The last label segment of the Default mode, and its sort key."""
     src, nc, pcore, tid, stream = (row["trace_event_source"], row["nc_idx"], row["pcore_idx"],

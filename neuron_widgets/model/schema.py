@@ -6,8 +6,6 @@ need to know which file format an event came from.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -201,7 +199,3 @@ def check_ids(table: pa.Table, warnings: LoadWarnings, origin: str) -> None:
         return
     dup = int(pd.Series(ids).duplicated().sum())
     warnings.add(f"{origin}: duplicate event ids (events kept; look them up by row)", dup)
-
-
-def sources_present(table: pa.Table) -> Sequence[str]:
-    return table.column("trace_event_source").unique().to_pylist()
