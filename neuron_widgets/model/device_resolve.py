@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import ProfileError
 from .device_trace import DeviceTrace
+from .filters import dict_mask
 
 if TYPE_CHECKING:
     from .profile import Profile
@@ -75,14 +76,23 @@ def profile_for(profile: Profile, event: dict[str, Any]) -> str:
     return str(found["device_profile_name"].iloc[0])
 
 
-def sync_points(profile: Profile, event: dict[str, Any]) -> pd.DataFrame:
-    """exec_id, host and device timestamps of the sync points on the event's core."""
-    names = profile.core.column("name").to_numpy(zero_copy_only=False)
-    inst = profile.core.column("instance_id").to_numpy(zero_copy_only=False)
-    nc = profile.core.column("nc_idx").fill_null(-1).to_numpy()
+def _is(profile: Profile, column: str, value: Any) -> np.ndarray:
+    return dict_mask(profile.column(column), lambda values: np.array([v == value for v in values], dtype=bool))
+
+
+def sync_points(profile: Profile, event: dict[str, Any], nearest: bool = False) -> pd.DataFrame:
+    """exec_id, host and device timestamps of the sync points on the event's core.
+
+    `nearest`: only the last one taken at or before the event (its own execution's, usually),
+    so a drill-down reads one event's arguments instead of every sync point's.
+    """
     core = event.get("nc_idx") if event.get("nc_idx") is not None else -1
-    rows = np.flatnonzero((names == "timestamp_sync_point") & (inst == event["instance_id"])
-                          & (profile.array("process_id") == event["process_id"]) & (nc == core))
+    rows = np.flatnonzero(_is(profile, "name", "timestamp_sync_point") & _is(profile, "instance_id", event["instance_id"])
+                          & (profile.array("process_id") == event["process_id"])
+                          & (profile.column("nc_idx").fill_null(-1).to_numpy() == core))
+    if nearest:
+        before = rows[profile.array("start_ts")[rows] <= int(event["start_ts"])]
+        rows = before[-1:]
     out = []
     for a in profile.args_of_rows(rows):
         if {"cpu_timestamp_ns", "nc_timestamp_ns"} <= set(a):
@@ -100,7 +110,9 @@ def device_start(trace: DeviceTrace) -> int:
 def aligned_trace(profile: Profile, trace: DeviceTrace, event: dict[str, Any]) -> DeviceTrace:
     start = device_start(trace)
     wanted = (event.get("args") or {}).get("exec_id")
-    sp = sync_points(profile, event)
+    sp = sync_points(profile, event, nearest=True)
+    if sp.empty or wanted is None or sp["exec_id"].iloc[0] != wanted or int(sp["device_ns"].iloc[0]) > start:
+        sp = sync_points(profile, event)
     if not sp.empty:
         # The device profile's own execution: the sync point taken just before its device start.
         before = sp[sp["device_ns"] <= start]

@@ -187,9 +187,9 @@ class Filters:
         """Boolean mask over `table`'s rows: no Python work per event, only per distinct value."""
         keep = np.ones(table.num_rows, dtype=bool)
         if self.event_types is not None:
-            keep &= _dict_mask(table.column("name"), self.event_types.allowed)
+            keep &= dict_mask(table.column("name"), self.event_types.allowed)
         if self.instances is not None:
-            keep &= _dict_mask(table.column("instance_id"), self._instance_allowed)
+            keep &= dict_mask(table.column("instance_id"), self._instance_allowed)
         if self.neuron_cores is not None:
             nc = table.column("nc_idx")
             vals = nc.fill_null(-1).to_numpy()
@@ -237,7 +237,8 @@ def _overlaps(start: np.ndarray, end: np.ndarray, t0: int, t1: int) -> np.ndarra
     return (start < t1) & ((end > t0) | (start >= t0))
 
 
-def _dict_mask(col: pa.ChunkedArray, allowed_of) -> np.ndarray:
+def dict_mask(col: pa.ChunkedArray, allowed_of) -> np.ndarray:
+    """Rows whose (dictionary) value passes `allowed_of`, decided once per distinct value."""
     chunk = col.combine_chunks()
     if not pa.types.is_dictionary(chunk.type):
         chunk = pc.dictionary_encode(chunk)

@@ -52,9 +52,14 @@ class FlowIndex:
         return rows[rows != row]
 
 
-def split(rows: np.ndarray, row: int, source: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Linked rows into upstream and downstream of `row`, by source order then time."""
-    rank = np.array([SOURCE_ORDER.get(s, 3) for s in source[rows]], dtype=np.int64) if rows.size else rows
-    mine = SOURCE_ORDER.get(source[row], 3)
+def split(rows: np.ndarray, row: int, source_codes: np.ndarray, sources: list[str],
+          start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Linked rows into upstream and downstream of `row`, by source order then time.
+
+    `source_codes` are the dictionary codes of trace_event_source, `sources` its values.
+    """
+    code_rank = np.array([SOURCE_ORDER.get(s, 3) for s in sources], dtype=np.int64)
+    rank = code_rank[source_codes[rows]]
+    mine = code_rank[source_codes[row]]
     up = (rank < mine) | ((rank == mine) & (start[rows] < start[row]))
     return rows[up], rows[~up]

@@ -289,9 +289,9 @@ class Profile:
         linked = self._flows.linked(row)
         if linked.size == 0:
             return empty
-        source = np.asarray(self._joined("trace_event_source").chunk(0).dictionary.to_pylist(), dtype=object)[
-            self._joined("trace_event_source").chunk(0).indices.to_numpy(zero_copy_only=False)]
-        up, down = split(linked, row, source, self.array("start_ts"))
+        source = self._joined("trace_event_source").chunk(0)
+        up, down = split(linked, row, source.indices.to_numpy(zero_copy_only=False),
+                         source.dictionary.to_pylist(), self.array("start_ts"))
         core = self.core
         return {"upstream": core.take(pa.array(up)).to_pandas().assign(row=up),
                 "downstream": core.take(pa.array(down)).to_pandas().assign(row=down)}
