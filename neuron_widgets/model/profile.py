@@ -403,6 +403,13 @@ class Profile:
             "id": self.array("id")[row], "row": row, "count": got["count"],
         }
 
+    def name_codes(self) -> np.ndarray:
+        """Each event's name as a code into `name_dictionary()` (the codes viewport replies carry)."""
+        return self._joined("name").chunk(0).indices.to_numpy(zero_copy_only=False)
+
+    def name_dictionary(self) -> list[str]:
+        return self._joined("name").chunk(0).dictionary.to_pylist()
+
     def tracks(self, grouping: str = "default") -> pd.DataFrame:
         """One row per track of a grouping mode, with Neuron Explorer's `label`."""
         return self.track_index(grouping).tracks.copy()

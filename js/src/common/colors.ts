@@ -1,0 +1,63 @@
+// Stable colours per event name (a hash of the text, so the same name has the same colour in
+// every view and session) and the theme's colours read from JupyterLab's CSS variables.
+
+export function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export function nameColor(name: string, dark: boolean): string {
+  const h = hashString(name);
+  const hue = h % 360;
+  // Keep clear of pure red: red means error.
+  const shifted = hue < 15 || hue > 345 ? (hue + 40) % 360 : hue;
+  const sat = 45 + ((h >>> 9) % 25);
+  const light = dark ? 38 + ((h >>> 17) % 12) : 62 + ((h >>> 17) % 14);
+  return `hsl(${shifted}, ${sat}%, ${light}%)`;
+}
+
+export const ERROR_COLOR = "#d62728";
+
+export interface Theme {
+  dark: boolean;
+  background: string;
+  foreground: string;
+  muted: string;
+  grid: string;
+  header: string;
+  accent: string;
+  font: string;
+}
+
+export function readTheme(el: Element): Theme {
+  const cs = getComputedStyle(el);
+  const v = (name: string, fallback: string) => cs.getPropertyValue(name).trim() || fallback;
+  const background = v("--jp-layout-color0", "#ffffff");
+  const dark =
+    document.body.dataset.jpThemeLight === "false" || luminance(background) < 0.4;
+  return {
+    dark,
+    background,
+    foreground: v("--jp-ui-font-color1", dark ? "#e0e0e0" : "#1f1f1f"),
+    muted: v("--jp-ui-font-color2", dark ? "#a0a0a0" : "#616161"),
+    grid: v("--jp-border-color2", dark ? "#3a3a3a" : "#e0e0e0"),
+    header: v("--jp-layout-color2", dark ? "#2a2a2a" : "#eeeeee"),
+    accent: v("--jp-brand-color1", "#1976d2"),
+    font: v("--jp-ui-font-family", "system-ui, sans-serif"),
+  };
+}
+
+function luminance(color: string): number {
+  const m = color.match(/^#([0-9a-f]{6})$/i);
+  if (!m) {
+    const rgb = color.match(/rgba?\((\d+),\s*(\d+),\s*(\d+)/);
+    if (!rgb) return 1;
+    return (0.299 * +rgb[1] + 0.587 * +rgb[2] + 0.114 * +rgb[3]) / 255;
+  }
+  const n = parseInt(m[1], 16);
+  return (0.299 * ((n >> 16) & 255) + 0.587 * ((n >> 8) & 255) + 0.114 * (n & 255)) / 255;
+}

@@ -1,0 +1,151 @@
+// Viewport replies from the kernel, and the one request in flight at a time: a newer wish
+// replaces an older one that has not been sent (stale requests are never sent, and replies to
+// superseded ones are dropped), and what is on screen keeps being drawn meanwhile.
+
+import { typed } from "../common/dom";
+
+export interface Items {
+  t0: number;
+  t1: number;
+  width: number;
+  pxNs: number;
+  grouping: string;
+  revision: number;
+  n: number;
+  tracks: Set<number>;
+  start: Float64Array;
+  end: Float64Array;
+  track: Int32Array;
+  lane: Int32Array;
+  name: Int32Array;
+  row: Int32Array;
+  count: Uint32Array;
+  flags: Uint8Array;
+  color?: Int32Array;
+  colorKeys?: string[];
+  markersDropped: number;
+}
+
+export const FLAG_ERROR = 1;
+export const FLAG_INCOMPLETE = 2;
+export const FLAG_HIGHLIGHT = 4;
+export const FLAG_MARKER = 8;
+
+const KINDS: Record<string, { new (b: ArrayBuffer): ArrayLike<number> }> = {
+  start: Float64Array,
+  end: Float64Array,
+  track: Int32Array,
+  lane: Int32Array,
+  name: Int32Array,
+  row: Int32Array,
+  count: Uint32Array,
+  flags: Uint8Array,
+  color: Int32Array,
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function decodeItems(msg: any, buffers: (DataView | ArrayBuffer)[], tracks: number[]): Items {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const cols: Record<string, any> = {};
+  (msg.columns as string[]).forEach((c, i) => (cols[c] = typed(buffers[i], KINDS[c])));
+  return {
+    t0: msg.t0,
+    t1: msg.t1,
+    width: msg.width,
+    pxNs: msg.px_ns,
+    grouping: msg.grouping,
+    revision: msg.revision ?? 0,
+    n: msg.n,
+    tracks: new Set(tracks),
+    start: cols.start,
+    end: cols.end,
+    track: cols.track,
+    lane: cols.lane,
+    name: cols.name,
+    row: cols.row,
+    count: cols.count,
+    flags: cols.flags,
+    color: cols.color,
+    colorKeys: msg.color_keys,
+    markersDropped: msg.markers_dropped ?? 0,
+  };
+}
+
+export interface Wish {
+  type: string;
+  key: string; // what the reply would hold; the same key twice is one request
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  payload: Record<string, any>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Reply = (msg: any, buffers: (DataView | ArrayBuffer)[], asked: Record<string, any>) => void;
+
+interface ModelLike {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  send(content: any, callbacks?: any, buffers?: any): void;
+}
+
+let counter = 0;
+export function uuid(): string {
+  counter += 1;
+  return `${Date.now().toString(36)}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** One channel of requests (viewport, counters...): at most one in flight, latest wish wins. */
+export class Channel {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private inflight: { uuid: string; key: string; sent: number; payload: Record<string, any> } | null = null;
+  private pending: Wish | null = null;
+  private lastKey = "";
+  constructor(
+    private model: ModelLike,
+    private onReply: Reply,
+    private onWaiting: (waitingMs: number) => void,
+  ) {}
+
+  want(w: Wish): void {
+    if (w.key === this.lastKey && (this.inflight?.key === w.key || !this.inflight)) return;
+    if (this.inflight) {
+      this.pending = w;
+      return;
+    }
+    this.send(w);
+  }
+
+  /** Forget what was asked, so the same wish is sent again (the data changed on the kernel). */
+  invalidate(): void {
+    this.lastKey = "";
+  }
+
+  private send(w: Wish): void {
+    const id = uuid();
+    this.inflight = { uuid: id, key: w.key, sent: performance.now(), payload: w.payload };
+    this.lastKey = w.key;
+    this.model.send({ type: w.type, uuid: id, ...w.payload });
+  }
+
+  /** A message arrived: true if it was this channel's reply. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  handle(msg: any, buffers: (DataView | ArrayBuffer)[]): boolean {
+    if (!this.inflight || msg.uuid !== this.inflight.uuid) return false;
+    const asked = this.inflight.payload;
+    this.inflight = null;
+    const next = this.pending;
+    this.pending = null;
+    if (next && next.key !== this.lastKey) {
+      this.send(next); // the reply below is already stale, but still better than nothing on screen
+    }
+    this.onWaiting(0);
+    this.onReply(msg, buffers, asked);
+    return true;
+  }
+
+  tick(now: number): void {
+    if (this.inflight) this.onWaiting(now - this.inflight.sent);
+  }
+
+  get busy(): boolean {
+    return this.inflight !== null;
+  }
+}

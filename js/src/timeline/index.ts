@@ -1,0 +1,665 @@
+// The Timeline widget: state from the kernel's model, a canvas that draws viewport replies,
+// and the interactions (zoom, pan, brush, hover, select, search, track management).
+
+import { readTheme, type Theme } from "../common/colors";
+import { button, h, typed } from "../common/dom";
+import { formatDuration, formatTick, ticks } from "../common/time";
+import { Channel, decodeItems, type Items } from "./data";
+import { hitTest } from "./hit";
+import { LabelPanel } from "./labels";
+import {
+  buildRows, groupPaths, moveTrack, newLayoutState, rowsIn, totalHeight,
+  type CounterInfo, type Row, type TrackInfo,
+} from "./layout";
+import { paint, type Place, type Scene } from "./render";
+import { SummaryPanel, type RangeSummary } from "./summary";
+import { Tooltip } from "./tooltip";
+import { clampView, covers, pan, zoomAt, type Range } from "./viewmath";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Model = any;
+
+const LABEL_W = 260;
+const AXIS_H = 28;
+
+interface Detail extends Place {
+  id: string;
+  upstream: Place[];
+  downstream: Place[];
+}
+
+export class TimelineView {
+  readonly root = h("div", { class: "nw-timeline", attrs: { tabindex: "0" } });
+  private toolbar = h("div", { class: "nw-toolbar" });
+  private status = h("span", { class: "nw-status" });
+  private errorBar = h("div", { class: "nw-error" });
+  private axis = h("canvas", { class: "nw-axis" });
+  private corner = h("div", { class: "nw-corner" });
+  private scroll = h("div", { class: "nw-scroll" });
+  private plotCol = h("div", { class: "nw-plot-col" });
+  private canvas = h("canvas", { class: "nw-canvas" });
+  private labels: LabelPanel;
+  private summary: SummaryPanel;
+  private tooltip = new Tooltip();
+  private searchInput = h("input", { class: "nw-input", attrs: { placeholder: "Search names (regex)", type: "search" } });
+  private searchInfo = h("span", { class: "nw-note" });
+  private filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
+  private hiddenBtn: HTMLButtonElement;
+  private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
+
+  private layout = newLayoutState();
+  private rows: Row[] = [];
+  private view: Range;
+  private items: Items | null = null;
+  private counterData = new Map<string, { t: Float64Array; v: Float64Array }>();
+  private counterWindow: { t0: number; t1: number; keys: string } | null = null;
+  private match: Uint8Array | null = null;
+  private matchCodes: number[] = [];
+  private theme: Theme;
+  private viewport: Channel;
+  private counters: Channel;
+  private side: Channel; // hover details, find, counter values: small replies
+  private frame = 0;
+  private viewSync = 0;
+  private snapshotTimer = 0;
+  private snapshot: ImageBitmap | null = null;
+  private ticker: number;
+  private resize: ResizeObserver;
+  private themeWatch: MutationObserver;
+  private drag: { x: number; y: number; t0: number; view: Range; mode: "pan" | "brush"; moved: boolean } | null = null;
+  private brushLocal: [number, number] | null = null;
+  private lastDrawMs = 0;
+  private mouse: { x: number; y: number } | null = null;
+  private cleanup: (() => void)[] = [];
+
+  constructor(private model: Model, el: HTMLElement) {
+    this.theme = readTheme(el);
+    const v = model.get("view") as number[];
+    this.view = { t0: v[0], t1: v[1] };
+    this.labels = new LabelPanel({
+      toggle: (p) => this.toggle(p),
+      hide: (t) => (this.layout.hidden.add(t), this.relayout()),
+      move: (t, d) => (moveTrack(this.tracks(), this.layout, t, d), this.relayout()),
+    });
+    this.summary = new SummaryPanel(() => this.setBrush(null));
+    this.hiddenBtn = button("Show hidden", "Show the tracks you hid", () => (this.layout.hidden.clear(), this.relayout()));
+    this.layout.showCpu = !!model.get("show_cpu");
+    const onWaiting = (ms: number) => this.setWaiting(ms);
+    this.viewport = new Channel(model, (m, b, asked) => this.onViewport(m, b as DataView[], asked), onWaiting);
+    this.counters = new Channel(model, (m, b) => this.onCounters(m, b as DataView[]), onWaiting);
+    this.side = new Channel(model, (m) => this.onSide(m), () => {});
+    this.buildDom(el);
+    this.bindModel();
+    this.bindInput();
+    this.resize = new ResizeObserver(() => this.relayout());
+    this.resize.observe(this.root);
+    this.themeWatch = new MutationObserver(() => ((this.theme = readTheme(this.root)), this.request()));
+    this.themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+    this.ticker = window.setInterval(() => {
+      const now = performance.now();
+      this.viewport.tick(now);
+      this.counters.tick(now);
+    }, 250);
+    this.loadSnapshot();
+    this.relayout();
+  }
+
+  destroy(): void {
+    window.clearInterval(this.ticker);
+    window.clearTimeout(this.snapshotTimer);
+    this.resize.disconnect();
+    this.themeWatch.disconnect();
+    for (const f of this.cleanup) f();
+    this.tooltip.el.remove();
+  }
+
+  // -- DOM ------------------------------------------------------------------------------
+  private buildDom(el: HTMLElement): void {
+    const prev = button("◀", "Previous match (Shift+Enter)", () => this.find(-1));
+    const next = button("▶", "Next match (Enter)", () => this.find(1));
+    const cpu = h("label", { class: "nw-check", title: "Host CPU utilisation per core" }, [
+      h("input", { attrs: { type: "checkbox" } }),
+      h("span", { text: "CPU" }),
+    ]);
+    const cpuBox = cpu.querySelector("input")!;
+    cpuBox.checked = this.layout.showCpu;
+    cpuBox.addEventListener("change", () => {
+      this.model.set("show_cpu", cpuBox.checked);
+      this.model.save_changes();
+    });
+    this.toolbar.append(
+      this.groupingSelect, this.searchInput, prev, next, this.searchInfo, this.filterInput,
+      button("Collapse all", "Collapse every group", () => this.collapseAll(true)),
+      button("Expand all", "Expand every group", () => this.collapseAll(false)),
+      this.hiddenBtn, cpu,
+      button("Reset", "Show the whole profile (0)", () => this.setView({ t0: this.span()[0], t1: this.span()[1] })),
+      this.status,
+    );
+    const header = h("div", { class: "nw-header" }, [this.corner, this.axis]);
+    this.corner.style.width = `${LABEL_W}px`;
+    this.labels.el.style.width = `${LABEL_W}px`;
+    this.plotCol.appendChild(this.canvas);
+    this.scroll.append(this.labels.el, this.plotCol);
+    this.root.append(this.toolbar, this.errorBar, header, this.scroll, this.summary.el);
+    this.root.style.height = `${this.model.get("height")}px`;
+    el.appendChild(this.root);
+    document.body.appendChild(this.tooltip.el);
+    this.fillGroupings();
+  }
+
+  private fillGroupings(): void {
+    const groupings = this.model.get("groupings") as Record<string, string>;
+    this.groupingSelect.replaceChildren(
+      ...Object.entries(groupings).map(([k, label]) => h("option", { text: label, attrs: { value: k } })),
+    );
+    this.groupingSelect.value = this.model.get("grouping");
+    this.groupingSelect.addEventListener("change", () => {
+      this.model.set("grouping", this.groupingSelect.value);
+      this.model.save_changes();
+    });
+  }
+
+  private tracks(): TrackInfo[] {
+    return this.model.get("tracks") as TrackInfo[];
+  }
+
+  private span(): [number, number] {
+    const s = this.model.get("span") as number[];
+    return [s[0], s[1]];
+  }
+
+  // -- model ----------------------------------------------------------------------------
+  private bindModel(): void {
+    const m = this.model;
+    const on = (ev: string, f: () => void) => {
+      m.on(ev, f);
+      this.cleanup.push(() => m.off(ev, f));
+    };
+    on("change:tracks", () => {
+      this.groupingSelect.value = m.get("grouping");
+      this.items = null;
+      this.relayout();
+    });
+    on("change:grouping", () => (this.groupingSelect.value = m.get("grouping")));
+    on("change:view", () => {
+      const v = m.get("view") as number[];
+      if (Math.abs(v[0] - this.view.t0) > 1e-6 || Math.abs(v[1] - this.view.t1) > 1e-6) {
+        this.view = clampView({ t0: v[0], t1: v[1] }, this.span());
+        this.request();
+      }
+    });
+    on("change:selection_detail", () => this.request());
+    on("change:brush", () => {
+      const b = m.get("brush") as number[];
+      this.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
+      this.request();
+    });
+    on("change:brush_summary", () => this.summary.set((m.get("brush_summary") as RangeSummary) ?? null));
+    on("change:revision", () => (this.viewport.invalidate(), this.request()));
+    on("change:show_cpu", () => ((this.layout.showCpu = !!m.get("show_cpu")), this.relayout()));
+    on("change:counters", () => this.relayout());
+    on("change:height", () => (this.root.style.height = `${m.get("height")}px`));
+    on("change:error", () => this.showError(m.get("error")));
+    const onMsg = (msg: Record<string, unknown>, buffers: DataView[]) => {
+      if (this.viewport.handle(msg, buffers)) return;
+      if (this.counters.handle(msg, buffers)) return;
+      this.side.handle(msg, buffers);
+    };
+    m.on("msg:custom", onMsg);
+    this.cleanup.push(() => m.off("msg:custom", onMsg));
+    const b = m.get("brush") as number[];
+    this.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
+    this.summary.set((m.get("brush_summary") as RangeSummary) ?? null);
+    this.showError(m.get("error"));
+  }
+
+  private showError(text: string): void {
+    this.errorBar.textContent = text || "";
+    this.errorBar.style.display = text ? "" : "none";
+  }
+
+  private setWaiting(ms: number): void {
+    this.status.textContent = ms > 500 ? `waiting for the kernel… ${(ms / 1000).toFixed(1)} s` : "";
+    this.root.classList.toggle("nw-waiting", ms > 500);
+  }
+
+  // -- layout and requests ----------------------------------------------------------------
+  private relayout(): void {
+    this.rows = buildRows(this.tracks(), this.model.get("counters") as CounterInfo[], this.layout);
+    const hidden = this.layout.hidden.size;
+    this.hiddenBtn.textContent = `Show hidden (${hidden})`;
+    this.hiddenBtn.style.display = hidden ? "" : "none";
+    this.plotCol.style.height = `${Math.max(totalHeight(this.rows), 1)}px`;
+    this.request();
+  }
+
+  private plotWidth(): number {
+    return Math.max(this.scroll.clientWidth - LABEL_W, 50);
+  }
+
+  private toggle(path: string): void {
+    if (this.layout.collapsed.has(path)) this.layout.collapsed.delete(path);
+    else this.layout.collapsed.add(path);
+    this.relayout();
+  }
+
+  private collapseAll(on: boolean): void {
+    this.layout.collapsed.clear();
+    if (on) for (const p of groupPaths(this.tracks())) this.layout.collapsed.add(p);
+    this.relayout();
+  }
+
+  /** Redraw on the next frame, and ask the kernel for data if what is held does not serve the view. */
+  request(): void {
+    if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.draw()));
+  }
+
+  private visibleTracks(rows: Row[]): number[] {
+    return rows.filter((r) => r.kind === "track").map((r) => (r as Extract<Row, { kind: "track" }>).track);
+  }
+
+  private fetch(width: number, height: number): void {
+    const top = this.scroll.scrollTop;
+    // Rows a screen above and below come too, so scrolling shows data at once.
+    const near = rowsIn(this.rows, top - height, top + 2 * height);
+    const tracks = this.visibleTracks(near);
+    const grouping = this.model.get("grouping");
+    const revision = this.model.get("revision");
+    const it = this.items;
+    const onScreen = this.visibleTracks(rowsIn(this.rows, top, top + height));
+    const ok = it && it.grouping === grouping && it.revision === revision && covers(it, this.view, width) &&
+      onScreen.every((t) => it.tracks.has(t));
+    if (!ok && tracks.length) {
+      const w = this.view.t1 - this.view.t0;
+      const t0 = this.view.t0 - w;
+      const t1 = this.view.t1 + w;
+      const px = Math.round(width * 3);
+      this.viewport.want({
+        type: "viewport",
+        key: `${grouping}|${revision}|${t0}|${t1}|${px}|${tracks.join(",")}`,
+        payload: { grouping, t0, t1, width: px, tracks },
+      });
+    }
+    const keys = near.filter((r) => r.kind === "counter").map((r) => (r as Extract<Row, { kind: "counter" }>).key);
+    const cw = this.counterWindow;
+    const kjoin = keys.join(",");
+    const span = this.view.t1 - this.view.t0;
+    if (keys.length && (!cw || cw.keys !== kjoin || cw.t0 > this.view.t0 || cw.t1 < this.view.t1 ||
+        (cw.t1 - cw.t0) > 6 * span)) {
+      const t0 = this.view.t0 - span;
+      const t1 = this.view.t1 + span;
+      this.counters.want({ type: "counters", key: `${kjoin}|${t0}|${t1}`, payload: { keys, t0, t1, width: Math.round(width * 3) } });
+    }
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private onViewport(msg: any, buffers: DataView[], asked: Record<string, any>): void {
+    if (msg.type === "error") {
+      this.showError(msg.message);
+      return;
+    }
+    this.items = decodeItems(msg, buffers, asked.tracks as number[]);
+    this.snapshot = null;
+    this.request();
+    this.scheduleSnapshot();
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private onCounters(msg: any, buffers: DataView[]): void {
+    if (msg.type === "error") return this.showError(msg.message);
+    let b = 0;
+    const keys: string[] = [];
+    for (const s of msg.series as { key: string; n: number }[]) {
+      this.counterData.set(s.key, { t: typed(buffers[b], Float64Array), v: typed(buffers[b + 1], Float64Array) });
+      keys.push(s.key);
+      b += 2;
+    }
+    this.counterWindow = { t0: msg.t0, t1: msg.t1, keys: keys.join(",") };
+    this.request();
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private onSide(msg: any): void {
+    if (msg.type === "hover") this.tooltip.setArgs(msg.row, msg.args ?? {});
+    else if (msg.type === "counter_at") this.tooltip.setCounter(msg);
+    else if (msg.type === "find") this.onFound(msg);
+    else if (msg.type === "error") this.showError(msg.message);
+  }
+
+  // -- drawing ----------------------------------------------------------------------------
+  private draw(): void {
+    const t = performance.now();
+    const width = this.plotWidth();
+    const height = Math.max(this.scroll.clientHeight, 20);
+    const dpr = window.devicePixelRatio || 1;
+    for (const [c, w, hgt] of [[this.canvas, width, height], [this.axis, width, AXIS_H]] as const) {
+      if (c.width !== Math.round(w * dpr) || c.height !== Math.round(hgt * dpr)) {
+        c.width = Math.round(w * dpr);
+        c.height = Math.round(hgt * dpr);
+        c.style.width = `${w}px`;
+        c.style.height = `${hgt}px`;
+      }
+    }
+    this.fetch(width, height);
+    const top = this.scroll.scrollTop;
+    const onScreen = rowsIn(this.rows, top, top + height);
+    const trackY = new Map<number, number>();
+    for (const r of onScreen) if (r.kind === "track") trackY.set(r.track, r.y);
+    this.labels.render(this.rows, this.tracks(), top, top + height, totalHeight(this.rows));
+    const ctx = this.canvas.getContext("2d")!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const detail = this.model.get("selection_detail") as Detail | Record<string, never>;
+    const scene: Scene = {
+      view: { t0: this.view.t0, t1: this.view.t1, width },
+      rows: onScreen,
+      scrollTop: top,
+      height,
+      trackY,
+      items: this.items && this.items.grouping === this.model.get("grouping") ? this.items : null,
+      names: this.model.get("names") as string[],
+      theme: this.theme,
+      match: this.match,
+      selection: "row" in detail ? { place: detail as Detail, upstream: (detail as Detail).upstream, downstream: (detail as Detail).downstream } : null,
+      brush: this.brushLocal,
+      hoverRow: -1,
+      counters: this.counterData,
+    };
+    const { drawn } = paint(ctx, scene);
+    if (!scene.items && this.snapshot) ctx.drawImage(this.snapshot, 0, 0, width, height);
+    this.drawAxis(width, dpr);
+    this.lastDrawMs = performance.now() - t;
+    this.root.dataset.drawn = String(drawn);
+    this.root.dataset.drawMs = this.lastDrawMs.toFixed(2);
+    this.root.dataset.view = `${this.view.t0},${this.view.t1}`;
+  }
+
+  private drawAxis(width: number, dpr: number): void {
+    const ctx = this.axis.getContext("2d")!;
+    const th = this.theme;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = th.header;
+    ctx.fillRect(0, 0, width, AXIS_H);
+    const { step, values } = ticks(this.view.t0, this.view.t1, width);
+    ctx.font = `11px ${th.font}`;
+    ctx.textBaseline = "top";
+    ctx.fillStyle = th.muted;
+    const scale = width / (this.view.t1 - this.view.t0);
+    for (const v of values) {
+      const x = (v - this.view.t0) * scale;
+      ctx.fillRect(x, AXIS_H - 8, 1, 8);
+      ctx.fillText(formatTick(v, step), x + 3, 4);
+    }
+    if (this.brushLocal) {
+      const [a, b] = this.brushLocal;
+      const xa = (a - this.view.t0) * scale;
+      const xb = (b - this.view.t0) * scale;
+      ctx.fillStyle = th.accent;
+      ctx.globalAlpha = 0.35;
+      ctx.fillRect(xa, 0, xb - xa, AXIS_H);
+      ctx.globalAlpha = 1;
+      const label = formatDuration(b - a);
+      const tw = ctx.measureText(label).width + 8;
+      const cx = Math.min(Math.max((xa + xb) / 2 - tw / 2, 0), width - tw);
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(cx, AXIS_H - 15, tw, 14);
+      ctx.fillStyle = "#ffffff";
+      ctx.fillText(label, cx + 4, AXIS_H - 14);
+    }
+    this.corner.textContent = `${formatDuration(this.view.t1 - this.view.t0)} shown`;
+  }
+
+  // -- view changes -------------------------------------------------------------------------
+  setView(v: Range): void {
+    this.view = clampView(v, this.span());
+    this.request();
+    // The kernel hears about the view at most every 150 ms, not on every frame of a drag.
+    window.clearTimeout(this.viewSync);
+    this.viewSync = window.setTimeout(() => {
+      this.model.set("view", [this.view.t0, this.view.t1]);
+      this.model.save_changes();
+    }, 150);
+  }
+
+  private setBrush(b: [number, number] | null): void {
+    this.brushLocal = b;
+    this.model.set("brush", b ? [Math.min(b[0], b[1]), Math.max(b[0], b[1])] : []);
+    this.model.save_changes();
+    this.request();
+  }
+
+  private timeAt(x: number): number {
+    return this.view.t0 + (x / this.plotWidth()) * (this.view.t1 - this.view.t0);
+  }
+
+  // -- input --------------------------------------------------------------------------------
+  private bindInput(): void {
+    const c = this.canvas;
+    const local = (e: MouseEvent) => {
+      const r = c.getBoundingClientRect();
+      return { x: e.clientX - r.left, y: e.clientY - r.top };
+    };
+    c.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const { x } = local(e);
+      const w = this.view.t1 - this.view.t0;
+      if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+        const d = e.shiftKey && e.deltaX === 0 ? e.deltaY : e.deltaX;
+        this.setView(pan(this.view, (d / this.plotWidth()) * w));
+      } else {
+        const factor = Math.exp(Math.max(Math.min(e.deltaY, 200), -200) * (e.ctrlKey ? 0.01 : 0.0025));
+        this.setView(zoomAt(this.view, this.timeAt(x), factor));
+      }
+    }, { passive: false });
+    const startDrag = (e: PointerEvent, mode: "pan" | "brush", target: HTMLElement) => {
+      const p = local(e);
+      this.root.focus({ preventScroll: true });
+      target.setPointerCapture(e.pointerId);
+      this.drag = { x: p.x, y: p.y, t0: this.timeAt(p.x), view: { ...this.view }, mode, moved: false };
+    };
+    c.addEventListener("pointerdown", (e) => startDrag(e, e.shiftKey ? "brush" : "pan", c));
+    this.axis.addEventListener("pointerdown", (e) => startDrag(e, "brush", this.axis));
+    const move = (e: PointerEvent) => {
+      const p = local(e);
+      this.mouse = p;
+      const d = this.drag;
+      if (!d) return this.hover(p.x, p.y, e.clientX, e.clientY);
+      if (Math.abs(p.x - d.x) > 3 || Math.abs(p.y - d.y) > 3) d.moved = true;
+      if (!d.moved) return;
+      this.tooltip.hide();
+      if (d.mode === "pan") {
+        const dt = ((d.x - p.x) / this.plotWidth()) * (d.view.t1 - d.view.t0);
+        this.setView(pan(d.view, dt));
+        this.scroll.scrollTop += d.y - p.y;
+        d.y = p.y;
+      } else {
+        this.brushLocal = [Math.min(d.t0, this.timeAt(p.x)), Math.max(d.t0, this.timeAt(p.x))];
+        this.request();
+      }
+    };
+    const up = (e: PointerEvent, target: HTMLElement) => {
+      const d = this.drag;
+      this.drag = null;
+      if (target.hasPointerCapture(e.pointerId)) target.releasePointerCapture(e.pointerId);
+      if (!d) return;
+      if (d.mode === "brush") {
+        if (d.moved && this.brushLocal) this.setBrush(this.brushLocal);
+        else if (!d.moved) this.setBrush(null);
+      } else if (!d.moved) {
+        const p = local(e);
+        this.click(p.x, p.y);
+      }
+    };
+    c.addEventListener("pointermove", move);
+    this.axis.addEventListener("pointermove", (e) => this.drag && move(e));
+    c.addEventListener("pointerup", (e) => up(e, c));
+    this.axis.addEventListener("pointerup", (e) => up(e, this.axis));
+    c.addEventListener("pointerleave", () => ((this.mouse = null), this.tooltip.hide()));
+    this.scroll.addEventListener("scroll", () => this.request());
+    this.root.addEventListener("keydown", (e) => this.key(e));
+    // JupyterLab's command-mode shortcuts (A, B, D, S...) must not fire while the widget has focus.
+    for (const ev of ["keydown", "keyup", "keypress"]) this.root.addEventListener(ev, (e) => e.stopPropagation());
+    this.searchInput.addEventListener("input", () => this.search(this.searchInput.value));
+    this.searchInput.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+        this.find(e.shiftKey ? -1 : 1);
+      }
+    });
+    this.filterInput.addEventListener("input", () => ((this.layout.filter = this.filterInput.value), this.relayout()));
+  }
+
+  private key(e: KeyboardEvent): void {
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
+    const w = this.view.t1 - this.view.t0;
+    const at = this.mouse ? this.timeAt(this.mouse.x) : (this.view.t0 + this.view.t1) / 2;
+    const k = e.key.toLowerCase();
+    let handled = true;
+    if (k === "w" || k === "arrowup" || k === "+" || k === "=") this.setView(zoomAt(this.view, at, 0.7));
+    else if (k === "s" || k === "arrowdown" || k === "-") this.setView(zoomAt(this.view, at, 1 / 0.7));
+    else if (k === "a" || k === "arrowleft") this.setView(pan(this.view, -0.2 * w));
+    else if (k === "d" || k === "arrowright") this.setView(pan(this.view, 0.2 * w));
+    else if (k === "0") this.setView({ t0: this.span()[0], t1: this.span()[1] });
+    else if (k === "escape") {
+      if (this.brushLocal) this.setBrush(null);
+      else this.select(-1);
+    } else if (k === "f" && this.brushLocal) this.setView({ t0: this.brushLocal[0], t1: this.brushLocal[1] });
+    else handled = false;
+    if (handled) e.preventDefault();
+  }
+
+  private select(row: number): void {
+    this.model.set("selected_row", row);
+    this.model.save_changes();
+  }
+
+  private click(x: number, y: number): void {
+    const hit = hitTest(this.rows, this.items, this.view, this.plotWidth(), x, y + this.scroll.scrollTop);
+    this.select(hit >= 0 ? this.items!.row[hit] : -1);
+  }
+
+  private hover(x: number, y: number, cx: number, cy: number): void {
+    const cy0 = y + this.scroll.scrollTop;
+    const it = this.items;
+    const hit = hitTest(this.rows, it, this.view, this.plotWidth(), x, cy0);
+    if (hit >= 0 && it) {
+      const row = it.row[hit];
+      const track = this.tracks()[it.track[hit]];
+      this.tooltip.showItem({
+        name: (this.model.get("names") as string[])[it.name[hit]] ?? "",
+        start: it.start[hit], end: it.end[hit], count: it.count[hit], flags: it.flags[hit],
+        track: track?.label ?? "", row,
+      }, cx, cy);
+      if (it.count[hit] === 1 && this.tooltip.needsArgs(row)) {
+        this.side.want({ type: "hover", key: `hover|${row}`, payload: { row } });
+      }
+      return;
+    }
+    const r = rowsIn(this.rows, cy0, cy0 + 1)[0];
+    if (r && r.kind === "counter") {
+      const t = this.timeAt(x);
+      this.tooltip.showCounter(r.series, cx, cy);
+      this.side.want({ type: "counter_at", key: `c|${r.key}|${Math.round(t)}`, payload: { key: r.key, t } });
+      return;
+    }
+    this.tooltip.hide();
+  }
+
+  // -- search ---------------------------------------------------------------------------------
+  private search(text: string): void {
+    const names = this.model.get("names") as string[];
+    if (!text) {
+      this.match = null;
+      this.matchCodes = [];
+      this.searchInfo.textContent = "";
+      this.request();
+      return;
+    }
+    let re: RegExp;
+    try {
+      re = new RegExp(text, "i");
+    } catch {
+      re = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i");
+    }
+    const match = new Uint8Array(names.length);
+    const codes: number[] = [];
+    names.forEach((n, i) => {
+      if (re.test(n)) {
+        match[i] = 1;
+        codes.push(i);
+      }
+    });
+    this.match = match;
+    this.matchCodes = codes;
+    this.searchInfo.textContent = codes.length ? `${codes.length} names` : "no match";
+    this.request();
+  }
+
+  private find(direction: 1 | -1): void {
+    if (!this.matchCodes.length) return;
+    const detail = this.model.get("selection_detail") as Partial<Detail>;
+    const after = detail.start ?? this.view.t0;
+    this.side.want({
+      type: "find",
+      key: `find|${after}|${direction}|${this.matchCodes.length}|${Math.random()}`,
+      payload: { codes: this.matchCodes, after, direction, tracks: this.tracks().map((_, i) => i).filter((i) => !this.layout.hidden.has(i)) },
+    });
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private onFound(msg: any): void {
+    if (msg.row < 0) {
+      this.searchInfo.textContent = "no match";
+      return;
+    }
+    this.searchInfo.textContent = `${msg.index + 1} / ${msg.total.toLocaleString()}`;
+    const dur = Math.max(msg.end - msg.start, 1000);
+    const mid = (msg.start + msg.end) / 2;
+    const w = Math.max(this.view.t1 - this.view.t0, 3 * dur);
+    this.setView({ t0: mid - w / 2, t1: mid + w / 2 });
+    this.scrollToTrack(msg.track);
+    this.select(msg.row);
+  }
+
+  private scrollToTrack(track: number): void {
+    const r = this.rows.find((x) => x.kind === "track" && x.track === track);
+    if (!r) return;
+    const top = this.scroll.scrollTop;
+    const height = this.scroll.clientHeight;
+    if (r.y < top || r.y + r.h > top + height) this.scroll.scrollTop = Math.max(r.y - height / 3, 0);
+  }
+
+  // -- snapshot for notebooks reopened without a kernel -------------------------------------------
+  private scheduleSnapshot(): void {
+    window.clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = window.setTimeout(() => {
+      if (this.viewport.busy) return;
+      this.canvas.toBlob(async (blob) => {
+        if (!blob || blob.size > 400_000) return;
+        const buf = await blob.arrayBuffer();
+        this.model.set("_snapshot", new DataView(buf));
+        this.model.save_changes();
+      }, "image/png");
+    }, 2000);
+  }
+
+  private loadSnapshot(): void {
+    const snap = this.model.get("_snapshot") as DataView | undefined;
+    if (!snap || snap.byteLength === 0) return;
+    const bytes = snap.buffer.slice(snap.byteOffset, snap.byteOffset + snap.byteLength) as ArrayBuffer;
+    createImageBitmap(new Blob([bytes], { type: "image/png" }))
+      .then((img) => {
+        if (!this.items) {
+          this.snapshot = img;
+          this.request();
+        }
+      })
+      .catch(() => undefined);
+  }
+}
+
+export default {
+  render({ model, el }: { model: Model; el: HTMLElement }) {
+    const view = new TimelineView(model, el);
+    return () => view.destroy();
+  },
+};

@@ -1,0 +1,55 @@
+// The track-label panel: only the rows near the visible part are in the DOM.
+
+import { button, h } from "../common/dom";
+import type { Row, TrackInfo } from "./layout";
+
+export interface LabelActions {
+  toggle(path: string): void;
+  hide(track: number): void;
+  move(track: number, dir: -1 | 1): void;
+}
+
+export class LabelPanel {
+  readonly el = h("div", { class: "nw-labels" });
+  private inner = h("div", { class: "nw-labels-inner" });
+
+  constructor(private actions: LabelActions) {
+    this.el.appendChild(this.inner);
+  }
+
+  render(rows: Row[], tracks: TrackInfo[], top: number, bottom: number, total: number): void {
+    this.inner.style.height = `${total}px`;
+    const frag = document.createDocumentFragment();
+    for (const r of rows) {
+      if (r.y + r.h < top - 200 || r.y > bottom + 200) continue;
+      const div = h("div", { class: `nw-label nw-label-${r.kind}` });
+      div.style.top = `${r.y}px`;
+      div.style.height = `${r.h}px`;
+      div.style.paddingLeft = `${4 + r.depth * 12}px`;
+      if (r.kind === "group") {
+        div.append(
+          h("span", { class: "nw-twisty", text: r.collapsed ? "▸" : "▾" }),
+          h("span", { class: "nw-label-text", text: r.label, title: r.path.replace("\u0000", "") }),
+          h("span", { class: "nw-label-count", text: String(r.tracks) }),
+        );
+        div.dataset.path = r.path;
+        div.addEventListener("click", () => this.actions.toggle(r.path));
+      } else if (r.kind === "track") {
+        const t = tracks[r.track];
+        div.dataset.track = String(r.track);
+        div.append(
+          h("span", { class: "nw-label-text", text: r.label, title: `${t.label}\n${t.events.toLocaleString()} events, ${t.lanes} lanes` }),
+          h("span", { class: "nw-label-tools" }, [
+            button("↑", "Move up", () => this.actions.move(r.track, -1), "nw-tool"),
+            button("↓", "Move down", () => this.actions.move(r.track, 1), "nw-tool"),
+            button("✕", "Hide this track", () => this.actions.hide(r.track), "nw-tool"),
+          ]),
+        );
+      } else {
+        div.append(h("span", { class: "nw-label-text", text: r.label.split("/").slice(1).join("/") || r.label, title: r.label }));
+      }
+      frag.appendChild(div);
+    }
+    this.inner.replaceChildren(frag);
+  }
+}

@@ -1,0 +1,161 @@
+// Rows of the timeline: a tree of group headers built from the track labels' segments
+// ("instance/PID:1/neuron_rt/NC:0"), with collapse, hide, reorder and a text filter. Row
+// positions depend on the tracks only, never on the data on screen, so they stay put while
+// zooming.
+
+export interface TrackInfo {
+  label: string;
+  lanes: number;
+  events: number;
+}
+
+export interface CounterInfo {
+  key: string;
+  label: string;
+  kind: string;
+  unit: string;
+  max: number;
+  min: number;
+  breakdown: boolean;
+}
+
+export type Row =
+  | { kind: "group"; path: string; label: string; depth: number; y: number; h: number; tracks: number; collapsed: boolean }
+  | { kind: "track"; track: number; label: string; depth: number; y: number; h: number; lanes: number }
+  | { kind: "counter"; key: string; label: string; depth: number; y: number; h: number; series: CounterInfo };
+
+export const LANE_H = 18;
+export const GROUP_H = 20;
+export const COUNTER_H = 34;
+const TRACK_PAD = 4;
+
+export interface LayoutState {
+  collapsed: Set<string>;
+  hidden: Set<number>;
+  order: Map<number, number>; // track -> sort key among its siblings (default: its index)
+  filter: string;
+  showCpu: boolean;
+}
+
+export function newLayoutState(): LayoutState {
+  return { collapsed: new Set(), hidden: new Set(), order: new Map(), filter: "", showCpu: false };
+}
+
+interface Node {
+  path: string;
+  label: string;
+  children: Map<string, Node>;
+  tracks: number[];
+  first: number;
+}
+
+function insert(root: Node, segments: string[], leaf: number, sortKey: number): void {
+  let node = root;
+  let path = "";
+  for (const seg of segments) {
+    path = path ? `${path}/${seg}` : seg;
+    let child = node.children.get(seg);
+    if (!child) {
+      child = { path, label: seg, children: new Map(), tracks: [], first: sortKey };
+      node.children.set(seg, child);
+    }
+    child.first = Math.min(child.first, sortKey);
+    node = child;
+  }
+  node.tracks.push(leaf);
+}
+
+export function buildRows(tracks: TrackInfo[], counters: CounterInfo[], st: LayoutState): Row[] {
+  const root: Node = { path: "", label: "", children: new Map(), tracks: [], first: 0 };
+  const filter = st.filter.trim().toLowerCase();
+  const key = (i: number) => st.order.get(i) ?? i;
+  tracks.forEach((t, i) => {
+    if (st.hidden.has(i)) return;
+    if (filter && !t.label.toLowerCase().includes(filter)) return;
+    const segs = t.label.split("/");
+    insert(root, segs.slice(0, -1), i, key(i));
+  });
+  const rows: Row[] = [];
+  let y = 0;
+  const visibleCounters = counters.filter(
+    (c) => (st.showCpu || c.kind !== "cpu") && (!filter || c.label.toLowerCase().includes(filter)),
+  );
+  if (visibleCounters.length) {
+    const path = "\u0000counters";
+    const collapsed = st.collapsed.has(path);
+    rows.push({ kind: "group", path, label: "Counters", depth: 0, y, h: GROUP_H, tracks: visibleCounters.length, collapsed });
+    y += GROUP_H;
+    if (!collapsed) {
+      for (const c of visibleCounters) {
+        rows.push({ kind: "counter", key: c.key, label: c.label, depth: 1, y, h: COUNTER_H, series: c });
+        y += COUNTER_H;
+      }
+    }
+  }
+  const walk = (node: Node, depth: number) => {
+    const leaves = [...node.tracks].sort((a, b) => key(a) - key(b));
+    for (const i of leaves) {
+      const t = tracks[i];
+      const h = Math.max(t.lanes, 1) * LANE_H + TRACK_PAD;
+      const label = t.label.split("/").pop() ?? t.label;
+      rows.push({ kind: "track", track: i, label, depth, y, h, lanes: Math.max(t.lanes, 1) });
+      y += h;
+    }
+    const kids = [...node.children.values()].sort((a, b) => a.first - b.first);
+    for (const child of kids) {
+      const collapsed = st.collapsed.has(child.path);
+      rows.push({ kind: "group", path: child.path, label: child.label, depth, y, h: GROUP_H, tracks: countTracks(child), collapsed });
+      y += GROUP_H;
+      if (!collapsed) walk(child, depth + 1);
+    }
+  };
+  walk(root, 0);
+  return rows;
+}
+
+function countTracks(n: Node): number {
+  let c = n.tracks.length;
+  for (const k of n.children.values()) c += countTracks(k);
+  return c;
+}
+
+export function groupPaths(tracks: TrackInfo[]): string[] {
+  const out = new Set<string>();
+  for (const t of tracks) {
+    const segs = t.label.split("/").slice(0, -1);
+    for (let i = 1; i <= segs.length; i++) out.add(segs.slice(0, i).join("/"));
+  }
+  return [...out];
+}
+
+export function totalHeight(rows: Row[]): number {
+  const last = rows[rows.length - 1];
+  return last ? last.y + last.h : 0;
+}
+
+/** Rows overlapping [top, bottom) in pixels (rows are sorted by y). */
+export function rowsIn(rows: Row[], top: number, bottom: number): Row[] {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid].y + rows[mid].h <= top) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: Row[] = [];
+  for (let i = lo; i < rows.length && rows[i].y < bottom; i++) out.push(rows[i]);
+  return out;
+}
+
+/** Move a track up (-1) or down (+1) among the tracks that share its parent group. */
+export function moveTrack(tracks: TrackInfo[], st: LayoutState, track: number, dir: -1 | 1): void {
+  const parent = (i: number) => tracks[i].label.split("/").slice(0, -1).join("/");
+  const p = parent(track);
+  const siblings = tracks.map((_, i) => i).filter((i) => parent(i) === p && !st.hidden.has(i));
+  siblings.sort((a, b) => (st.order.get(a) ?? a) - (st.order.get(b) ?? b));
+  const at = siblings.indexOf(track);
+  const to = at + dir;
+  if (at < 0 || to < 0 || to >= siblings.length) return;
+  [siblings[at], siblings[to]] = [siblings[to], siblings[at]];
+  siblings.forEach((i, k) => st.order.set(i, Math.min(...siblings) + k));
+}

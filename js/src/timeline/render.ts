@@ -1,0 +1,265 @@
+// Painting on a 2D canvas: rectangles batched per colour (one path and one fill per colour),
+// names inside rectangles wide enough to read them, markers for errors and hangs, the selection
+// with its dependency arrows, and counter tracks.
+
+import { ERROR_COLOR, nameColor, type Theme } from "../common/colors";
+import { FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
+import { LANE_H, type Row } from "./layout";
+
+export interface View {
+  t0: number;
+  t1: number;
+  width: number; // CSS pixels of the plot area
+}
+
+export interface Place {
+  row: number;
+  start: number;
+  end: number;
+  track: number;
+  lane: number;
+  name: string;
+}
+
+export interface Scene {
+  view: View;
+  rows: Row[]; // rows on screen
+  scrollTop: number;
+  height: number;
+  trackY: Map<number, number>; // track -> y (content coordinates) of visible tracks
+  items: Items | null;
+  names: string[];
+  theme: Theme;
+  match: Uint8Array | null; // search: 1 per matching name code
+  selection: { place: Place; upstream: Place[]; downstream: Place[] } | null;
+  brush: [number, number] | null;
+  hoverRow: number;
+  counters: Map<string, { t: Float64Array; v: Float64Array }>;
+}
+
+const colorCache = new Map<string, string>();
+function colorOf(key: string, dark: boolean): string {
+  const k = (dark ? "d" : "l") + key;
+  let c = colorCache.get(k);
+  if (!c) {
+    c = nameColor(key, dark);
+    colorCache.set(k, c);
+  }
+  return c;
+}
+
+export function xOf(view: View, t: number): number {
+  return ((t - view.t0) / (view.t1 - view.t0)) * view.width;
+}
+
+export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number } {
+  const { view, theme } = s;
+  ctx.fillStyle = theme.background;
+  ctx.fillRect(0, 0, view.width, s.height);
+  // Row backgrounds and separators.
+  for (const r of s.rows) {
+    const y = r.y - s.scrollTop;
+    if (r.kind === "group") {
+      ctx.fillStyle = theme.header;
+      ctx.fillRect(0, y, view.width, r.h);
+    }
+    ctx.fillStyle = theme.grid;
+    ctx.fillRect(0, y + r.h - 1, view.width, 1);
+  }
+  let drawn = 0;
+  const items = s.items;
+  if (items) drawn = paintItems(ctx, s, items);
+  for (const r of s.rows) if (r.kind === "counter") paintCounter(ctx, s, r);
+  if (s.selection) paintSelection(ctx, s);
+  if (s.brush) {
+    const a = xOf(view, s.brush[0]);
+    const b = xOf(view, s.brush[1]);
+    ctx.fillStyle = theme.dark ? "rgba(120,170,255,0.16)" : "rgba(25,118,210,0.12)";
+    ctx.fillRect(a, 0, b - a, s.height);
+    ctx.fillStyle = theme.accent;
+    ctx.fillRect(a, 0, 1, s.height);
+    ctx.fillRect(b, 0, 1, s.height);
+  }
+  return { drawn };
+}
+
+function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number {
+  const { view, theme } = s;
+  const scale = view.width / (view.t1 - view.t0);
+  const buckets = new Map<string, number[]>();
+  const dimmed = new Map<string, number[]>();
+  let drawn = 0;
+  const keys = it.color && it.colorKeys ? it.colorKeys : null;
+  const labelled: number[] = [];
+  const marked: number[] = [];
+  for (let i = 0; i < it.n; i++) {
+    const ty = s.trackY.get(it.track[i]);
+    if (ty === undefined) continue;
+    const x0 = (it.start[i] - view.t0) * scale;
+    const x1 = (it.end[i] - view.t0) * scale;
+    if (x1 < -1 || x0 > view.width + 1) continue;
+    const f = it.flags[i];
+    if (f & (FLAG_ERROR | FLAG_INCOMPLETE | FLAG_HIGHLIGHT)) {
+      marked.push(i);
+      continue;
+    }
+    const code = it.name[i];
+    const key = keys ? (it.color![i] >= 0 ? keys[it.color![i]] : "(none)") : s.names[code] ?? "";
+    const dim = s.match !== null && !s.match[code];
+    const map = dim ? dimmed : buckets;
+    let b = map.get(key);
+    if (!b) map.set(key, (b = []));
+    b.push(i);
+    if (x1 - x0 > 36 && it.count[i] === 1) labelled.push(i);
+    drawn++;
+  }
+  const rect = (i: number) => {
+    const y = s.trackY.get(it.track[i])! + it.lane[i] * LANE_H - s.scrollTop + 2;
+    const x0 = Math.max((it.start[i] - view.t0) * scale, -2);
+    const x1 = Math.min((it.end[i] - view.t0) * scale, view.width + 2);
+    ctx.rect(x0, y, Math.max(x1 - x0, 1), LANE_H - 3);
+  };
+  for (const [map, alpha] of [[dimmed, 0.18], [buckets, 1]] as const) {
+    ctx.globalAlpha = alpha;
+    for (const [key, idx] of map) {
+      ctx.fillStyle = colorOf(key, theme.dark);
+      ctx.beginPath();
+      for (const i of idx) rect(i);
+      ctx.fill();
+    }
+  }
+  ctx.globalAlpha = 1;
+  if (s.match) {
+    // Matches get an outline so they stand out from the dimmed rest.
+    ctx.strokeStyle = theme.foreground;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const idx of buckets.values()) for (const i of idx) rect(i);
+    ctx.stroke();
+  }
+  for (const i of marked) {
+    const f = it.flags[i];
+    const y = s.trackY.get(it.track[i])! + it.lane[i] * LANE_H - s.scrollTop + 2;
+    const x0 = Math.max((it.start[i] - view.t0) * scale, -2);
+    const x1 = Math.min((it.end[i] - view.t0) * scale, view.width + 2);
+    const w = Math.max(x1 - x0, 2);
+    if (f & FLAG_ERROR) ctx.fillStyle = ERROR_COLOR;
+    else ctx.fillStyle = colorOf(s.names[it.name[i]] ?? "", theme.dark);
+    ctx.fillRect(x0, y, w, LANE_H - 3);
+    if (f & FLAG_INCOMPLETE) {
+      // Never finished: a hatched end and a dashed outline (a hang, or the capture stopped).
+      ctx.save();
+      ctx.setLineDash([4, 3]);
+      ctx.strokeStyle = ERROR_COLOR;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x0 + 1, y + 1, w - 2, LANE_H - 5);
+      ctx.restore();
+      ctx.fillStyle = ERROR_COLOR;
+      ctx.beginPath();
+      ctx.moveTo(Math.min(x1, view.width) - 8, y + (LANE_H - 3) / 2);
+      ctx.lineTo(Math.min(x1, view.width), y);
+      ctx.lineTo(Math.min(x1, view.width), y + LANE_H - 3);
+      ctx.fill();
+    }
+    if (f & FLAG_ERROR && w < 6) {
+      // A point-like error: a triangle above it so it is seen at any zoom.
+      ctx.fillStyle = ERROR_COLOR;
+      ctx.beginPath();
+      ctx.moveTo(x0 - 5, y);
+      ctx.lineTo(x0 + 5, y);
+      ctx.lineTo(x0, y + 8);
+      ctx.fill();
+    }
+    if (f & FLAG_HIGHLIGHT) {
+      ctx.strokeStyle = theme.dark ? "#ffd54f" : "#f57f17";
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x0 - 1, y - 1, w + 2, LANE_H - 1);
+    }
+    if (x1 - x0 > 36) labelled.push(i);
+    drawn++;
+  }
+  // Names inside rectangles wide enough to hold a few characters.
+  ctx.font = `11px ${theme.font}`;
+  ctx.textBaseline = "middle";
+  for (const i of labelled) {
+    const x0 = Math.max((it.start[i] - view.t0) * scale, 0);
+    const x1 = Math.min((it.end[i] - view.t0) * scale, view.width);
+    const room = x1 - x0 - 6;
+    if (room < 24) continue;
+    const name = s.names[it.name[i]] ?? "";
+    const fit = Math.floor(room / 6.2);
+    const text = name.length > fit ? name.slice(0, Math.max(fit - 1, 1)) + "…" : name;
+    const y = s.trackY.get(it.track[i])! + it.lane[i] * LANE_H - s.scrollTop + 2 + (LANE_H - 3) / 2;
+    ctx.fillStyle = it.flags[i] & FLAG_ERROR || theme.dark ? "#ffffff" : "#1a1a1a";
+    ctx.fillText(text, x0 + 3, y);
+  }
+  return drawn;
+}
+
+function placeRect(s: Scene, p: Place): { x0: number; x1: number; y: number } | null {
+  const ty = s.trackY.get(p.track);
+  if (ty === undefined) return null;
+  return { x0: xOf(s.view, p.start), x1: xOf(s.view, p.end), y: ty + p.lane * LANE_H - s.scrollTop + 2 };
+}
+
+function paintSelection(ctx: CanvasRenderingContext2D, s: Scene): void {
+  const sel = s.selection!;
+  const me = placeRect(s, sel.place);
+  ctx.save();
+  ctx.lineWidth = 2;
+  ctx.strokeStyle = s.theme.foreground;
+  if (me) ctx.strokeRect(me.x0 - 1, me.y - 1, Math.max(me.x1 - me.x0, 1) + 2, LANE_H - 1);
+  ctx.strokeStyle = s.theme.accent;
+  ctx.fillStyle = s.theme.accent;
+  ctx.lineWidth = 1.5;
+  const arrow = (from: { x: number; y: number }, to: { x: number; y: number }) => {
+    ctx.beginPath();
+    ctx.moveTo(from.x, from.y);
+    const mx = (from.x + to.x) / 2;
+    ctx.bezierCurveTo(mx, from.y, mx, to.y, to.x, to.y);
+    ctx.stroke();
+    const ang = Math.atan2(to.y - from.y, to.x - mx || 1);
+    ctx.beginPath();
+    ctx.moveTo(to.x, to.y);
+    ctx.lineTo(to.x - 7 * Math.cos(ang - 0.4), to.y - 7 * Math.sin(ang - 0.4));
+    ctx.lineTo(to.x - 7 * Math.cos(ang + 0.4), to.y - 7 * Math.sin(ang + 0.4));
+    ctx.fill();
+  };
+  const mid = (r: { x0: number; y: number }) => ({ x: r.x0, y: r.y + (LANE_H - 3) / 2 });
+  if (me) {
+    for (const u of sel.upstream) {
+      const r = placeRect(s, u);
+      if (r) arrow(mid(r), mid(me));
+    }
+    for (const d of sel.downstream) {
+      const r = placeRect(s, d);
+      if (r) arrow(mid(me), mid(r));
+    }
+  }
+  ctx.restore();
+}
+
+function paintCounter(ctx: CanvasRenderingContext2D, s: Scene, r: Extract<Row, { kind: "counter" }>): void {
+  const data = s.counters.get(r.key);
+  const y0 = r.y - s.scrollTop;
+  if (!data || data.t.length === 0) return;
+  const lo = Math.min(r.series.min, 0);
+  const hi = r.series.unit === "%" ? Math.max(100, r.series.max) : Math.max(r.series.max, lo + 1e-9);
+  const yOf = (v: number) => y0 + r.h - 3 - ((v - lo) / (hi - lo)) * (r.h - 8);
+  const color = colorOf(r.series.kind + r.series.label.split("/").slice(-1)[0], s.theme.dark);
+  ctx.beginPath();
+  ctx.moveTo(Math.max(xOf(s.view, data.t[0]), -1), y0 + r.h - 3);
+  for (let i = 0; i < data.t.length; i++) {
+    const x = Math.max(Math.min(xOf(s.view, data.t[i]), s.view.width + 1), -1);
+    const xn = i + 1 < data.t.length ? Math.min(xOf(s.view, data.t[i + 1]), s.view.width + 1) : s.view.width + 1;
+    const y = yOf(data.v[i]);
+    ctx.lineTo(x, y);
+    ctx.lineTo(Math.max(xn, -1), y); // a sample holds until the next one
+  }
+  ctx.lineTo(s.view.width + 1, y0 + r.h - 3);
+  ctx.closePath();
+  ctx.fillStyle = color;
+  ctx.globalAlpha = 0.75;
+  ctx.fill();
+  ctx.globalAlpha = 1;
+}

@@ -1,0 +1,73 @@
+"""EventDetails: every property of the timeline's selected event, its arguments and dependency chain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anywidget
+import traitlets as t
+
+from .static import asset
+from .timeline import Timeline
+
+MAX_TEXT = 2000
+
+
+def _text(v: Any) -> str:
+    if v is None:
+        return ""
+    s = v if isinstance(v, str) else str(v)
+    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+
+
+def _ns(v: float) -> str:
+    return f"{v:,.0f} ns"
+
+
+class EventDetails(anywidget.AnyWidget):
+    """Shows the selected event of a Timeline; clicking an Upstream/Downstream row focuses the timeline on it.
+
+    Everything from the profile is sent as plain strings and shown as text, never as HTML.
+    """
+
+    _esm = asset("details.js")
+    _css = asset("timeline.css")
+
+    event = t.Dict().tag(sync=True)
+
+    def __init__(self, timeline: Timeline, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.timeline = timeline
+        timeline.observe(self._update, names=["selection_detail"])
+        self.on_msg(self._on_msg)
+        self._update()
+
+    def _update(self, _change: Any = None) -> None:
+        tl = self.timeline
+        detail = tl.selection_detail
+        if not detail:
+            self.event = {}
+            return
+        event = tl.profile.event(row=int(detail["row"]))
+        args = event.pop("args", {}) or {}
+        event.pop("extra_attributes_json", None)
+        origin = tl.profile.origin_ts
+        fields = [[k, _text(v)] for k, v in event.items()]
+        fields.insert(2, ["start (from profile start)", _ns(event["start_ts"] - origin)])
+        fields.insert(3, ["track", _text(tl.tracks[detail["track"]]["label"]) if detail["track"] < len(tl.tracks) else ""])
+        self.event = {
+            "title": _text(event.get("name")), "row": int(detail["row"]), "fields": fields,
+            "args": [[_text(k), _text(v)] for k, v in args.items()],
+            "upstream": [self._dep(d) for d in detail.get("upstream", [])],
+            "downstream": [self._dep(d) for d in detail.get("downstream", [])],
+        }
+
+    def _dep(self, d: dict[str, Any]) -> dict[str, Any]:
+        tracks = self.timeline.tracks
+        return {"row": d["row"], "name": _text(d["name"]), "start": _ns(d["start"]),
+                "duration": _ns(d["end"] - d["start"]),
+                "track": _text(tracks[d["track"]]["label"]) if d["track"] < len(tracks) else ""}
+
+    def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
+        if content.get("type") == "focus":
+            self.timeline.select(row=int(content["row"]), focus=True)

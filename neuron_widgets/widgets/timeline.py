@@ -1,0 +1,333 @@
+"""Timeline: the System Trace Viewer as an anywidget, drawing what the kernel's viewport query returns."""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any
+
+import anywidget
+import numpy as np
+import pandas as pd
+import traitlets as t
+
+from ..model.grouping import GROUPINGS, check_grouping
+from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
+from ..model.profile import Profile
+from . import wire
+from .counter_series import CounterSeries, counter_series
+from .range_summary import range_summary
+from .static import asset
+
+
+class Timeline(anywidget.AnyWidget):
+    """A zoomable, pannable timeline of a profile's events, grouped into tracks.
+
+    The view state (grouping, visible range, brush, selection) lives here; GroupingSelector,
+    EventDetails and link() bind to it, so a click in one cell shows in widgets of other cells.
+    Times on the traitlets are float nanoseconds from the profile's first timestamp; the Python
+    properties (`time_range`, `brush_range`) speak absolute nanoseconds.
+    """
+
+    _esm = asset("timeline.js")
+    _css = asset("timeline.css")
+
+    grouping = t.Unicode("default").tag(sync=True)
+    groupings = t.Dict().tag(sync=True)
+    tracks = t.List().tag(sync=True)  # [{label, lanes, events}] of the current grouping
+    names = t.List().tag(sync=True)  # the name dictionary viewport replies index into
+    span = t.List([0.0, 1.0]).tag(sync=True)  # the profile's extent, ns from its start
+    origin_ns = t.Unicode("0").tag(sync=True)  # the profile's first timestamp (a string: exact)
+    view = t.List([0.0, 1.0]).tag(sync=True)
+    brush = t.List([]).tag(sync=True)
+    selected_row = t.Int(-1).tag(sync=True)
+    selection_detail = t.Dict().tag(sync=True)
+    brush_summary = t.Dict().tag(sync=True)
+    counters = t.List().tag(sync=True)  # series metadata; values come by request
+    show_cpu = t.Bool(False).tag(sync=True)
+    color_by = t.Unicode("name").tag(sync=True)
+    height = t.Int(480).tag(sync=True)
+    status = t.Unicode("").tag(sync=True)
+    error = t.Unicode("").tag(sync=True)
+    revision = t.Int(0).tag(sync=True)  # bumped when what replies hold changes (markers, colours)
+    _snapshot = t.Bytes(b"").tag(sync=True)
+
+    def __init__(self, profile: Profile, grouping: str = "default", *, height: int = 480, color_by: str = "name",
+                 time_range: tuple[int, int] | None = None, **kwargs: Any) -> None:
+        check_grouping(grouping)
+        self.profile = profile
+        self._counter_data: CounterSeries | None = None
+        self._marked: dict[str, np.ndarray] = {"error": error_rows(profile, scan_args=False),
+                                               "incomplete": incomplete_rows(profile)}
+        self._color: np.ndarray | None = None
+        self._color_keys: list[str] = []
+        origin = profile.origin_ts
+        span = [0.0, float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
+        super().__init__(groupings=dict(GROUPINGS), names=profile.name_dictionary(), span=span,
+                         origin_ns=str(origin), view=list(span), height=height, **kwargs)
+        self.grouping = grouping
+        self._tracks_changed()
+        self._load_counters()
+        if color_by != "name":
+            self.color_by = color_by
+        if time_range is not None:
+            self.time_range = time_range
+        self.on_msg(self._on_msg)
+        self._scan_args_in_background()
+
+    # -- state from the browser -------------------------------------------------------
+    @t.observe("grouping")
+    def _grouping_changed(self, change: dict[str, Any]) -> None:
+        check_grouping(change["new"])
+        self._tracks_changed()
+
+    def _tracks_changed(self) -> None:
+        tracks = self.profile.tracks(self.grouping)
+        self.tracks = [{"label": str(r.label), "lanes": int(r.lanes), "events": int(r.events)}
+                       for r in tracks.itertuples()]
+        if self.selected_row >= 0:
+            self._selection_changed({"new": self.selected_row})
+
+    @t.observe("selected_row")
+    def _selection_changed(self, change: dict[str, Any]) -> None:
+        row = int(change["new"])
+        self.selection_detail = self._detail(row) if 0 <= row < len(self.profile) else {}
+
+    @t.observe("brush")
+    def _brush_changed(self, change: dict[str, Any]) -> None:
+        b = change["new"]
+        if len(b) == 2 and b[1] > b[0]:
+            origin = self.profile.origin_ts
+            self.brush_summary = range_summary(self.profile, self.grouping, origin + int(b[0]), origin + int(b[1]))
+        else:
+            self.brush_summary = {}
+
+    @t.observe("color_by")
+    def _color_by_changed(self, change: dict[str, Any]) -> None:
+        self._color, self._color_keys = color_codes(self.profile, change["new"])
+        self.revision += 1
+
+    # -- requests from the browser ------------------------------------------------------
+    def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
+        kind = content.get("type")
+        uuid = content.get("uuid")
+        try:
+            if kind == "viewport":
+                meta, buffers = wire.viewport_reply(self.profile, content.get("grouping", self.grouping),
+                                                    float(content["t0"]), float(content["t1"]), int(content["width"]),
+                                                    content.get("tracks"), self._marked, self._color)
+                if self._color is not None:
+                    meta["color_keys"] = self._color_keys
+                self.send({**meta, "uuid": uuid, "revision": self.revision}, buffers)
+            elif kind == "counters":
+                data = self._counter_data or CounterSeries()
+                keys = set(content.get("keys") or [])
+                series = [s for s in data.series if s["key"] in keys]
+                meta, buffers = wire.counters_reply(series, data.data, float(content["t0"]), float(content["t1"]),
+                                                    int(content["width"]))
+                self.send({**meta, "uuid": uuid}, buffers)
+            elif kind == "counter_at":
+                data = self._counter_data or CounterSeries()
+                self.send({"type": "counter_at", "uuid": uuid, "key": content.get("key"),
+                           **data.at(str(content.get("key")), float(content.get("t", 0)))})
+            elif kind == "hover":
+                self.send({"type": "hover", "uuid": uuid, **self._hover(int(content["row"]))})
+            elif kind == "find":
+                self.send({"type": "find", "uuid": uuid, **self._find(content)})
+        except Exception as exc:  # the view shows it: a failed request must not kill the widget
+            self.send({"type": "error", "uuid": uuid, "message": f"{type(exc).__name__}: {exc}"})
+            self.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+
+    def _hover(self, row: int) -> dict[str, Any]:
+        if not 0 <= row < len(self.profile):
+            return {}
+        args = self.profile.args_of_rows(np.array([row]))[0]
+        shown = {str(k): _text(v) for k, v in list(args.items())[:8]}
+        return {"row": row, "args": shown, "id": str(self.profile.array("id")[row])}
+
+    def _find(self, content: dict[str, Any]) -> dict[str, Any]:
+        codes = np.asarray(content.get("codes") or [], dtype=np.int64)
+        if codes.size == 0:
+            return {"row": -1, "total": 0}
+        hits = np.flatnonzero(np.isin(self.profile.name_codes(), codes))
+        tracks = content.get("tracks")
+        if tracks is not None and hits.size:
+            idx = self.profile.track_index(self.grouping)
+            hits = hits[np.isin(idx.combo_track[idx.combo[hits]], np.asarray(tracks, dtype=np.int64))]
+        if hits.size == 0:
+            return {"row": -1, "total": 0}
+        origin = self.profile.origin_ts
+        start = self.profile.array("start_ts")[hits] - origin
+        after = float(content.get("after", -1.0))
+        if content.get("direction", 1) >= 0:
+            i = int(np.searchsorted(start, after, side="right"))
+            i = 0 if i >= hits.size else i
+        else:
+            i = int(np.searchsorted(start, after, side="left")) - 1
+            i = hits.size - 1 if i < 0 else i
+        row = int(hits[i])
+        return {"row": row, "index": i, "total": int(hits.size), **self._place(row)}
+
+    def _place(self, row: int) -> dict[str, Any]:
+        idx = self.profile.track_index(self.grouping)
+        origin = self.profile.origin_ts
+        return {"row": row, "start": float(self.profile.array("start_ts")[row] - origin),
+                "end": float(self.profile.array("end_ts")[row] - origin),
+                "track": int(idx.combo_track[idx.combo[row]]), "lane": int(idx.lane[row]),
+                "name": str(self.profile.name_dictionary()[int(self.profile.name_codes()[row])])}
+
+    def _detail(self, row: int) -> dict[str, Any]:
+        event = self.profile.event(row=row)
+        deps = self.profile.dependencies(row=row)
+        out = {**self._place(row), "id": str(event["id"]), "source": str(event.get("trace_event_source") or ""),
+               "incomplete": bool(event.get("incomplete"))}
+        for side in ("upstream", "downstream"):
+            rows = deps[side]["row"].to_numpy() if "row" in deps[side] else np.zeros(0, np.int64)
+            out[side] = [self._place(int(r)) for r in rows[:200]]
+        return out
+
+    # -- background work ----------------------------------------------------------------
+    def _load_counters(self) -> None:
+        try:
+            self._counter_data = counter_series(self.profile)
+            self.counters = self._counter_data.series
+        except Exception as exc:  # counters are an extra: the timeline still works without them
+            self.error = f"counter tracks unavailable: {type(exc).__name__}: {exc}"
+
+    def _scan_args_in_background(self) -> None:
+        def scan() -> None:
+            try:
+                rows = error_rows(self.profile)
+                if rows.size != self._marked["error"].size:
+                    self._marked = {**self._marked, "error": rows}
+                    self.revision += 1
+            except Exception as exc:
+                self.error = f"could not scan arguments for return codes: {exc}"
+
+        threading.Thread(target=scan, name="neuron-widgets-error-scan", daemon=True).start()
+
+    # -- Python API ---------------------------------------------------------------------
+    @property
+    def time_range(self) -> tuple[int, int]:
+        """The visible range, absolute nanoseconds."""
+        origin = self.profile.origin_ts
+        return origin + int(round(self.view[0])), origin + int(round(self.view[1]))
+
+    @time_range.setter
+    def time_range(self, value: tuple[Any, Any]) -> None:
+        a, b = self._abs_range(value)
+        origin = self.profile.origin_ts
+        self.view = [float(a - origin), float(b - origin)]
+
+    @property
+    def brush_range(self) -> tuple[int, int] | None:
+        """The brushed range (absolute ns), or None."""
+        if len(self.brush) != 2:
+            return None
+        origin = self.profile.origin_ts
+        return origin + int(round(self.brush[0])), origin + int(round(self.brush[1]))
+
+    @brush_range.setter
+    def brush_range(self, value: tuple[Any, Any] | None) -> None:
+        if value is None:
+            self.brush = []
+            return
+        a, b = self._abs_range(value)
+        origin = self.profile.origin_ts
+        self.brush = [float(a - origin), float(b - origin)]
+
+    def _abs_range(self, value: tuple[Any, Any]) -> tuple[int, int]:
+        from ..model.filters import parse_time
+
+        a, b = (parse_time(v, self.profile.origin_ts) for v in value)
+        if b <= a:
+            raise ValueError(f"a time range must end after it starts: {value!r}")
+        return a, b
+
+    @property
+    def selection(self) -> dict[str, Any] | None:
+        """The selected event with all its properties and arguments, or None."""
+        if self.selected_row < 0:
+            return None
+        return self.profile.event(row=self.selected_row)
+
+    def select(self, event_id: int | None = None, *, row: int | None = None, focus: bool = True) -> None:
+        """Select an event (by id or row) and, with focus, bring it into view."""
+        if row is None:
+            if event_id is None:
+                self.selected_row = -1
+                return
+            row = self.profile.row_of(event_id)
+        self.selected_row = int(row)
+        if focus:
+            self.focus(row)
+
+    def focus(self, row: int) -> None:
+        """Centre the view on an event, zoomed so that it fills about a third of the width."""
+        place = self._place(int(row))
+        dur = max(place["end"] - place["start"], 1000.0)
+        mid = (place["start"] + place["end"]) / 2
+        self.view = [mid - 1.5 * dur, mid + 1.5 * dur]
+
+    def selected_events(self) -> pd.DataFrame:
+        """Events overlapping the brushed range (the visible range if nothing is brushed), with their track."""
+        a, b = self.brush_range or self.time_range
+        p = self.profile
+        start, end = p.array("start_ts"), p.array("end_ts")
+        hi = int(np.searchsorted(start, b, side="left"))
+        rows = np.flatnonzero(end[:hi] >= a)
+        df = p.core.take(rows).to_pandas()
+        idx = p.track_index(self.grouping)
+        labels = idx.tracks["label"].to_numpy()
+        return df.assign(track=labels[idx.combo_track[idx.combo[rows]]], row=rows)
+
+    def highlight(self, events: Any) -> None:
+        """Mark events (ids, or a DataFrame with an `id` or `row` column) on the timeline; None clears."""
+        rows = np.zeros(0, np.int64)
+        if events is not None:
+            if isinstance(events, pd.DataFrame):
+                if "row" in events.columns:
+                    rows = events["row"].to_numpy(np.int64)
+                else:
+                    rows = _rows_of_ids(self.profile, events["id"].to_numpy(np.int64))
+            else:
+                rows = _rows_of_ids(self.profile, np.asarray(list(events), dtype=np.int64))
+        self._marked = {**self._marked, "highlight": np.unique(rows)}
+        self.revision += 1
+
+    def to_html(self, path: str) -> None:  # pragma: no cover - the export issue fills this in
+        raise NotImplementedError("HTML export is not available yet")
+
+
+def _rows_of_ids(profile: Profile, ids: np.ndarray) -> np.ndarray:
+    all_ids = profile.array("id")
+    order = np.argsort(all_ids, kind="stable")
+    pos = np.searchsorted(all_ids, ids, sorter=order)
+    pos = np.clip(pos, 0, max(all_ids.size - 1, 0))
+    found = all_ids[order[pos]] == ids if all_ids.size else np.zeros(ids.size, bool)
+    return order[pos[found]]
+
+
+def _text(v: Any) -> str:
+    s = v if isinstance(v, str) else repr(v)
+    return s if len(s) <= 200 else s[:199] + "…"
+
+
+def color_codes(profile: Profile, key: str) -> tuple[np.ndarray | None, list[str]]:
+    """Per event a code into a list of keys that colours it; None to colour by name."""
+    if key == "name":
+        return None, []
+    if key in profile.column_names:
+        values = profile.column(key).combine_chunks()
+        codes, uniques = pd.factorize(values.to_pandas(), use_na_sentinel=True)
+    else:
+        # Not a column: an argument key (model_name...), read from every event's arguments.
+        if len(profile) > ARGS_SCAN_LIMIT:
+            raise ValueError(f"color_by={key!r} is not a column, and reading it from the arguments of "
+                             f"{len(profile):,} events is too slow; use a column ({', '.join(profile.column_names)}) "
+                             "or filter the profile first (profile.filter(...))")
+        args = profile.args_of_rows(np.arange(len(profile)))
+        codes, uniques = pd.factorize(pd.Series([a.get(key) for a in args], dtype=object).map(
+            lambda v: None if v is None else str(v)), use_na_sentinel=True)
+    keys = [str(u) for u in uniques]
+    return codes.astype(np.int32), keys

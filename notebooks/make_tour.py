@@ -1,0 +1,46 @@
+"""Writes tour.ipynb (kept as a script so the notebook's cells are reviewed as code). Run: python notebooks/make_tour.py"""
+
+from pathlib import Path
+
+import nbformat as nbf
+
+md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
+cells = [
+    md("# neuron-widgets tour\n\nThe System Trace Viewer in a notebook: the bundled sample profile (2 instances, "
+       "2 processes each, 2 NeuronCores each), then a real PyTorch Kineto trace.\n\n"
+       "**Keys** (click the timeline first): W/S or ↑/↓ zoom, A/D or ←/→ pan, 0 shows everything, "
+       "F fits the selected range, Esc clears. Wheel zooms at the cursor, Shift+wheel or drag pans, "
+       "Shift+drag or a drag on the time axis selects a range."),
+    code("import os\nfrom pathlib import Path\n\nimport neuron_widgets as nw\nfrom neuron_widgets.widgets import "
+         "EventDetails, GroupingSelector, Timeline, link\n\nprofile = nw.sample_profile()\nprofile"),
+    md("## The timeline\nTracks are labelled as in Neuron Explorer. The counter tracks at the top show host memory "
+       "and HBM use (hover for the breakdown by category); tick **CPU** for per-core host CPU utilisation. "
+       "The red marks are errors (a `numerical_err`, an `nrt_execute` that returned 1003); the dashed one never completed."),
+    code("tl = Timeline(profile, height=520)\ntl"),
+    md("## Grouping\nThe six grouping modes of Neuron Explorer. The selector is bound to the timeline above."),
+    code("GroupingSelector(tl)"),
+    md("## Event details\nClick an event in the timeline: its properties, arguments and dependency chain show "
+       "here. Click a row of Upstream or Downstream to move the timeline to that event."),
+    code("details = EventDetails(tl)\ndetails"),
+    md("## From Python\nThe view state is readable and settable."),
+    code("tl.time_range = ('20ms', '45ms')  # relative to the profile start; absolute ns work too\n"
+         "tl.brush_range = ('25ms', '30ms')\n"
+         "tl.time_range, tl.brush_range"),
+    code("tl.selected_events().groupby('name')['duration_ns'].agg(['count', 'sum']).sort_values('sum', ascending=False).head()"),
+    code("executions = profile.events.query(\"name == 'nc_exec_running'\")\n"
+         "tl.highlight(executions.nlargest(5, 'duration_ns'))  # the five longest executions get an outline\n"
+         "tl.select(int(executions.iloc[0]['id']))\n"
+         "tl.selection['name'], tl.selection['args']"),
+    md("## Two linked views\nTwo timelines are independent until linked; then their ranges and selections follow each "
+       "other (also across two profiles, by time from each profile's start)."),
+    code("tl_cores = Timeline(profile, grouping='neuron_core', height=360)\nlink(tl, tl_cores)\ntl_cores"),
+    md("## A real Kineto trace\nA PyTorch profiler trace recorded by someone else (HTA's test data, 109k events)."),
+    code("traces = Path(os.environ.get('NEURON_WIDGETS_TRACES', '../../shared/data/traces'))\n"
+         "kineto_path = traces / 'hta' / 'trace_diff_control_rank3of8.json.gz'\n"
+         "kineto = nw.load_profile(kineto_path) if kineto_path.exists() else nw.sample_profile()\n"
+         "tl_kineto = Timeline(kineto, grouping='thread', height=420)\ntl_kineto"),
+    code("EventDetails(tl_kineto)"),
+]
+nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                 "language": "python"}})
+nbf.write(nb, Path(__file__).with_name("tour.ipynb"))
