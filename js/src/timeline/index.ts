@@ -8,7 +8,7 @@ import { Channel, decodeItems, type Items } from "./data";
 import { hitTest } from "./hit";
 import { LabelPanel } from "./labels";
 import {
-  buildRows, groupPaths, moveTrack, newLayoutState, rowsIn, totalHeight,
+  buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, totalHeight,
   type CounterInfo, type Row, type TrackInfo,
 } from "./layout";
 import { paint, type Place, type Scene } from "./render";
@@ -84,11 +84,14 @@ export class TimelineView {
     this.summary = new SummaryPanel(() => this.setBrush(null));
     this.hiddenBtn = button("Show hidden", "Show the tracks you hid", () => (this.layout.hidden.clear(), this.relayout()));
     this.layout.showCpu = !!model.get("show_cpu");
+    for (const p of defaultCollapsed(model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
     const onWaiting = (ms: number) => this.setWaiting(ms);
     this.viewport = new Channel(model, (m, b, asked) => this.onViewport(m, b as DataView[], asked), onWaiting);
     this.counters = new Channel(model, (m, b) => this.onCounters(m, b as DataView[]), onWaiting);
     this.side = new Channel(model, (m) => this.onSide(m), () => {});
     this.buildDom(el);
+    // For tests and debugging from the console: the view behind a timeline element.
+    (this.root as unknown as { __nwView: TimelineView }).__nwView = this;
     this.bindModel();
     this.bindInput();
     this.resize = new ResizeObserver(() => this.relayout());
@@ -197,7 +200,10 @@ export class TimelineView {
     on("change:brush_summary", () => this.summary.set((m.get("brush_summary") as RangeSummary) ?? null));
     on("change:revision", () => (this.viewport.invalidate(), this.request()));
     on("change:show_cpu", () => ((this.layout.showCpu = !!m.get("show_cpu")), this.relayout()));
-    on("change:counters", () => this.relayout());
+    on("change:counters", () => {
+      for (const p of defaultCollapsed(m.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
+      this.relayout();
+    });
     on("change:height", () => (this.root.style.height = `${m.get("height")}px`));
     on("change:error", () => this.showError(m.get("error")));
     const onMsg = (msg: Record<string, unknown>, buffers: DataView[]) => {
@@ -389,7 +395,7 @@ export class TimelineView {
       ctx.fillRect(x, AXIS_H - 8, 1, 8);
       ctx.fillText(formatTick(v, step), x + 3, 4);
     }
-    if (this.brushLocal) {
+    if (this.brushLocal && this.brushLocal[1] > this.view.t0 && this.brushLocal[0] < this.view.t1) {
       const [a, b] = this.brushLocal;
       const xa = (a - this.view.t0) * scale;
       const xb = (b - this.view.t0) * scale;

@@ -46,7 +46,7 @@ export class LabelPanel {
           ]),
         );
       } else {
-        div.append(h("span", { class: "nw-label-text", text: r.label.split("/").slice(1).join("/") || r.label, title: r.label }));
+        div.append(h("span", { class: "nw-label-text", text: r.label.split("/").pop() ?? r.label, title: r.label }));
       }
       frag.appendChild(div);
     }

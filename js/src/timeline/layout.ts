@@ -26,7 +26,7 @@ export type Row =
 
 export const LANE_H = 18;
 export const GROUP_H = 20;
-export const COUNTER_H = 34;
+export const COUNTER_H = 26;
 const TRACK_PAD = 4;
 
 export interface LayoutState {
@@ -45,56 +45,65 @@ interface Node {
   path: string;
   label: string;
   children: Map<string, Node>;
-  tracks: number[];
+  tracks: number[]; // leaves: track indices, or counter indices under the counters root
   first: number;
+}
+
+const COUNTERS = "\u0000counters";
+
+function newNode(path: string, label: string, first: number): Node {
+  return { path, label, children: new Map(), tracks: [], first };
 }
 
 function insert(root: Node, segments: string[], leaf: number, sortKey: number): void {
   let node = root;
-  let path = "";
   for (const seg of segments) {
-    path = path ? `${path}/${seg}` : seg;
+    const path = node.path ? `${node.path}/${seg}` : seg;
     let child = node.children.get(seg);
-    if (!child) {
-      child = { path, label: seg, children: new Map(), tracks: [], first: sortKey };
-      node.children.set(seg, child);
-    }
+    if (!child) node.children.set(seg, (child = newNode(path, seg, sortKey)));
     child.first = Math.min(child.first, sortKey);
     node = child;
   }
   node.tracks.push(leaf);
 }
 
+/** Counter groups collapsed at first sight: an instance's kind of counter with many series (HBM of every device). */
+export function defaultCollapsed(counters: CounterInfo[]): string[] {
+  const sizes = new Map<string, number>();
+  for (const c of counters) {
+    const segs = c.label.split("/");
+    if (segs.length < 3) continue;
+    const group = [COUNTERS, ...segs.slice(0, 2)].join("/");
+    sizes.set(group, (sizes.get(group) ?? 0) + 1);
+  }
+  return [...sizes].filter(([, n]) => n > 2).map(([p]) => p);
+}
+
 export function buildRows(tracks: TrackInfo[], counters: CounterInfo[], st: LayoutState): Row[] {
-  const root: Node = { path: "", label: "", children: new Map(), tracks: [], first: 0 };
   const filter = st.filter.trim().toLowerCase();
   const key = (i: number) => st.order.get(i) ?? i;
+  const rows: Row[] = [];
+  let y = 0;
+  const counterRoot = newNode(COUNTERS, "Counters", 0);
+  counters.forEach((c, i) => {
+    if ((!st.showCpu && c.kind === "cpu") || (filter && !c.label.toLowerCase().includes(filter))) return;
+    insert(counterRoot, c.label.split("/").slice(0, -1), i, i);
+  });
+  const root = newNode("", "", 0);
   tracks.forEach((t, i) => {
     if (st.hidden.has(i)) return;
     if (filter && !t.label.toLowerCase().includes(filter)) return;
-    const segs = t.label.split("/");
-    insert(root, segs.slice(0, -1), i, key(i));
+    insert(root, t.label.split("/").slice(0, -1), i, key(i));
   });
-  const rows: Row[] = [];
-  let y = 0;
-  const visibleCounters = counters.filter(
-    (c) => (st.showCpu || c.kind !== "cpu") && (!filter || c.label.toLowerCase().includes(filter)),
-  );
-  if (visibleCounters.length) {
-    const path = "\u0000counters";
-    const collapsed = st.collapsed.has(path);
-    rows.push({ kind: "group", path, label: "Counters", depth: 0, y, h: GROUP_H, tracks: visibleCounters.length, collapsed });
-    y += GROUP_H;
-    if (!collapsed) {
-      for (const c of visibleCounters) {
-        rows.push({ kind: "counter", key: c.key, label: c.label, depth: 1, y, h: COUNTER_H, series: c });
-        y += COUNTER_H;
-      }
-    }
-  }
-  const walk = (node: Node, depth: number) => {
-    const leaves = [...node.tracks].sort((a, b) => key(a) - key(b));
+  const walk = (node: Node, depth: number, isCounter: boolean) => {
+    const leaves = isCounter ? node.tracks : [...node.tracks].sort((a, b) => key(a) - key(b));
     for (const i of leaves) {
+      if (isCounter) {
+        const c = counters[i];
+        rows.push({ kind: "counter", key: c.key, label: c.label, depth, y, h: COUNTER_H, series: c });
+        y += COUNTER_H;
+        continue;
+      }
       const t = tracks[i];
       const h = Math.max(t.lanes, 1) * LANE_H + TRACK_PAD;
       const label = t.label.split("/").pop() ?? t.label;
@@ -106,10 +115,16 @@ export function buildRows(tracks: TrackInfo[], counters: CounterInfo[], st: Layo
       const collapsed = st.collapsed.has(child.path);
       rows.push({ kind: "group", path: child.path, label: child.label, depth, y, h: GROUP_H, tracks: countTracks(child), collapsed });
       y += GROUP_H;
-      if (!collapsed) walk(child, depth + 1);
+      if (!collapsed) walk(child, depth + 1, isCounter);
     }
   };
-  walk(root, 0);
+  if (countTracks(counterRoot)) {
+    const collapsed = st.collapsed.has(COUNTERS);
+    rows.push({ kind: "group", path: COUNTERS, label: "Counters", depth: 0, y, h: GROUP_H, tracks: countTracks(counterRoot), collapsed });
+    y += GROUP_H;
+    if (!collapsed) walk(counterRoot, 1, true);
+  }
+  walk(root, 0, false);
   return rows;
 }
 

@@ -1,0 +1,130 @@
+"""The tour notebook in a real JupyterLab: draw, click, details in another cell, grouping, zoom, pan, brush."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page
+
+from .lab import open_notebook, run_all, shot, wait_cells_done
+
+# A drawn item of the first timeline, in page coordinates (the view object is on its root element).
+FIND_ITEM = """(args) => {
+  const [index, minPx] = args;
+  const root = document.querySelectorAll('.nw-timeline')[index];
+  const v = root.__nwView, it = v.items;
+  const canvas = root.querySelector('.nw-canvas').getBoundingClientRect();
+  const scroll = root.querySelector('.nw-scroll');
+  const rows = v.rows.filter(r => r.kind === 'track');
+  const w = canvas.width, span = v.view.t1 - v.view.t0;
+  for (let i = 0; i < it.n; i++) {
+    if (it.count[i] !== 1 || it.flags[i] !== 0) continue;
+    const row = rows.find(r => r.track === it.track[i]);
+    if (!row) continue;
+    const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
+    if (y < 5 || y > canvas.height - 5) continue;
+    const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
+    if (x1 - x0 < minPx) continue;
+    return {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y, name: v.model.get('names')[it.name[i]], row: it.row[i]};
+  }
+  return null;
+}"""
+
+
+def drawn_pixels(page: Page, index: int) -> int:
+    """Pixels of the timeline canvas that differ from its background."""
+    return page.evaluate("""(i) => {
+      const c = document.querySelectorAll('.nw-timeline .nw-canvas')[i];
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const bg = [d[0], d[1], d[2]]; let n = 0;
+      for (let k = 0; k < d.length; k += 4) if (Math.abs(d[k]-bg[0]) + Math.abs(d[k+1]-bg[1]) + Math.abs(d[k+2]-bg[2]) > 30) n++;
+      return n; }""", index)
+
+
+def view_of(page: Page, index: int) -> tuple[float, float]:
+    t0, t1 = page.evaluate("(i) => document.querySelectorAll('.nw-timeline')[i].dataset.view", index).split(",")
+    return float(t0), float(t1)
+
+
+def test_tour_notebook(page: Page, lab: str) -> None:
+    open_notebook(page, lab, "tour.ipynb")
+    run_all(page)
+    wait_cells_done(page)
+    page.wait_for_function("() => document.querySelectorAll('.nw-timeline').length >= 3", timeout=60_000)
+    tl = page.locator(".nw-timeline").first
+    tl.scroll_into_view_if_needed()
+    # Timelines draw when on screen (JupyterLab detaches cells far off screen).
+    page.wait_for_function("() => +document.querySelector('.nw-timeline').dataset.drawn > 0", timeout=60_000)
+    page.wait_for_timeout(500)
+    assert drawn_pixels(page, 0) > 5000
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
+    shot(page, "tour-01-timeline")
+
+    # Hover shows a tooltip with the event's name (as text).
+    item = page.evaluate(FIND_ITEM, [0, 8])
+    assert item is not None
+    page.mouse.move(item["x"], item["y"])
+    page.wait_for_selector(".nw-tooltip", state="visible")
+    assert page.locator(".nw-tooltip .nw-tt-name").inner_text() == item["name"]
+
+    # Click: EventDetails in another cell shows it; its row is the clicked one.
+    page.mouse.click(item["x"], item["y"])
+    page.wait_for_function("(row) => document.querySelector('.nw-details')?.dataset.row === String(row)", arg=item["row"],
+                           timeout=20_000)
+    details = page.locator(".nw-details").first
+    assert details.locator(".nw-details-title").inner_text() == item["name"]
+    details.scroll_into_view_if_needed()
+    shot(page, "tour-02-details")
+
+    # Grouping: the selector in its own cell changes the timeline's track labels.
+    tl.scroll_into_view_if_needed()
+    before = tl.locator(".nw-label-text").all_inner_texts()
+    page.locator(".widget-toggle-buttons button", has_text="NeuronCore").first.click()
+    page.wait_for_function("(b) => { const t = [...document.querySelectorAll('.nw-timeline')[0]"
+                           ".querySelectorAll('.nw-label-text')].map(e => e.textContent); return t.join('|') !== b; }",
+                           arg="|".join(before), timeout=20_000)
+    after = tl.locator(".nw-label-text").all_inner_texts()
+    assert any(t.startswith("NC:") for t in after)
+    shot(page, "tour-03-neuron-core")
+
+    # Zoom with the wheel at the cursor, then keys (only while focused), then drag to pan.
+    canvas = tl.locator(".nw-canvas")
+    box = canvas.bounding_box()
+    assert box
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 150)
+    t0, t1 = view_of(page, 0)
+    page.mouse.move(cx, cy)
+    page.mouse.wheel(0, -400)
+    page.wait_for_timeout(300)
+    z0, z1 = view_of(page, 0)
+    assert z1 - z0 < 0.8 * (t1 - t0)
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+    tl.locator(".nw-corner").click()  # focus the widget, not one of its inputs
+    page.keyboard.press("w")
+    page.wait_for_timeout(200)
+    w0, w1 = view_of(page, 0)
+    assert w1 - w0 < z1 - z0
+    page.keyboard.press("a")  # pans left; JupyterLab must not insert a cell above
+    page.wait_for_timeout(200)
+    k0, k1 = view_of(page, 0)
+    assert k0 < w0 and abs((k1 - k0) - (w1 - w0)) < 1e-6 * (w1 - w0)
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx - 300, cy, steps=5)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    p0, p1 = view_of(page, 0)
+    assert p0 > k0 and abs((p1 - p0) - (k1 - k0)) < 1e-3 * (k1 - k0)
+    page.wait_for_function("() => +document.querySelectorAll('.nw-timeline')[0].dataset.drawn > 0")
+    shot(page, "tour-04-zoomed")
+
+    # Brush on the time axis: the summary table of the range appears.
+    axis = tl.locator(".nw-axis").bounding_box()
+    assert axis
+    page.mouse.move(axis["x"] + 100, axis["y"] + 10)
+    page.mouse.down()
+    page.mouse.move(axis["x"] + 500, axis["y"] + 10, steps=5)
+    page.mouse.up()
+    page.wait_for_selector(".nw-summary .nw-table tbody tr", timeout=20_000)
+    assert "Selected range" in tl.locator(".nw-summary-title").inner_text()
+    shot(page, "tour-05-brush")
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
