@@ -66,7 +66,7 @@ class Timeline(anywidget.AnyWidget):
         super().__init__(groupings=dict(GROUPINGS), names=profile.name_dictionary(), span=span,
                          origin_ns=str(origin), view=list(span), height=height, **kwargs)
         self.grouping = grouping
-        self._tracks_changed()
+        self._refresh_tracks()
         self._load_counters()
         if color_by != "name":
             self.color_by = color_by
@@ -79,9 +79,9 @@ class Timeline(anywidget.AnyWidget):
     @t.observe("grouping")
     def _grouping_changed(self, change: dict[str, Any]) -> None:
         check_grouping(change["new"])
-        self._tracks_changed()
+        self._refresh_tracks()
 
-    def _tracks_changed(self) -> None:
+    def _refresh_tracks(self) -> None:
         tracks = self.profile.tracks(self.grouping)
         self.tracks = [{"label": str(r.label), "lanes": int(r.lanes), "events": int(r.events)}
                        for r in tracks.itertuples()]

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,7 +78,8 @@ def launch(pw: Playwright) -> Browser:
 
 
 def open_notebook(page: Page, url: str, name: str) -> None:
-    page.goto(f"{url}/lab/tree/{name}")
+    # A workspace of its own, so tabs another test left open are not restored beside this one.
+    page.goto(f"{url}/lab/workspaces/{Path(name).stem}-{uuid.uuid4().hex[:8]}/tree/{name}?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     # A fresh JupyterLab may ask which kernel to start: accept the notebook's own (python3).
     try:

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { formatDuration, formatTick, ticks } from "../src/common/time";
+
+describe("formatDuration", () => {
+  it("picks a readable unit", () => {
+    expect(formatDuration(0)).toBe("0 ns");
+    expect(formatDuration(830)).toBe("830 ns");
+    expect(formatDuration(1250)).toBe("1.25 µs");
+    expect(formatDuration(1_250_000)).toBe("1.25 ms");
+    expect(formatDuration(2.5e9)).toBe("2.5 s");
+    expect(formatDuration(90e9)).toBe("1.5 min");
+  });
+});
+
+describe("ticks", () => {
+  it("spaces ticks on 1-2-5 steps at least minPx apart", () => {
+    const { step, values } = ticks(0, 1e6, 1000, 90);
+    expect([1, 2, 5].some((m) => Math.abs(step / Math.pow(10, Math.floor(Math.log10(step))) - m) < 1e-9)).toBe(true);
+    expect((step / 1e6) * 1000).toBeGreaterThanOrEqual(90);
+    expect(values[0]).toBe(0);
+    for (let i = 1; i < values.length; i++) expect(values[i] - values[i - 1]).toBeCloseTo(step);
+  });
+  it("reaches nanoseconds far from the origin without losing the step", () => {
+    const t0 = 3_600e9; // an hour into the profile
+    const { step, values } = ticks(t0, t0 + 100, 1000, 90);
+    expect(step).toBe(10);
+    expect(values.length).toBeGreaterThan(5);
+    expect(formatTick(values[1], step)).toMatch(/ns$/);
+  });
+});

@@ -1,0 +1,81 @@
+"""Markup in a profile stays text in the browser; a busy kernel leaves the view usable and says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat as nbf
+from playwright.sync_api import Page
+
+from .lab import open_notebook, shot
+
+EVIL = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script><b>bold</b>'
+
+
+def write_notebook(root: Path) -> None:
+    events = [{"ph": "X", "name": EVIL, "ts": 10 * i, "dur": 8, "pid": 1, "tid": 1, "args": {EVIL: EVIL}}
+              for i in range(50)]
+    (root / "evil.json").write_text(json.dumps({"traceEvents": events}))
+    cells = [
+        nbf.v4.new_code_cell("import neuron_widgets as nw\nfrom neuron_widgets.widgets import Timeline, EventDetails\n"
+                             "tl = Timeline(nw.load_profile('evil.json'), height=300)\ntl"),
+        nbf.v4.new_code_cell("EventDetails(tl)"),
+        nbf.v4.new_code_cell("import time\ntime.sleep(8)"),
+    ]
+    nbf.write(nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                          "language": "python"}}), root / "evil.ipynb")
+
+
+def run_cell(page: Page, index: int) -> None:
+    page.locator(".jp-CodeCell .jp-InputPrompt").nth(index).click()
+    page.keyboard.press("Shift+Enter")
+
+
+def test_profile_text_is_never_markup(page: Page, lab: str, lab_root: Path) -> None:
+    write_notebook(lab_root)
+    open_notebook(page, lab, "evil.ipynb")
+    run_cell(page, 0)
+    run_cell(page, 1)
+    page.wait_for_function("() => document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')[1].textContent.includes('[2]')",
+                           timeout=60_000)
+    page.wait_for_function("() => +document.querySelector('.nw-timeline')?.dataset.drawn > 0", timeout=60_000)
+    canvas = page.locator(".nw-canvas").first.bounding_box()
+    assert canvas
+    # The first event sits at the left of the whole-profile view, in the first lane.
+    root = page.evaluate("""() => { const v = document.querySelector('.nw-timeline').__nwView;
+        const r = v.rows.find(r => r.kind === 'track'); return {y: r.y + 10, x: (v.items.start[0] - v.view.t0) /
+        (v.view.t1 - v.view.t0) * v.canvas.getBoundingClientRect().width + 2}; }""")
+    page.mouse.move(canvas["x"] + root["x"], canvas["y"] + root["y"])
+    page.wait_for_selector(".nw-tooltip", state="visible")
+    page.wait_for_function("(t) => document.querySelector('.nw-tooltip').textContent.includes(t)", arg=EVIL)
+    page.mouse.click(canvas["x"] + root["x"], canvas["y"] + root["y"])
+    page.wait_for_function("() => document.querySelector('.nw-details-title')", timeout=20_000)
+    assert page.locator(".nw-details-title").inner_text() == EVIL
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator(".nw-timeline img, .nw-details img, .nw-tooltip img, .nw-details b").count() == 0
+    shot(page, "safety-markup-as-text")
+
+    # A busy kernel: the view still zooms over what it holds, and says it is waiting.
+    # Select the first cell (command mode), step down to the third with J, run it: it sleeps 8 s.
+    page.locator(".jp-CodeCell .jp-InputPrompt").first.click()
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator, .jp-Toolbar-kernelStatus')]"
+        ".some(e => (e.getAttribute('data-status') || e.title || e.textContent || '').toLowerCase().includes('busy'))",
+        timeout=10_000)
+    tl = page.locator(".nw-timeline").first
+    tl.locator(".nw-corner").click()
+    before = page.evaluate("() => document.querySelector('.nw-timeline').dataset.view")
+    page.keyboard.press("w")
+    page.keyboard.press("w")
+    page.wait_for_function("() => document.querySelector('.nw-status').textContent.includes('waiting for the kernel')",
+                           timeout=5_000)
+    assert page.evaluate("() => document.querySelector('.nw-timeline').dataset.view") != before
+    assert int(page.evaluate("() => document.querySelector('.nw-timeline').dataset.drawn")) > 0
+    shot(page, "busy-kernel-waiting")
+    page.wait_for_function("() => document.querySelector('.nw-status').textContent === ''", timeout=20_000)
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
