@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
 import numpy as np
@@ -9,8 +11,7 @@ import pytest
 from conftest import trace
 
 import neuron_widgets as nw
-from neuron_widgets.widgets import EventDetails, GroupingSelector, Timeline, link
-from neuron_widgets.widgets import wire
+from neuron_widgets.widgets import EventDetails, GroupingSelector, Timeline, link, wire
 
 
 class Recorder:
@@ -71,8 +72,6 @@ def test_errors_and_hangs_are_flagged_even_when_merged(tl: Timeline, sample: nw.
     err = sample.events.index[sample.events["name"] == "numerical_err"]
     assert len(err) == 1
     tl._scan_args_in_background()  # also finds the nrt_execute that returned 1003
-    import time
-
     for _ in range(100):
         if tl._marked["error"].size >= 2:
             break
@@ -205,19 +204,13 @@ def test_bad_requests_answer_with_an_error_not_a_crash(tl: Timeline) -> None:
 def test_markup_in_names_stays_text(tmp_path) -> None:
     evil = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>'
     path = tmp_path / "evil.json"
-    path.write_text('{"traceEvents": [{"ph": "X", "name": %s, "ts": 1, "dur": 5, "pid": 1, "tid": 1, "args": {"k": %s}}]}'
-                    % (_json(evil), _json(evil)))
+    event = {"ph": "X", "name": evil, "ts": 1, "dur": 5, "pid": 1, "tid": 1, "args": {"k": evil}}
+    path.write_text(json.dumps({"traceEvents": [event]}))
     p = nw.load_profile(path)
     tl = Timeline(p)
     tl.selected_row = 0
     d = EventDetails(tl)
     assert d.event["title"] == evil and ["k", evil] in d.event["args"]
-
-
-def _json(s: str) -> str:
-    import json
-
-    return json.dumps(s)
 
 
 def test_kineto_trace_in_a_timeline() -> None:

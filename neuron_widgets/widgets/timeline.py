@@ -211,7 +211,7 @@ class Timeline(anywidget.AnyWidget):
     def time_range(self) -> tuple[int, int]:
         """The visible range, absolute nanoseconds."""
         origin = self.profile.origin_ts
-        return origin + int(round(self.view[0])), origin + int(round(self.view[1]))
+        return origin + round(self.view[0]), origin + round(self.view[1])
 
     @time_range.setter
     def time_range(self, value: tuple[Any, Any]) -> None:
@@ -225,7 +225,7 @@ class Timeline(anywidget.AnyWidget):
         if len(self.brush) != 2:
             return None
         origin = self.profile.origin_ts
-        return origin + int(round(self.brush[0])), origin + int(round(self.brush[1]))
+        return origin + round(self.brush[0]), origin + round(self.brush[1])
 
     @brush_range.setter
     def brush_range(self, value: tuple[Any, Any] | None) -> None:

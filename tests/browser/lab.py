@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import time
-import uuid
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,10 +83,8 @@ def open_notebook(page: Page, url: str, name: str) -> None:
     page.goto(f"{url}/lab/workspaces/{Path(name).stem}-{uuid.uuid4().hex[:8]}/tree/{name}?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     # A fresh JupyterLab may ask which kernel to start: accept the notebook's own (python3).
-    try:
+    with contextlib.suppress(PlaywrightTimeout):
         page.locator(".jp-Dialog .jp-mod-accept").click(timeout=8_000)
-    except PlaywrightTimeout:
-        pass
     # The kernel is up when the toolbar's status says Idle.
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator, .jp-Toolbar-kernelStatus')]"
