@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -372,6 +373,24 @@ class Profile:
                 self._lods[grouping] = viewport.build(idx.track, idx.lane, idx.tracks["lanes"].to_numpy(),
                                                       self.array("start_ts"), self.array("end_ts"))
             return self._lods[grouping]
+
+    def prepare(self, grouping: str = "default", background: bool = True) -> threading.Thread | None:
+        """Build a grouping's tracks, lanes and level-of-detail index now rather than on first view.
+
+        In the background (the numba kernels release the GIL) the kernel stays free; a view that
+        needs the index meanwhile waits for the thread through the profile's lock.
+        """
+        def work() -> None:
+            # A failure here is not lost: the view that asks for the index raises the same error.
+            with contextlib.suppress(Exception):
+                self.lod(grouping)
+
+        if not background:
+            work()
+            return None
+        thread = threading.Thread(target=work, name=f"neuron-widgets-prepare-{grouping}", daemon=True)
+        thread.start()
+        return thread
 
     def viewport(self, grouping: str, start_ts: int, end_ts: int, width_px: int,
                  tracks=None) -> dict[str, np.ndarray]:

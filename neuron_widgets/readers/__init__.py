@@ -45,18 +45,24 @@ def register(reader: Reader, first: bool = False) -> None:
 
 def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                  format: str | None = None, neuron_cores=None, event_types=None, instances=None,
-                 time_range=None, device_profiles_dir: str | os.PathLike[str] | None = None) -> Profile:
+                 time_range=None, device_profiles_dir: str | os.PathLike[str] | None = None,
+                 prepare: bool | None = None) -> Profile:
     """Load a profile, detecting its format.
 
     Filters (`neuron_cores="0,2-3"`, `event_types="hardware,^cc_exec_barrier"`,
     `instances=[...]`, `time_range=(t0, t1)`) are applied while reading: for Parquet they
     are pushed into the scan, so a subset of a profile larger than memory can be opened.
     `device_profiles_dir` says where device-profile directories are, when not beside the profile.
+    `prepare` (default on; NEURON_WIDGETS_PREPARE=0 turns it off) builds the default grouping's
+    tracks, lanes and level-of-detail index in a background thread, so that a Timeline opened
+    afterwards paints at once instead of building them first.
     """
     profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
                     instances=instances, time_range=time_range)
     if device_profiles_dir is not None:
         profile.extra["device_profiles_dir"] = os.fspath(device_profiles_dir)
+    if prepare if prepare is not None else os.environ.get("NEURON_WIDGETS_PREPARE", "1") != "0":
+        profile.prepare("default")
     return profile
 
 

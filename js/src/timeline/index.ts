@@ -69,6 +69,7 @@ export class TimelineView {
   private drag: { x: number; y: number; t0: number; view: Range; mode: "pan" | "brush"; moved: boolean } | null = null;
   private brushLocal: [number, number] | null = null;
   private lastDrawMs = 0;
+  readonly frameTimes: number[] = []; // ms per draw, for benchmarks
   private mouse: { x: number; y: number } | null = null;
   private cleanup: (() => void)[] = [];
 
@@ -374,6 +375,9 @@ export class TimelineView {
     if (!scene.items && this.snapshot) ctx.drawImage(this.snapshot, 0, 0, width, height);
     this.drawAxis(width, dpr);
     this.lastDrawMs = performance.now() - t;
+    this.frameTimes.push(this.lastDrawMs);
+    if (this.frameTimes.length > 1000) this.frameTimes.splice(0, 500);
+    if (drawn > 0 && !this.root.dataset.firstPaint) this.root.dataset.firstPaint = String(Date.now());
     this.root.dataset.drawn = String(drawn);
     this.root.dataset.drawMs = this.lastDrawMs.toFixed(2);
     this.root.dataset.view = `${this.view.t0},${this.view.t1}`;
