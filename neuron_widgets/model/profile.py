@@ -437,6 +437,14 @@ class Profile:
     def groupings(self) -> dict[str, str]:
         return dict(GROUPINGS)
 
+    def check_grouping(self, grouping: str) -> str:
+        """The grouping if this profile has it; a ValueError naming the ones it has if not."""
+        return check_grouping(grouping)
+
+    @property
+    def default_grouping(self) -> str:
+        return next(iter(self.groupings))
+
     # -- filters ---------------------------------------------------------------------
     def filter(self, neuron_cores=None, event_types=None, instances=None, time_range=None) -> Profile:
         """A new Profile with only the matching events (a mask over columns, shared lazies).

@@ -1,4 +1,4 @@
-"""GroupingSelector: the six grouping modes of a Timeline, by Neuron Explorer's names."""
+"""GroupingSelector: a Timeline's grouping modes (Neuron Explorer's six for a system profile) as buttons."""
 
 from __future__ import annotations
 
@@ -7,16 +7,31 @@ from typing import Any
 import ipywidgets as w
 import traitlets as t
 
-from ..model.grouping import GROUPINGS
 from .timeline import Timeline
 
 
 class GroupingSelector(w.ToggleButtons):
-    """Buttons bound to `timeline.grouping` both ways (several selectors on one timeline agree)."""
+    """Buttons bound to `timeline.grouping` both ways (several selectors on one timeline agree).
+
+    The buttons follow `timeline.groupings`, so a Device Trace Viewer that is retargeted keeps
+    a selector that offers its own modes.
+    """
 
     def __init__(self, timeline: Timeline, **kwargs: Any) -> None:
-        options = [(label, key) for key, label in GROUPINGS.items()]
-        super().__init__(options=options, value=timeline.grouping, description="Group by", **kwargs)
+        super().__init__(options=self._options(timeline), value=timeline.grouping, description="Group by", **kwargs)
         self.timeline = timeline
         self.style.button_width = "auto"
         self._link = t.link((self, "value"), (timeline, "grouping"))
+        timeline.observe(self._groupings_changed, names=["groupings"])
+
+    @staticmethod
+    def _options(timeline: Timeline) -> list[tuple[str, str]]:
+        return [(label, key) for key, label in timeline.groupings.items()]
+
+    def _groupings_changed(self, _change: Any) -> None:
+        options = self._options(self.timeline)
+        if options != list(self.options):
+            self._link.unlink()
+            self.options = options
+            self.value = self.timeline.grouping
+            self._link = t.link((self, "value"), (self.timeline, "grouping"))

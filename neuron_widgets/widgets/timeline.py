@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import traitlets as t
 
-from ..model.grouping import GROUPINGS, check_grouping
+from ..model.grouping import check_grouping
 from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
@@ -50,35 +50,59 @@ class Timeline(anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
     error = t.Unicode("").tag(sync=True)
     revision = t.Int(0).tag(sync=True)  # bumped when what replies hold changes (markers, colours)
+    generation = t.Int(0).tag(sync=True)  # bumped when the widget shows another profile (a retarget)
+    title = t.Unicode("").tag(sync=True)  # a heading above the toolbar (the Device Trace Viewer's)
+    notes = t.List(t.Unicode()).tag(sync=True)  # lines under the heading: alignment, warnings
+    strip = t.List(t.Dict()).tag(sync=True)  # summary chips: [{label, value, share (0..1 or null)}]
+    loading = t.Bool(False).tag(sync=True)  # work under way that will change what is shown
     _snapshot = t.Bytes(b"").tag(sync=True)
 
-    def __init__(self, profile: Profile, grouping: str = "default", *, height: int = 480, color_by: str = "name",
+    def __init__(self, profile: Profile, grouping: str | None = None, *, height: int = 480, color_by: str = "name",
                  time_range: tuple[int, int] | None = None, **kwargs: Any) -> None:
-        check_grouping(grouping)
+        grouping = profile.check_grouping(grouping or profile.default_grouping)
         self.profile = profile
         self._counter_data: CounterSeries | None = None
-        self._marked: dict[str, np.ndarray] = {"error": error_rows(profile, scan_args=False),
-                                               "incomplete": incomplete_rows(profile)}
+        self._marked: dict[str, np.ndarray] = {}
         self._color: np.ndarray | None = None
         self._color_keys: list[str] = []
-        origin = profile.origin_ts
-        span = [0.0, float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
-        super().__init__(groupings=dict(GROUPINGS), names=profile.name_dictionary(), span=span,
-                         origin_ns=str(origin), view=list(span), height=height, **kwargs)
-        self.grouping = grouping
-        self._refresh_tracks()
-        self._load_counters()
+        super().__init__(height=height, **kwargs)
+        self._show_profile(profile, grouping)
         if color_by != "name":
             self.color_by = color_by
         if time_range is not None:
             self.time_range = time_range
         self.on_msg(self._on_msg)
+
+    def _show_profile(self, profile: Profile, grouping: str) -> None:
+        """Point the widget at a profile: its names, extent, tracks and markers; the view shows all of it."""
+        self.profile = profile
+        self._marked = {"error": error_rows(profile, scan_args=False), "incomplete": incomplete_rows(profile)}
+        origin = profile.origin_ts
+        span = [0.0, float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
+        with self.hold_sync():
+            self.selected_row = -1
+            self.brush = []
+            self.groupings = profile.groupings
+            self.names = profile.name_dictionary()
+            self.span = span
+            self.origin_ns = str(origin)
+            self.view = list(span)
+            self.set_trait("grouping", grouping)
+            self._refresh_tracks()
+            self._load_counters()
+            if self.color_by != "name":
+                self._color, self._color_keys = color_codes(profile, self.color_by)
+            self.generation += 1
         self._scan_args_in_background()
 
     # -- state from the browser -------------------------------------------------------
+    @t.validate("grouping")
+    def _valid_grouping(self, proposal: dict[str, Any]) -> str:
+        profile = getattr(self, "profile", None)
+        return profile.check_grouping(proposal["value"]) if profile is not None else check_grouping(proposal["value"])
+
     @t.observe("grouping")
     def _grouping_changed(self, change: dict[str, Any]) -> None:
-        check_grouping(change["new"])
         self._refresh_tracks()
 
     def _refresh_tracks(self) -> None:
@@ -195,10 +219,12 @@ class Timeline(anywidget.AnyWidget):
             self.error = f"counter tracks unavailable: {type(exc).__name__}: {exc}"
 
     def _scan_args_in_background(self) -> None:
+        profile = self.profile
+
         def scan() -> None:
             try:
-                rows = error_rows(self.profile)
-                if rows.size != self._marked["error"].size:
+                rows = error_rows(profile)
+                if profile is self.profile and rows.size != self._marked["error"].size:
                     self._marked = {**self._marked, "error": rows}
                     self.revision += 1
             except Exception as exc:

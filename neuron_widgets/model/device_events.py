@@ -1,0 +1,300 @@
+"""A device trace as an event table the timeline engine can draw: one row per instruction, DMA
+packet, collective op and semaphore value, on tracks per engine, DMA queue, CC stream and semaphore.
+
+`DeviceEvents` is a `Profile`, so the Device Trace Viewer reuses the system timeline's tracks,
+lanes, level-of-detail query, search, range summary and event details; what differs is the
+grouping (engines and queues instead of Neuron Explorer's six host modes) and where an event's
+properties come from (the device tables' rows, not extra_attributes_json).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .device_trace import DeviceTrace
+from .lanes import assign_lanes, track_order
+from .profile import Profile, TrackIndex
+
+DEVICE_GROUPINGS: dict[str, str] = {"engines": "Engines and queues", "tables": "One track per table"}
+
+# Neuron Explorer's engine order; engines it does not know come after, by name.
+ENGINE_ORDER = ("Tensor", "TensorMatrix", "Vector", "Scalar", "GpSimd", "Pool", "Act", "Sync")
+TABLES = ("instructions", "dma", "cc_ops", "semaphores")
+TABLE_LABELS = {"instructions": "Engines", "dma": "DMA", "cc_ops": "CC ops", "semaphores": "Semaphores"}
+# Columns already shown as the event's own fields; everything else of a device row is an argument.
+OWN_COLUMNS = frozenset({"start_ts", "end_ts", "name", "id", "table", "track_label", "source_row"})
+# Shown on hover, in this order, when the row has them.
+HOVER_KEYS = ("operands", "hlo_name", "layer", "nki_source_location", "engine", "queue_name", "transfer_bytes",
+              "throughput", "operation", "algorithm", "num_elements", "dtype", "value", "update_source")
+
+
+def _natural(text: str) -> tuple[Any, ...]:
+    """Sort key that puts "E2" before "E12"."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def _engine_key(label: str) -> tuple[Any, ...]:
+    short = label.rsplit("/", 1)[-1]
+    return (ENGINE_ORDER.index(short) if short in ENGINE_ORDER else len(ENGINE_ORDER), _natural(short))
+
+
+def _core_prefix(df: pd.DataFrame, several_cores: bool) -> pd.Series | str:
+    if several_cores and "pcore_idx" in df:
+        return "Core " + df["pcore_idx"].astype("Int64").astype(str) + "/"
+    return ""
+
+
+def _parts(trace: DeviceTrace) -> list[pd.DataFrame]:
+    """Per table: start, end, name and engine-grouping label of each row, in the table's order."""
+    cores = set()
+    for name in ("instructions", "dma"):
+        df = getattr(trace, name)
+        if "pcore_idx" in df and not df.empty:
+            cores |= set(df["pcore_idx"].dropna().astype(int))
+    several = len(cores) > 1
+    out = []
+    ins = trace.instructions
+    if not ins.empty:
+        engine = ins["timeline_track"] if "timeline_track" in ins else ins["engine"]
+        engine = engine.fillna(ins["engine"]).astype(str) if "engine" in ins else engine.astype(str)
+        out.append(pd.DataFrame({"start_ts": ins["start_ts"], "end_ts": ins["end_ts"],
+                                 "name": ins["opcode"].astype(str) if "opcode" in ins else "instruction",
+                                 "track_label": _core_prefix(ins, several) + "Engines/" + engine,
+                                 "table": "instructions"}))
+    dma = trace.dma
+    if not dma.empty:
+        queue = dma.get("queue_name")
+        if queue is None or queue.isna().all():
+            queue = "queue " + dma.get("queue_idx", dma.get("engine_idx", pd.Series(0, index=dma.index))).astype(str)
+        kind = dma["queue_type"].astype(str) if "queue_type" in dma else "packet"
+        out.append(pd.DataFrame({"start_ts": dma["start_ts"], "end_ts": dma["end_ts"], "name": "DMA " + kind,
+                                 "track_label": _core_prefix(dma, several) + "DMA/" + queue.astype(str),
+                                 "table": "dma"}))
+    cc = trace.cc_ops
+    if not cc.empty:
+        stream = cc["stream_id"].astype(str) if "stream_id" in cc else "0"
+        out.append(pd.DataFrame({"start_ts": cc["start_ts"], "end_ts": cc["end_ts"],
+                                 "name": cc["operation"].astype(str) if "operation" in cc else "cc_op",
+                                 "track_label": "CC ops/Stream " + stream, "table": "cc_ops"}))
+    sem = trace.semaphores
+    if not sem.empty and "timestamp" in sem:
+        out.append(_semaphore_spans(sem, trace))
+    return out
+
+
+def _semaphore_spans(sem: pd.DataFrame, trace: DeviceTrace) -> pd.DataFrame:
+    """Each update holds its value until the semaphore's next update (the last until the trace ends)."""
+    sid = sem["id"].astype(str) if "id" in sem else pd.Series("semaphore", index=sem.index)
+    ts = sem["timestamp"].astype("int64")
+    order = np.lexsort((ts.to_numpy(), sid.to_numpy()))
+    sid_o, ts_o = sid.to_numpy()[order], ts.to_numpy()[order]
+    end_o = np.empty_like(ts_o)
+    if ts_o.size:
+        last = max(int(ts_o.max()), trace.span[1])
+        end_o[:-1] = ts_o[1:]
+        end_o[-1] = last
+        boundary = np.flatnonzero(sid_o[1:] != sid_o[:-1])
+        end_o[boundary] = last
+    end = np.empty_like(end_o)
+    end[order] = np.maximum(end_o, ts_o)
+    value = sem["value"].astype(str) if "value" in sem else "update"
+    return pd.DataFrame({"start_ts": ts.to_numpy(), "end_ts": end, "name": "value " + value,
+                         "track_label": "Semaphores/" + sid, "table": "semaphores"}, index=sem.index)
+
+
+class DeviceEvents(Profile):
+    """The rows of a DeviceTrace as a Profile: instructions, DMA, CC ops and semaphores on their tracks."""
+
+    def __init__(self, trace: DeviceTrace) -> None:
+        self.trace = trace
+        frames = []
+        for part in _parts(trace):
+            frames.append(part.assign(source_row=np.arange(len(part), dtype=np.int64)))
+        if frames:
+            df = pd.concat(frames, ignore_index=True)
+        else:
+            df = pd.DataFrame({"start_ts": pd.Series(dtype="int64"), "end_ts": pd.Series(dtype="int64"),
+                               "name": pd.Series(dtype=str), "track_label": pd.Series(dtype=str),
+                               "table": pd.Series(dtype=str), "source_row": pd.Series(dtype="int64")})
+        start = df["start_ts"].to_numpy(np.int64)
+        end = np.maximum(df["end_ts"].to_numpy(np.int64), start)
+        table = pa.table({
+            "id": pa.array(np.arange(len(df), dtype=np.int64)),
+            "start_ts": pa.array(start), "end_ts": pa.array(end),
+            "name": pa.array(df["name"].astype(str).to_numpy(object), pa.string()).dictionary_encode(),
+            "trace_event_source": pa.array(["device"] * len(df), pa.string()).dictionary_encode(),
+            "track_label": pa.array(df["track_label"].astype(str).to_numpy(object), pa.string()).dictionary_encode(),
+            "table": pa.array(df["table"].astype(str).to_numpy(object), pa.string()).dictionary_encode(),
+            "source_row": pa.array(df["source_row"].to_numpy(np.int64)),
+        })
+        super().__init__(table, source=trace.source, format=f"device:{trace.format}",
+                         metadata={"alignment": trace.alignment})
+        self._flow_links: tuple[np.ndarray, np.ndarray] | None = None
+
+    # -- grouping --------------------------------------------------------------------
+    @property
+    def groupings(self) -> dict[str, str]:
+        return dict(DEVICE_GROUPINGS)
+
+    def check_grouping(self, grouping: str) -> str:
+        if grouping not in DEVICE_GROUPINGS:
+            raise ValueError(f"unknown grouping {grouping!r} for a device trace; choose one of: "
+                             f"{', '.join(DEVICE_GROUPINGS)}")
+        return grouping
+
+    def track_index(self, grouping: str = "engines") -> TrackIndex:
+        self.check_grouping(grouping)
+        with self._lock:
+            if grouping in self._indexes:
+                return self._indexes[grouping]
+            column = "track_label" if grouping == "engines" else "table"
+            col = self._joined(column).chunk(0) if len(self) else pa.array([], pa.string()).dictionary_encode()
+            names = [str(v) for v in col.dictionary.to_pylist()]
+            if grouping == "tables":
+                names_shown = [TABLE_LABELS.get(v, v) for v in names]
+                rank = [TABLES.index(v) if v in TABLES else len(TABLES) for v in names]
+                sort_keys: list[tuple[Any, ...]] = [(r, n) for r, n in zip(rank, names_shown, strict=True)]
+            else:
+                names_shown = names
+                sort_keys = [(TABLES.index(_table_of(n)) if _table_of(n) in TABLES else 9, _natural(n.split("/")[0]),
+                              *_engine_key(n)) for n in names]
+            order = sorted(range(len(names)), key=lambda i: sort_keys[i])
+            combo_track = np.empty(len(names), dtype=np.int32)
+            combo_track[order] = np.arange(len(names), dtype=np.int32)
+            codes = col.indices.to_numpy(zero_copy_only=False).astype(np.int32) if len(self) else np.zeros(0, np.int32)
+            track = combo_track[codes] if codes.size else np.zeros(0, np.int32)
+            n_tracks = len(names)
+            by_track = track_order(track, n_tracks)
+            lane, lanes_per_track = assign_lanes(track, self.array("start_ts"), self.array("end_ts"), by_track,
+                                                 n_tracks)
+            counts = np.bincount(track, minlength=n_tracks) if n_tracks else np.zeros(0, np.int64)
+            offsets = np.zeros(n_tracks + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            tracks = pd.DataFrame({"label": [names_shown[i] for i in order], "trace_event_source": "device"})
+            tracks = tracks.assign(lanes=lanes_per_track, events=counts)
+            tracks.index.name = "track"
+            idx = TrackIndex(grouping, tracks, combo_track, codes, lane, by_track, offsets)
+            self._indexes[grouping] = idx
+            return idx
+
+    # -- single events ---------------------------------------------------------------
+    def _source(self, row: int) -> tuple[str, pd.Series]:
+        table = str(self._joined("table").chunk(0)[row].as_py())
+        src = int(self.array("source_row")[row])
+        return table, getattr(self.trace, table).iloc[src]
+
+    def event(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, Any]:
+        """The event's fields, and every column of its device-table row as its arguments."""
+        if row is None:
+            if event_id is None:
+                raise TypeError("give an event id or a row")
+            row = self.row_of(event_id)
+        table, src = self._source(int(row))
+        out: dict[str, Any] = {"id": int(self.array("id")[row]), "name": str(self._joined("name").chunk(0)[row].as_py()),
+                               "start_ts": int(self.array("start_ts")[row]), "end_ts": int(self.array("end_ts")[row]),
+                               "table": table, "track_label": str(self._joined("track_label").chunk(0)[row].as_py()),
+                               "trace_event_source": "device"}
+        out["args"] = {str(k): _plain(v) for k, v in src.items() if k not in OWN_COLUMNS and not _missing(v)}
+        return out
+
+    def args_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        out = []
+        for r in np.asarray(rows, dtype=np.int64):
+            args = self.event(row=int(r))["args"]
+            out.append({k: args[k] for k in HOVER_KEYS if k in args})
+        return out
+
+    def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
+        """Events linked by the device profile's Flow table; the earlier of a pair is upstream."""
+        if row is None:
+            if event_id is None:
+                raise TypeError("give an event id or a row")
+            row = self.row_of(event_id)
+        src, dst = self._links()
+        start = self.array("start_ts")
+        linked = np.unique(np.concatenate([dst[src == row], src[dst == row]]))
+        linked = linked[linked != row]
+        up = linked[start[linked] <= start[row]]
+        down = linked[start[linked] > start[row]]
+        core = self.core
+        return {"upstream": core.take(pa.array(up)).to_pandas().assign(row=up),
+                "downstream": core.take(pa.array(down)).to_pandas().assign(row=down)}
+
+    def _links(self) -> tuple[np.ndarray, np.ndarray]:
+        """Flow pairs as rows of this table (pairs whose ends are not drawn here are dropped)."""
+        with self._lock:
+            if self._flow_links is None:
+                self._flow_links = self._resolve_flows()
+            return self._flow_links
+
+    def _resolve_flows(self) -> tuple[np.ndarray, np.ndarray]:
+        flows = self.trace.flows
+        if flows.empty or not {"in_id", "out_id"} <= set(flows.columns) or not len(self):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        tables = self._joined("table").chunk(0)
+        code_of = {str(v): i for i, v in enumerate(tables.dictionary.to_pylist())}
+        codes = tables.indices.to_numpy(zero_copy_only=False)
+        source_row = self.array("source_row")
+        ends = []
+        for side in ("in", "out"):
+            names = flows.get(f"{side}_table", pd.Series("instructions", index=flows.index)).map(_flow_table)
+            ids = flows[f"{side}_id"].to_numpy(np.int64)
+            rows = np.full(len(flows), -1, np.int64)
+            for name in names.unique():
+                df = getattr(self.trace, name, None)
+                if name not in code_of or df is None or "id" not in df:
+                    continue
+                mine = np.flatnonzero(codes == code_of[name])
+                table_ids = df["id"].to_numpy(np.int64)[source_row[mine]]
+                order = np.argsort(table_ids, kind="stable")
+                want = np.flatnonzero((names == name).to_numpy())
+                pos = np.clip(np.searchsorted(table_ids, ids[want], sorter=order), 0, max(order.size - 1, 0))
+                hit = table_ids[order[pos]] == ids[want] if order.size else np.zeros(want.size, bool)
+                rows[want[hit]] = mine[order[pos[hit]]]
+            ends.append(rows)
+        keep = (ends[0] >= 0) & (ends[1] >= 0)
+        return ends[0][keep], ends[1][keep]
+
+    def device_trace(self, key: int | str) -> DeviceTrace:
+        raise ValueError("a device trace has no device traces of its own; drill down from the system profile")
+
+    def __repr__(self) -> str:
+        return f"<DeviceEvents of {self.trace!r}: {len(self):,} rows>"
+
+
+def _table_of(label: str) -> str:
+    head = label.split("/")[-2] if "/" in label else label
+    for table, shown in TABLE_LABELS.items():
+        if head == shown:
+            return table
+    return head
+
+
+def _flow_table(name: Any) -> str:
+    """The Flow table's table names (Instruction, DmaPacket...) as DeviceTrace attribute names."""
+    key = str(name).lower()
+    if key.startswith("instruction"):
+        return "instructions"
+    if key.startswith("dma"):
+        return "dma"
+    if key.startswith("ccop") or key.startswith("cc_op"):
+        return "cc_ops"
+    if key.startswith("semaphore"):
+        return "semaphores"
+    return key
+
+
+def _missing(v: Any) -> bool:
+    try:
+        return v is None or bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
