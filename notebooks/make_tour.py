@@ -40,6 +40,17 @@ cells = [
          "kineto = nw.load_profile(kineto_path) if kineto_path.exists() else nw.sample_profile()\n"
          "tl_kineto = Timeline(kineto, grouping='thread', height=420)\ntl_kineto"),
     code("EventDetails(tl_kineto)"),
+    md("## Device traces\nClick an `nc_exec_running` event in the first timeline (search for it with the search box): "
+       "the instruction-level trace of that execution loads here, aligned to the host clock with the execution's "
+       "sync point, with a track per engine and per DMA queue. It is read only then, and cached."),
+    code("from neuron_widgets.widgets import DeviceProfilePicker, DeviceTraceViewer\n\n"
+         "device = DeviceTraceViewer(tl, height=380)\ndevice"),
+    code("EventDetails(device)  # instruction details: opcode, operands, HLO name, layer"),
+    md("The device profiles the capture holds, as in Neuron Explorer's Device Profiles List: pick one and Submit."),
+    code("DeviceProfilePicker(tl)"),
+    md("The same device trace from Python: its tables are DataFrames, on the host clock."),
+    code("trace = profile.device_trace(int(executions.iloc[0]['id']))  # read once, then cached\n"
+         "print(trace)\ntrace.instructions.groupby('timeline_track')['duration_ns'].describe()"),
 ]
 nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                  "language": "python"}})

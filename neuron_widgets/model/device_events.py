@@ -26,8 +26,8 @@ DEVICE_GROUPINGS: dict[str, str] = {"engines": "Engines and queues", "tables": "
 ENGINE_ORDER = ("Tensor", "TensorMatrix", "Vector", "Scalar", "GpSimd", "Pool", "Act", "Sync")
 TABLES = ("instructions", "dma", "cc_ops", "semaphores")
 TABLE_LABELS = {"instructions": "Engines", "dma": "DMA", "cc_ops": "CC ops", "semaphores": "Semaphores"}
-# Columns already shown as the event's own fields; everything else of a device row is an argument.
-OWN_COLUMNS = frozenset({"start_ts", "end_ts", "name", "id", "table", "track_label", "source_row"})
+# Times are the event's own fields; every other column of a device row (its device id too) is an argument.
+OWN_COLUMNS = frozenset({"start_ts", "end_ts"})
 # Shown on hover, in this order, when the row has them.
 HOVER_KEYS = ("operands", "hlo_name", "layer", "nki_source_location", "engine", "queue_name", "transfer_bytes",
               "throughput", "operation", "algorithm", "num_elements", "dtype", "value", "update_source")
@@ -197,8 +197,7 @@ class DeviceEvents(Profile):
         table, src = self._source(int(row))
         out: dict[str, Any] = {"id": int(self.array("id")[row]), "name": str(self._joined("name").chunk(0)[row].as_py()),
                                "start_ts": int(self.array("start_ts")[row]), "end_ts": int(self.array("end_ts")[row]),
-                               "table": table, "track_label": str(self._joined("track_label").chunk(0)[row].as_py()),
-                               "trace_event_source": "device"}
+                               "table": table, "trace_event_source": "device"}
         out["args"] = {str(k): _plain(v) for k, v in src.items() if k not in OWN_COLUMNS and not _missing(v)}
         return out
 

@@ -1,8 +1,11 @@
-"""The widgets: Timeline, GroupingSelector, EventDetails, and link() between timelines."""
+"""The widgets: Timeline, GroupingSelector, EventDetails, link() between timelines, and the device-trace widgets."""
 
 from .details import EventDetails
+from .device_picker import DeviceProfilePicker
+from .device_viewer import DeviceTraceViewer
 from .grouping_selector import GroupingSelector
 from .linking import TimelineLink, link
 from .timeline import Timeline
 
-__all__ = ["EventDetails", "GroupingSelector", "Timeline", "TimelineLink", "link"]
+__all__ = ["DeviceProfilePicker", "DeviceTraceViewer", "EventDetails", "GroupingSelector", "Timeline", "TimelineLink",
+           "link"]

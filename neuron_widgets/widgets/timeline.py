@@ -135,6 +135,7 @@ class Timeline(anywidget.AnyWidget):
     def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
         kind = content.get("type")
         uuid = content.get("uuid")
+        generation = self.generation  # read before the profile: a retarget sets the profile first
         try:
             if kind == "viewport":
                 meta, buffers = wire.viewport_reply(self.profile, content.get("grouping", self.grouping),
@@ -142,14 +143,14 @@ class Timeline(anywidget.AnyWidget):
                                                     content.get("tracks"), self._marked, self._color)
                 if self._color is not None:
                     meta["color_keys"] = self._color_keys
-                self.send({**meta, "uuid": uuid, "revision": self.revision}, buffers)
+                self.send({**meta, "uuid": uuid, "revision": self.revision, "generation": generation}, buffers)
             elif kind == "counters":
                 data = self._counter_data or CounterSeries()
                 keys = set(content.get("keys") or [])
                 series = [s for s in data.series if s["key"] in keys]
                 meta, buffers = wire.counters_reply(series, data.data, float(content["t0"]), float(content["t1"]),
                                                     int(content["width"]))
-                self.send({**meta, "uuid": uuid}, buffers)
+                self.send({**meta, "uuid": uuid, "generation": generation}, buffers)
             elif kind == "counter_at":
                 data = self._counter_data or CounterSeries()
                 self.send({"type": "counter_at", "uuid": uuid, "key": content.get("key"),

@@ -33,6 +33,7 @@ export class TimelineView {
   private toolbar = h("div", { class: "nw-toolbar" });
   private status = h("span", { class: "nw-status" });
   private errorBar = h("div", { class: "nw-error" });
+  private head = h("div", { class: "nw-head" });
   private axis = h("canvas", { class: "nw-axis" });
   private corner = h("div", { class: "nw-corner" });
   private scroll = h("div", { class: "nw-scroll" });
@@ -144,11 +145,16 @@ export class TimelineView {
     this.labels.el.style.width = `${LABEL_W}px`;
     this.plotCol.appendChild(this.canvas);
     this.scroll.append(this.labels.el, this.plotCol);
-    this.root.append(this.toolbar, this.errorBar, header, this.scroll, this.summary.el);
+    this.root.append(this.head, this.toolbar, this.errorBar, header, this.scroll, this.summary.el);
     this.root.style.height = `${this.model.get("height")}px`;
     el.appendChild(this.root);
     document.body.appendChild(this.tooltip.el);
     this.fillGroupings();
+    this.groupingSelect.addEventListener("change", () => {
+      this.model.set("grouping", this.groupingSelect.value);
+      this.model.save_changes();
+    });
+    this.renderHead();
   }
 
   private fillGroupings(): void {
@@ -157,10 +163,65 @@ export class TimelineView {
       ...Object.entries(groupings).map(([k, label]) => h("option", { text: label, attrs: { value: k } })),
     );
     this.groupingSelect.value = this.model.get("grouping");
-    this.groupingSelect.addEventListener("change", () => {
-      this.model.set("grouping", this.groupingSelect.value);
-      this.model.save_changes();
-    });
+  }
+
+  /** Title, notes, summary chips and the loading indicator (the Device Trace Viewer uses them). */
+  private renderHead(): void {
+    const m = this.model;
+    const title = (m.get("title") as string) || "";
+    const notes = (m.get("notes") as string[]) || [];
+    const strip = (m.get("strip") as { label: string; value: string; share?: number | null; title?: string }[]) || [];
+    const loading = !!m.get("loading");
+    const status = (m.get("status") as string) || "";
+    const parts: HTMLElement[] = [];
+    if (title || loading) {
+      parts.push(h("div", { class: "nw-title" }, [
+        ...(loading ? [h("span", { class: "nw-spinner", title: "loading" })] : []),
+        h("span", { text: title }),
+        h("span", { class: "nw-note nw-head-status", text: status }),
+      ]));
+    } else if (status) {
+      parts.push(h("div", { class: "nw-note nw-head-status", text: status }));
+    }
+    for (const n of notes) parts.push(h("div", { class: "nw-note", text: n }));
+    if (strip.length) {
+      parts.push(h("div", { class: "nw-strip" }, strip.map((c) => {
+        const chip = h("div", { class: "nw-chip", title: c.title ?? "" }, [
+          h("span", { class: "nw-chip-label", text: c.label }),
+          h("span", { class: "nw-chip-value", text: c.value }),
+        ]);
+        if (typeof c.share === "number") {
+          const bar = h("span", { class: "nw-chip-bar" });
+          bar.style.width = `${Math.round(Math.min(Math.max(c.share, 0), 1) * 100)}%`;
+          chip.appendChild(bar);
+        }
+        return chip;
+      })));
+    }
+    this.head.replaceChildren(...parts);
+    this.head.style.display = parts.length ? "" : "none";
+    this.root.classList.toggle("nw-loading", loading);
+  }
+
+  /** The widget now shows another profile: drop everything held for the old one. */
+  private reset(): void {
+    this.items = null;
+    this.counterData.clear();
+    this.counterWindow = null;
+    this.match = null;
+    this.matchCodes = [];
+    this.searchInput.value = "";
+    this.searchInfo.textContent = "";
+    this.snapshot = null;
+    this.brushLocal = null;
+    this.layout = { ...newLayoutState(), showCpu: this.layout.showCpu, filter: this.layout.filter };
+    for (const p of defaultCollapsed(this.model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
+    const v = this.model.get("view") as number[];
+    this.view = { t0: v[0], t1: v[1] };
+    this.viewport.invalidate();
+    this.counters.invalidate();
+    this.fillGroupings();
+    this.relayout();
   }
 
   private tracks(): TrackInfo[] {
@@ -185,6 +246,9 @@ export class TimelineView {
       this.relayout();
     });
     on("change:grouping", () => (this.groupingSelect.value = m.get("grouping")));
+    on("change:groupings", () => this.fillGroupings());
+    on("change:generation", () => this.reset());
+    for (const key of ["title", "notes", "strip", "loading", "status"]) on(`change:${key}`, () => this.renderHead());
     on("change:view", () => {
       const v = m.get("view") as number[];
       if (Math.abs(v[0] - this.view.t0) > 1e-6 || Math.abs(v[1] - this.view.t1) > 1e-6) {
@@ -300,7 +364,16 @@ export class TimelineView {
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  /** A reply computed for the profile shown before a retarget: dropped, and the view asks again. */
+  private stale(msg: any, channel: Channel): boolean {
+    if (msg.generation === undefined || msg.generation === this.model.get("generation")) return false;
+    channel.invalidate();
+    this.request();
+    return true;
+  }
+
   private onViewport(msg: any, buffers: DataView[], asked: Record<string, any>): void {
+    if (this.stale(msg, this.viewport)) return;
     if (msg.type === "error") {
       this.showError(msg.message);
       return;
@@ -313,6 +386,7 @@ export class TimelineView {
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private onCounters(msg: any, buffers: DataView[]): void {
+    if (this.stale(msg, this.counters)) return;
     if (msg.type === "error") return this.showError(msg.message);
     let b = 0;
     const keys: string[] = [];

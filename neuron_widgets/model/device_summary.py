@@ -1,0 +1,110 @@
+"""The Device Trace Viewer's summary strip: per-engine active time and share, DMA traffic, MFU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .device_trace import DeviceTrace
+
+
+def busy_ns(start: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of intervals (an engine running two overlapping instructions is busy once)."""
+    if start.size == 0:
+        return 0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order].astype(np.int64), end[order].astype(np.int64)
+    reach = np.maximum.accumulate(e)
+    # An interval opens a new run when it starts after everything before it has ended.
+    new = np.concatenate([[True], s[1:] > reach[:-1]])
+    run_start = s[new]
+    run_end = np.maximum.reduceat(e, np.flatnonzero(new))
+    return int((run_end - run_start).sum())
+
+
+def execution_span(trace: DeviceTrace) -> tuple[int, int]:
+    info = trace.execution_info
+    if not info.empty and {"execution_start_ts", "execution_end_ts"} <= set(info.columns):
+        a, b = info["execution_start_ts"].min(), info["execution_end_ts"].max()
+        if pd.notna(a) and pd.notna(b) and int(b) > int(a):
+            return int(a), int(b)
+    tables = [df for df in (trace.instructions, trace.dma) if not df.empty]
+    if not tables:
+        return 0, 0
+    return min(int(df["start_ts"].min()) for df in tables), max(int(df["end_ts"].max()) for df in tables)
+
+
+def _duration(ns: float) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:,.3g} {unit}"
+    return f"{ns:,.0f} ns"
+
+
+def _bytes(n: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.3g} {unit}"
+    return f"{n:,.0f} B"
+
+
+def engine_active(trace: DeviceTrace) -> pd.DataFrame:
+    """Per engine: active ns (from ActiveTime when the profile has it, else the union of its instructions)."""
+    src = trace.active_time if not trace.active_time.empty and "engine" in trace.active_time else trace.instructions
+    if src.empty:
+        return pd.DataFrame(columns=["engine", "active_ns", "instructions"])
+    key = src["timeline_track"] if "timeline_track" in src else src["engine"]
+    if "engine" in src:
+        key = key.fillna(src["engine"])
+    rows = []
+    for engine, part in src.groupby(key.astype(str), sort=False):
+        rows.append({"engine": engine, "active_ns": busy_ns(part["start_ts"].to_numpy(), part["end_ts"].to_numpy()),
+                     "instructions": len(part) if src is trace.instructions else None})
+    return pd.DataFrame(rows)
+
+
+def engine_strip(trace: DeviceTrace) -> list[dict[str, Any]]:
+    """Chips for the viewer: execution time, each engine's active time and share, DMA bytes, MFU."""
+    a, b = execution_span(trace)
+    span = max(b - a, 1)
+    chips: list[dict[str, Any]] = [{"label": "Execution", "value": _duration(span), "share": None,
+                                    "title": f"{span:,} ns"}]
+    from .device_events import ENGINE_ORDER
+
+    active = engine_active(trace)
+    if not active.empty:
+        active["rank"] = [ENGINE_ORDER.index(e) if e in ENGINE_ORDER else len(ENGINE_ORDER) for e in active["engine"]]
+        for r in active.sort_values(["rank", "engine"]).itertuples():
+            share = min(r.active_ns / span, 1.0)
+            chips.append({"label": str(r.engine), "value": f"{_duration(r.active_ns)} · {share:.0%}", "share": share,
+                          "title": f"active {r.active_ns:,} ns of {span:,} ns"})
+    dma = trace.dma
+    if not dma.empty:
+        moved = float(dma["transfer_bytes"].sum()) if "transfer_bytes" in dma else None
+        busy = busy_ns(dma["start_ts"].to_numpy(), dma["end_ts"].to_numpy())
+        value = f"{_bytes(moved)} · {busy / span:.0%} busy" if moved is not None else f"{busy / span:.0%} busy"
+        chips.append({"label": "DMA", "value": value, "share": min(busy / span, 1.0),
+                      "title": f"{len(dma):,} packets; some queue moving data {busy:,} ns of {span:,} ns"})
+    mfu = _metric(trace.summary, "mfu")
+    if mfu is not None:
+        chips.append({"label": "MFU", "value": f"{mfu:.1f}%" if mfu > 1 else f"{mfu:.1%}", "share": None,
+                      "title": "model FLOPs utilisation, as the device profile's summary reports it"})
+    return chips
+
+
+def _metric(summary: pd.DataFrame, word: str) -> float | None:
+    """The first numeric summary metric whose name contains `word` (wide or long summary tables)."""
+    if summary.empty:
+        return None
+    if {"name", "value"} <= set(summary.columns):
+        hits = summary[summary["name"].astype(str).str.contains(word, case=False)]
+        values = pd.to_numeric(hits["value"], errors="coerce").dropna()
+        return float(values.iloc[0]) if len(values) else None
+    for col in summary.columns:
+        if word in str(col).lower():
+            values = pd.to_numeric(summary[col], errors="coerce").dropna()
+            if len(values):
+                return float(values.iloc[0])
+    return None

@@ -1,0 +1,171 @@
+"""DeviceTraceViewer: the instruction-level trace of one execution, on the system timeline's engine.
+
+It is a Timeline over `DeviceEvents` (tracks per engine, DMA queue, CC stream, semaphore), so
+zoom, search, the range summary, EventDetails and link() work on it as on the system view.
+Bound to a system Timeline it follows clicks on hardware events: the device trace of the
+clicked execution is read in a thread (the click returns at once) and then shown here.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..model.device_events import DeviceEvents
+from ..model.device_summary import engine_strip
+from ..model.device_trace import DeviceTrace
+from .timeline import Timeline
+
+# Hardware events that stand for one execution of a NEFF on a NeuronCore, and so have a device trace.
+DRILL_DOWN_EVENTS = frozenset({"nc_exec_running"})
+
+EMPTY_TITLE = "Device Trace Viewer"
+EMPTY_HINT = "Click an nc_exec_running event in the timeline, or pick a device profile, to show its device trace."
+
+
+def _empty_trace() -> DeviceTrace:
+    return DeviceTrace(source="", format="none", instructions=pd.DataFrame())
+
+
+class DeviceTraceViewer(Timeline):
+    """A device trace on a timeline: engines, DMA queues, CC ops and semaphores, with a summary strip.
+
+    `DeviceTraceViewer(trace)` shows a DeviceTrace (or the path of a device profile);
+    `DeviceTraceViewer(timeline)` starts empty and shows the device trace of each hardware event
+    (nc_exec_running) clicked in that timeline. `show(trace)` and `open_event(event_id)` retarget it.
+    """
+
+    def __init__(self, source: DeviceTrace | Timeline | str | Path | None = None, *,
+                 timeline: Timeline | None = None, height: int = 420, **kwargs: Any) -> None:
+        if isinstance(source, Timeline):
+            timeline, source = source, None
+        if isinstance(source, str | Path):
+            from ..readers.device import load_device_trace
+
+            source = load_device_trace(source)
+        trace = source if source is not None else _empty_trace()
+        self._following: Timeline | None = None
+        self._request = 0  # the newest load; older ones that finish later are dropped
+        self._lock = threading.Lock()
+        super().__init__(DeviceEvents(trace), "engines", height=height, **kwargs)
+        self._describe(trace)
+        if timeline is not None:
+            self.follow(timeline)
+
+    @property
+    def device_trace(self) -> DeviceTrace:
+        """The DeviceTrace shown (its tables as DataFrames, host-clock times when aligned)."""
+        return self.profile.trace  # type: ignore[attr-defined]
+
+    # -- what is shown ----------------------------------------------------------------
+    def show(self, trace: DeviceTrace, status: str = "") -> None:
+        """Show another device trace (the view resets to its whole extent)."""
+        with self._lock:
+            self._request += 1
+        self._show_trace(trace, status)
+
+    def _show_trace(self, trace: DeviceTrace, status: str) -> None:
+        events = DeviceEvents(trace)
+        grouping = self.grouping if self.grouping in events.groupings else "engines"
+        self._show_profile(events, grouping)
+        self._describe(trace)
+        self.status = status
+        self.error = ""
+
+    def _describe(self, trace: DeviceTrace) -> None:
+        if not len(trace) and trace.dma.empty:
+            self.title = EMPTY_TITLE
+            self.notes = [EMPTY_HINT] if not trace.source else [f"{trace.source}: the device profile holds no "
+                                                                "instructions or DMA packets"]
+            self.strip = []
+            return
+        name = trace.metadata.get("profile_name") or Path(str(trace.source)).name
+        neff = ""
+        info = trace.execution_info
+        if not info.empty and "neff_name" in info and pd.notna(info["neff_name"].iat[0]):
+            neff = f" · {info['neff_name'].iat[0]}"
+        self.title = f"Device trace {name}{neff}"
+        residual = "" if trace.residual_ns is None else f"; residual {trace.residual_ns:,} ns"
+        self.notes = [f"Time: {trace.alignment}{residual}", *trace.notes]
+        self.strip = engine_strip(trace)
+
+    # -- following a system timeline ---------------------------------------------------
+    def follow(self, timeline: Timeline) -> None:
+        """Show the device trace of each hardware event selected in `timeline` (replaces an earlier binding)."""
+        self.unfollow()
+        self._following = timeline
+        timeline.observe(self._timeline_selected, names=["selected_row"])
+        if self.title == EMPTY_TITLE:
+            self.notes = [EMPTY_HINT]
+        # An execution already selected there is shown at once, as if it had just been clicked.
+        self._timeline_selected({"new": timeline.selected_row})
+
+    def unfollow(self) -> None:
+        if self._following is not None:
+            self._following.unobserve(self._timeline_selected, names=["selected_row"])
+            self._following = None
+
+    def _timeline_selected(self, change: dict[str, Any]) -> None:
+        tl = self._following
+        row = int(change["new"])
+        if tl is None or row < 0 or row >= len(tl.profile):
+            return
+        codes = tl.profile.name_codes()
+        name = tl.profile.name_dictionary()[int(codes[row])]
+        if name in DRILL_DOWN_EVENTS:
+            self.open_event(int(tl.profile.array("id")[row]), tl.profile)
+
+    def open_event(self, event_id: int, profile: Any = None, background: bool = True) -> threading.Thread | None:
+        """Load and show the device trace of a hardware event of `profile` (the followed timeline's by default).
+
+        In the background the kernel stays free: the widget shows a spinner, then the trace or
+        the error. A later call supersedes one still loading.
+        """
+        profile = profile if profile is not None else (self._following.profile if self._following else None)
+        if profile is None:
+            raise ValueError("give the profile the event belongs to, or follow() a timeline first")
+        return self._load(lambda: profile.device_trace(int(event_id)), f"the device trace of event {event_id}",
+                          f"from event id {event_id}", background)
+
+    def open_profile(self, name: str, profile: Any, background: bool = True) -> threading.Thread | None:
+        """Load and show a device profile by its device_profile_name (device clock: no execution to align with)."""
+        return self._load(lambda: profile.device_trace(str(name)), f"device profile {name}", "", background)
+
+    def _load(self, fetch: Callable[[], DeviceTrace], what: str, done: str,
+              background: bool) -> threading.Thread | None:
+        with self._lock:
+            self._request += 1
+            me = self._request
+        self.loading = True
+        self.status = f"loading {what}…"
+        self.error = ""
+
+        def current() -> bool:
+            with self._lock:
+                return me == self._request
+
+        def work() -> None:
+            try:
+                trace = fetch()
+                if current():
+                    self._show_trace(trace, done)
+            except Exception as exc:  # shown in the widget: a failed drill-down must not go to a log
+                if current():
+                    self.error = f"Could not load {what}: " + "".join(
+                        traceback.format_exception_only(type(exc), exc)).strip()
+                    self.status = ""
+            finally:
+                if current():
+                    self.loading = False
+
+        if not background:
+            work()
+            return None
+        thread = threading.Thread(target=work, name="neuron-widgets-device-trace", daemon=True)
+        thread.start()
+        return thread

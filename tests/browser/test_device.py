@@ -1,0 +1,137 @@
+"""Drill-down in a real JupyterLab: a click on nc_exec_running fills the Device Trace Viewer; the picker's modal."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page
+
+from .lab import open_notebook, run_all, shot, wait_cells_done
+
+# Timelines by what they show: the device viewers are those whose groupings are the device ones.
+DEVICE_INDEX = """(n) => { const all = [...document.querySelectorAll('.nw-timeline')];
+  const dev = all.map((r, i) => [r, i]).filter(([r]) => 'engines' in r.__nwView.model.get('groupings'));
+  return dev.length > n ? dev[n][1] : -1; }"""
+
+# A drawn, unmerged item of timeline `index` named `name` (any name if null), not row `skip`.
+FIND = """(args) => {
+  const [index, name, skip, minPx] = args;
+  const root = document.querySelectorAll('.nw-timeline')[index];
+  const v = root.__nwView, it = v.items, names = v.model.get('names');
+  if (!it) return null;
+  const canvas = root.querySelector('.nw-canvas').getBoundingClientRect();
+  const scroll = root.querySelector('.nw-scroll');
+  const rows = v.rows.filter(r => r.kind === 'track');
+  const w = canvas.width, span = v.view.t1 - v.view.t0;
+  for (let i = 0; i < it.n; i++) {
+    if (it.count[i] !== 1 || it.row[i] === skip) continue;
+    if (name !== null && names[it.name[i]] !== name) continue;
+    const row = rows.find(r => r.track === it.track[i]);
+    if (!row) continue;
+    const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
+    if (y < 5 || y > canvas.height - 5) continue;
+    const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
+    if (x1 - x0 < minPx) continue;
+    return {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y, name: names[it.name[i]], row: it.row[i]};
+  }
+  return null;
+}"""
+
+
+def model_get(page: Page, index: int, key: str) -> object:
+    return page.evaluate("([i, k]) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get(k)", [index, key])
+
+
+def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> None:
+    open_notebook(page, lab, "tour.ipynb")
+    run_all(page)
+    wait_cells_done(page)
+    page.wait_for_function(DEVICE_INDEX, arg=0, timeout=60_000)
+    dev = page.evaluate(DEVICE_INDEX, 0)
+    assert model_get(page, dev, "title") == "Device Trace Viewer"  # empty until a hardware event is clicked
+
+    # Bring an nc_exec_running into view with the search box (that selects it: a first drill-down).
+    tl = page.locator(".nw-timeline").first
+    tl.scroll_into_view_if_needed()
+    page.wait_for_function("() => +document.querySelector('.nw-timeline').dataset.drawn > 0", timeout=60_000)
+    search = tl.locator("input[type=search]").first
+    search.fill("^nc_exec_running$")
+    search.press("Enter")
+    page.wait_for_function("(i) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get('title')"
+                           ".startsWith('Device trace ')", arg=dev, timeout=30_000)
+    gen = model_get(page, dev, "generation")
+    selected = page.evaluate("() => document.querySelector('.nw-timeline').__nwView.model.get('selected_row')")
+
+    # Now a real click on another execution: zoom out until one is drawn wide enough to hit.
+    item = None
+    for _ in range(8):
+        page.wait_for_timeout(400)
+        item = page.evaluate(FIND, [0, "nc_exec_running", selected, 6])
+        if item:
+            break
+        tl.locator(".nw-corner").click()
+        page.keyboard.press("s")
+    assert item is not None, "no nc_exec_running drawn wide enough to click"
+    page.mouse.click(item["x"], item["y"])
+    page.wait_for_function("([i, g]) => { const m = document.querySelectorAll('.nw-timeline')[i].__nwView.model;"
+                           " return m.get('generation') > g && !m.get('loading'); }", arg=[dev, gen], timeout=30_000)
+    assert model_get(page, dev, "error") == ""
+    viewer = page.locator(".nw-timeline").nth(dev)
+    viewer.scroll_into_view_if_needed()
+    page.wait_for_function("(i) => +document.querySelectorAll('.nw-timeline')[i].dataset.drawn > 0", arg=dev,
+                           timeout=30_000)
+    page.wait_for_timeout(300)
+    shot(page, "device-01-drill-down")
+    labels = [t.strip() for t in viewer.locator(".nw-label-text").all_text_contents()]
+    assert "Engines" in labels and "Tensor" in labels and "DMA" in labels, labels
+    chips = viewer.locator(".nw-chip-label").all_inner_texts()
+    assert chips[0] == "Execution" and "Tensor" in chips, chips
+    assert "timestamp_sync_point" in viewer.locator(".nw-head").inner_text()
+
+    # An instruction clicked in the device viewer fills the EventDetails bound to it.
+    ins = page.evaluate(FIND, [dev, None, -1, 4])
+    assert ins is not None
+    page.mouse.click(ins["x"], ins["y"])
+    page.wait_for_function("(name) => [...document.querySelectorAll('.nw-details-title')]"
+                           ".some(e => e.textContent === name)", arg=ins["name"], timeout=20_000)
+    details = page.locator(".nw-details", has=page.locator(".nw-details-title", has_text=ins["name"])).first
+    text = details.inner_text()
+    assert "operands" in text and "hlo_name" in text
+    details.scroll_into_view_if_needed()
+    shot(page, "device-02-instruction")
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
+
+
+def test_picker_modal_submit_opens_a_viewer_below(page: Page, lab: str) -> None:
+    open_notebook(page, lab, "tour.ipynb")
+    run_all(page)
+    wait_cells_done(page)
+    opener = page.locator(".nw-open-list").first
+    opener.scroll_into_view_if_needed()
+    opener.click()
+    dialog = page.locator("dialog.nw-dialog[open]")
+    dialog.wait_for(timeout=10_000)
+    rows = dialog.locator(".nw-pick-row")
+    total = rows.count()
+    assert total >= 8
+    submit = dialog.locator("button", has_text="Submit")
+    assert submit.is_disabled()
+    # The filter narrows the list; typing in it must not reach JupyterLab's shortcuts.
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+    dialog.locator("input[type=search]").fill("neuron_profile_003")
+    assert rows.count() == 1
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells
+    rows.first.click()
+    assert not submit.is_disabled()
+    shot(page, "device-03-picker")
+    submit.click()
+    assert page.locator("dialog.nw-dialog[open]").count() == 0
+    page.wait_for_function(DEVICE_INDEX, arg=1, timeout=30_000)
+    dev = page.evaluate(DEVICE_INDEX, 1)
+    page.wait_for_function("(i) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get('title')"
+                           ".includes('neuron_profile_003')", arg=dev, timeout=30_000)
+    viewer = page.locator(".nw-timeline").nth(dev)
+    viewer.scroll_into_view_if_needed()
+    page.wait_for_function("(i) => +document.querySelectorAll('.nw-timeline')[i].dataset.drawn > 0", arg=dev,
+                           timeout=30_000)
+    assert "device clock" in viewer.locator(".nw-head").inner_text()
+    shot(page, "device-04-picked")
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
