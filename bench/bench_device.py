@@ -35,12 +35,47 @@ def main() -> None:
     t = time.perf_counter()
     p.device_trace(first)
     warm = time.perf_counter() - t
+    viewer = viewer_timings(path, first)
     result = {"machine": machine(), "instructions": len(d), "dma_rows": len(d.dma), "system_events": len(p),
               "first_open_s": cold, "second_open_ms": 1e3 * warm, "alignment": d.alignment,
-              "residual_ns": d.residual_ns}
+              "residual_ns": d.residual_ns, **viewer}
     print(json.dumps(result, indent=2))
     OUT.mkdir(exist_ok=True)
     (OUT / f"device_{args.instructions}.json").write_text(json.dumps(result, indent=2))
+
+
+def viewer_timings(path: Path, event_id: int) -> dict[str, float]:
+    """A click in the viewer's terms: from open_event to the first viewport reply (1920 px) being sent.
+
+    The browser then paints that reply; its paint time is the front-end benchmark's frame time.
+    """
+    import neuron_widgets as nw
+    from neuron_widgets.widgets import DeviceTraceViewer
+
+    p = nw.load_profile(path, prepare=False)
+    p.lod("default")  # the system timeline the user clicks in is on screen already
+    viewer = DeviceTraceViewer()
+    sent: list[int] = []
+    viewer.send = lambda content, buffers=None: sent.append(sum(len(b) for b in buffers or []))  # type: ignore[method-assign]
+
+    shown: list[float] = []
+    viewer.observe(lambda _c: shown.append(time.perf_counter()), names=["generation"])
+
+    def click() -> tuple[float, float]:
+        """(click to tracks on the wire, the first window's reply): the browser asks as soon as it has tracks."""
+        t = time.perf_counter()
+        viewer.open_event(event_id, p, background=False)
+        to_tracks = shown[-1] - t
+        t = time.perf_counter()
+        viewer._on_msg(viewer, {"type": "viewport", "uuid": "b", "grouping": "engines", "t0": viewer.view[0],
+                                "t1": viewer.view[1], "width": 1920}, [])
+        return to_tracks, time.perf_counter() - t
+
+    cold = click()
+    warm = click()
+    return {"click_to_tracks_s": cold[0], "first_reply_s": cold[1], "click_to_first_reply_s": sum(cold),
+            "second_click_to_reply_ms": 1e3 * sum(warm), "first_reply_bytes": sent[0],
+            "viewer_rows": len(viewer.profile), "viewer_tracks": len(viewer.tracks)}
 
 
 if __name__ == "__main__":

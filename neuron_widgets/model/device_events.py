@@ -10,11 +10,14 @@ properties come from (the device tables' rows, not extra_attributes_json).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .device_trace import DeviceTrace
 from .lanes import assign_lanes, track_order
@@ -43,68 +46,126 @@ def _engine_key(label: str) -> tuple[Any, ...]:
     return (ENGINE_ORDER.index(short) if short in ENGINE_ORDER else len(ENGINE_ORDER), _natural(short))
 
 
-def _core_prefix(df: pd.DataFrame, several_cores: bool) -> pd.Series | str:
-    if several_cores and "pcore_idx" in df:
-        return "Core " + df["pcore_idx"].astype("Int64").astype(str) + "/"
-    return ""
+@dataclass
+class _Part:
+    """One device table's rows: times, and name and track label as codes into small lists."""
+
+    table: str
+    start: np.ndarray
+    end: np.ndarray
+    name: np.ndarray
+    names: list[str]
+    label: np.ndarray
+    labels: list[str]
 
 
-def _parts(trace: DeviceTrace) -> list[pd.DataFrame]:
-    """Per table: start, end, name and engine-grouping label of each row, in the table's order."""
-    cores = set()
+def _encode(values: Any) -> tuple[np.ndarray, list[str]]:
+    """Codes and their texts for a column, through Arrow (no Python string per row)."""
+    arr = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values, from_pandas=True)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
+    enc = pc.dictionary_encode(arr, null_encoding="encode")
+    texts = ["" if v is None else str(v) for v in enc.dictionary.to_pylist()]
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), texts
+
+
+def _combine(a: tuple[np.ndarray, list[str]], b: tuple[np.ndarray, list[str]],
+             join: Callable[[str, str], str]) -> tuple[np.ndarray, list[str]]:
+    """Codes of the pairs (a, b), with texts join(a_text, b_text): the labels are built per pair, not per row."""
+    key = a[0].astype(np.int64) * max(len(b[1]), 1) + b[0]
+    uniq, codes = np.unique(key, return_inverse=True)
+    texts = [join(a[1][k // max(len(b[1]), 1)], b[1][k % max(len(b[1]), 1)]) for k in uniq.tolist()]
+    return codes.astype(np.int32), texts
+
+
+def _column(df: pd.DataFrame, *names: str) -> pd.Series | None:
+    for n in names:
+        if n in df and not df[n].isna().all():
+            return df[n]
+    return None
+
+
+def _times(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    start = df["start_ts"].to_numpy(np.int64)
+    return start, np.maximum(df["end_ts"].to_numpy(np.int64), start)
+
+
+def _with_core(df: pd.DataFrame, several: bool, label: tuple[np.ndarray, list[str]]) -> tuple[np.ndarray, list[str]]:
+    if not several or "pcore_idx" not in df:
+        return label
+    return _combine(_encode(df["pcore_idx"]), label, lambda core, rest: f"Core {core or '?'}/{rest}")
+
+
+def _parts(trace: DeviceTrace) -> list[_Part]:
+    cores: set[int] = set()
     for name in ("instructions", "dma"):
         df = getattr(trace, name)
         if "pcore_idx" in df and not df.empty:
-            cores |= set(df["pcore_idx"].dropna().astype(int))
+            cores |= set(pd.unique(df["pcore_idx"].dropna()).astype(int).tolist())
     several = len(cores) > 1
     out = []
     ins = trace.instructions
     if not ins.empty:
-        engine = ins["timeline_track"] if "timeline_track" in ins else ins["engine"]
-        engine = engine.fillna(ins["engine"]).astype(str) if "engine" in ins else engine.astype(str)
-        out.append(pd.DataFrame({"start_ts": ins["start_ts"], "end_ts": ins["end_ts"],
-                                 "name": ins["opcode"].astype(str) if "opcode" in ins else "instruction",
-                                 "track_label": _core_prefix(ins, several) + "Engines/" + engine,
-                                 "table": "instructions"}))
+        engine = _column(ins, "timeline_track", "engine")
+        if engine is not None and "engine" in ins and engine is not ins["engine"] and engine.isna().any():
+            engine = engine.fillna(ins["engine"])
+        codes = _encode(engine) if engine is not None else (np.zeros(len(ins), np.int32), ["engine"])
+        label = _with_core(ins, several, (codes[0], [f"Engines/{e}" for e in codes[1]]))
+        name = _encode(ins["opcode"]) if "opcode" in ins else (np.zeros(len(ins), np.int32), ["instruction"])
+        out.append(_Part("instructions", *_times(ins), *name, *label))
     dma = trace.dma
     if not dma.empty:
-        queue = dma.get("queue_name")
-        if queue is None or queue.isna().all():
-            queue = "queue " + dma.get("queue_idx", dma.get("engine_idx", pd.Series(0, index=dma.index))).astype(str)
-        kind = dma["queue_type"].astype(str) if "queue_type" in dma else "packet"
-        out.append(pd.DataFrame({"start_ts": dma["start_ts"], "end_ts": dma["end_ts"], "name": "DMA " + kind,
-                                 "track_label": _core_prefix(dma, several) + "DMA/" + queue.astype(str),
-                                 "table": "dma"}))
+        queue = _column(dma, "queue_name")
+        if queue is not None:
+            q = _encode(queue)
+        else:
+            idx = _column(dma, "queue_idx", "engine_idx")
+            q = _encode(idx) if idx is not None else (np.zeros(len(dma), np.int32), ["0"])
+            q = (q[0], [f"queue {v}" for v in q[1]])
+        label = _with_core(dma, several, (q[0], [f"DMA/{v}" for v in q[1]]))
+        kind = _encode(dma["queue_type"]) if "queue_type" in dma else (np.zeros(len(dma), np.int32), ["packet"])
+        out.append(_Part("dma", *_times(dma), kind[0], [f"DMA {k}" for k in kind[1]], *label))
     cc = trace.cc_ops
     if not cc.empty:
-        stream = cc["stream_id"].astype(str) if "stream_id" in cc else "0"
-        out.append(pd.DataFrame({"start_ts": cc["start_ts"], "end_ts": cc["end_ts"],
-                                 "name": cc["operation"].astype(str) if "operation" in cc else "cc_op",
-                                 "track_label": "CC ops/Stream " + stream, "table": "cc_ops"}))
+        stream = _encode(cc["stream_id"]) if "stream_id" in cc else (np.zeros(len(cc), np.int32), ["0"])
+        name = _encode(cc["operation"]) if "operation" in cc else (np.zeros(len(cc), np.int32), ["cc_op"])
+        out.append(_Part("cc_ops", *_times(cc), *name, stream[0], [f"CC ops/Stream {s}" for s in stream[1]]))
     sem = trace.semaphores
     if not sem.empty and "timestamp" in sem:
         out.append(_semaphore_spans(sem, trace))
     return out
 
 
-def _semaphore_spans(sem: pd.DataFrame, trace: DeviceTrace) -> pd.DataFrame:
+def _semaphore_spans(sem: pd.DataFrame, trace: DeviceTrace) -> _Part:
     """Each update holds its value until the semaphore's next update (the last until the trace ends)."""
-    sid = sem["id"].astype(str) if "id" in sem else pd.Series("semaphore", index=sem.index)
-    ts = sem["timestamp"].astype("int64")
-    order = np.lexsort((ts.to_numpy(), sid.to_numpy()))
-    sid_o, ts_o = sid.to_numpy()[order], ts.to_numpy()[order]
+    sid = _encode(sem["id"]) if "id" in sem else (np.zeros(len(sem), np.int32), ["semaphore"])
+    ts = sem["timestamp"].to_numpy(np.int64)
+    order = np.lexsort((ts, sid[0]))
+    sid_o, ts_o = sid[0][order], ts[order]
     end_o = np.empty_like(ts_o)
     if ts_o.size:
         last = max(int(ts_o.max()), trace.span[1])
         end_o[:-1] = ts_o[1:]
         end_o[-1] = last
-        boundary = np.flatnonzero(sid_o[1:] != sid_o[:-1])
-        end_o[boundary] = last
+        end_o[np.flatnonzero(sid_o[1:] != sid_o[:-1])] = last
     end = np.empty_like(end_o)
     end[order] = np.maximum(end_o, ts_o)
-    value = sem["value"].astype(str) if "value" in sem else "update"
-    return pd.DataFrame({"start_ts": ts.to_numpy(), "end_ts": end, "name": "value " + value,
-                         "track_label": "Semaphores/" + sid, "table": "semaphores"}, index=sem.index)
+    value = _encode(sem["value"]) if "value" in sem else (np.zeros(len(sem), np.int32), ["update"])
+    return _Part("semaphores", ts, end, value[0], [f"value {v}" for v in value[1]], sid[0],
+                 [f"Semaphores/{v}" for v in sid[1]])
+
+
+def _dictionary(codes: list[np.ndarray], texts: list[list[str]]) -> pa.DictionaryArray:
+    """One dictionary column from per-part codes, the same text getting the same code across parts."""
+    merged: dict[str, int] = {}
+    remapped = []
+    for c, t in zip(codes, texts, strict=True):
+        lookup = np.array([merged.setdefault(x, len(merged)) for x in t] or [0], dtype=np.int32)
+        remapped.append(lookup[c] if c.size else c.astype(np.int32))
+    indices = np.concatenate(remapped) if remapped else np.zeros(0, np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(list(merged), pa.string()))
 
 
 class DeviceEvents(Profile):
@@ -112,29 +173,34 @@ class DeviceEvents(Profile):
 
     def __init__(self, trace: DeviceTrace) -> None:
         self.trace = trace
-        frames = []
-        for part in _parts(trace):
-            frames.append(part.assign(source_row=np.arange(len(part), dtype=np.int64)))
-        if frames:
-            df = pd.concat(frames, ignore_index=True)
-        else:
-            df = pd.DataFrame({"start_ts": pd.Series(dtype="int64"), "end_ts": pd.Series(dtype="int64"),
-                               "name": pd.Series(dtype=str), "track_label": pd.Series(dtype=str),
-                               "table": pd.Series(dtype=str), "source_row": pd.Series(dtype="int64")})
-        start = df["start_ts"].to_numpy(np.int64)
-        end = np.maximum(df["end_ts"].to_numpy(np.int64), start)
+        parts = _parts(trace)
+        n = sum(p.start.size for p in parts)
+        cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))  # noqa: E731
         table = pa.table({
-            "id": pa.array(np.arange(len(df), dtype=np.int64)),
-            "start_ts": pa.array(start), "end_ts": pa.array(end),
-            "name": pa.array(df["name"].astype(str).to_numpy(object), pa.string()).dictionary_encode(),
-            "trace_event_source": pa.array(["device"] * len(df), pa.string()).dictionary_encode(),
-            "track_label": pa.array(df["track_label"].astype(str).to_numpy(object), pa.string()).dictionary_encode(),
-            "table": pa.array(df["table"].astype(str).to_numpy(object), pa.string()).dictionary_encode(),
-            "source_row": pa.array(df["source_row"].to_numpy(np.int64)),
+            "id": pa.array(np.arange(n, dtype=np.int64)),
+            "start_ts": pa.array(cat([p.start for p in parts])), "end_ts": pa.array(cat([p.end for p in parts])),
+            "name": _dictionary([p.name for p in parts], [p.names for p in parts]),
+            "trace_event_source": _dictionary([np.zeros(n, np.int32)], [["device"]]),
+            "track_label": _dictionary([p.label for p in parts], [p.labels for p in parts]),
+            "table": _dictionary([np.zeros(p.start.size, np.int32) for p in parts], [[p.table] for p in parts]),
+            "source_row": pa.array(cat([np.arange(p.start.size, dtype=np.int64) for p in parts])),
         })
         super().__init__(table, source=trace.source, format=f"device:{trace.format}",
                          metadata={"alignment": trace.alignment})
         self._flow_links: tuple[np.ndarray, np.ndarray] | None = None
+
+    @classmethod
+    def of(cls, trace: DeviceTrace) -> DeviceEvents:
+        """The events of a trace, built once per DeviceTrace object and kept with it.
+
+        The profile caches the traces it has read; keeping their event tables (and so their
+        tracks and level-of-detail index) with them makes a second click on an execution cheap.
+        """
+        cached = trace.__dict__.get("_events")
+        if cached is None:
+            cached = cls(trace)
+            trace.__dict__["_events"] = cached
+        return cached
 
     # -- grouping --------------------------------------------------------------------
     @property

@@ -52,16 +52,22 @@ def _bytes(n: float) -> str:
 
 def engine_active(trace: DeviceTrace) -> pd.DataFrame:
     """Per engine: active ns (from ActiveTime when the profile has it, else the union of its instructions)."""
-    src = trace.active_time if not trace.active_time.empty and "engine" in trace.active_time else trace.instructions
-    if src.empty:
+    from .device_events import _encode
+
+    use_active = not trace.active_time.empty and "engine" in trace.active_time
+    src = trace.active_time if use_active else trace.instructions
+    if src.empty or not {"start_ts", "end_ts"} <= set(src.columns):
         return pd.DataFrame(columns=["engine", "active_ns", "instructions"])
-    key = src["timeline_track"] if "timeline_track" in src else src["engine"]
-    if "engine" in src:
+    key = src["timeline_track"] if "timeline_track" in src and src["timeline_track"].notna().any() else src.get("engine")
+    if key is None:
+        key = pd.Series("engine", index=src.index)
+    elif "engine" in src and key is not src["engine"] and key.isna().any():
         key = key.fillna(src["engine"])
-    rows = []
-    for engine, part in src.groupby(key.astype(str), sort=False):
-        rows.append({"engine": engine, "active_ns": busy_ns(part["start_ts"].to_numpy(), part["end_ts"].to_numpy()),
-                     "instructions": len(part) if src is trace.instructions else None})
+    codes, engines = _encode(key)
+    start, end = src["start_ts"].to_numpy(np.int64), src["end_ts"].to_numpy(np.int64)
+    counts = np.bincount(codes, minlength=len(engines))
+    rows = [{"engine": e, "active_ns": busy_ns(start[codes == k], end[codes == k]),
+             "instructions": None if use_active else int(counts[k])} for k, e in enumerate(engines) if counts[k]]
     return pd.DataFrame(rows)
 
 

@@ -52,10 +52,8 @@ class DeviceTrace:
         for name, cols in TIME_COLUMNS.items():
             df = getattr(self, name)
             if not df.empty:
-                df = df.copy()
-                for c in cols:
-                    if c in df:
-                        df[c] = df[c].astype("int64") + offset_ns
+                # assign, not copy(): with copy-on-write the untouched columns (strings) are shared.
+                df = df.assign(**{c: df[c].astype("int64") + offset_ns for c in cols if c in df})
             moved[name] = df
         info = self.execution_info.copy()
         for c in ("execution_start_ts", "execution_end_ts"):

@@ -52,7 +52,7 @@ class DeviceTraceViewer(Timeline):
         self._following: Timeline | None = None
         self._request = 0  # the newest load; older ones that finish later are dropped
         self._lock = threading.Lock()
-        super().__init__(DeviceEvents(trace), "engines", height=height, **kwargs)
+        super().__init__(DeviceEvents.of(trace), "engines", height=height, **kwargs)
         self._describe(trace)
         if timeline is not None:
             self.follow(timeline)
@@ -70,12 +70,13 @@ class DeviceTraceViewer(Timeline):
         self._show_trace(trace, status)
 
     def _show_trace(self, trace: DeviceTrace, status: str) -> None:
-        events = DeviceEvents(trace)
+        events = DeviceEvents.of(trace)
         grouping = self.grouping if self.grouping in events.groupings else "engines"
+        # Tracks first: the browser asks for its first window while the summary strip is computed.
         self._show_profile(events, grouping)
-        self._describe(trace)
         self.status = status
         self.error = ""
+        self._describe(trace)
 
     def _describe(self, trace: DeviceTrace) -> None:
         if not len(trace) and trace.dma.empty:
@@ -92,7 +93,10 @@ class DeviceTraceViewer(Timeline):
         self.title = f"Device trace {name}{neff}"
         residual = "" if trace.residual_ns is None else f"; residual {trace.residual_ns:,} ns"
         self.notes = [f"Time: {trace.alignment}{residual}", *trace.notes]
-        self.strip = engine_strip(trace)
+        strip = trace.__dict__.get("_strip")  # kept with the (cached) trace: a second click is cheap
+        if strip is None:
+            strip = trace.__dict__["_strip"] = engine_strip(trace)
+        self.strip = strip
 
     # -- following a system timeline ---------------------------------------------------
     def follow(self, timeline: Timeline) -> None:
