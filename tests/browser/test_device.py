@@ -46,17 +46,22 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
     wait_cells_done(page)
     page.wait_for_function(DEVICE_INDEX, arg=0, timeout=60_000)
     dev = page.evaluate(DEVICE_INDEX, 0)
-    assert model_get(page, dev, "title") == "Device Trace Viewer"  # empty until a hardware event is clicked
+    # The tour selected an execution from Python before the viewer was made: it shows that one.
+    page.wait_for_function("(i) => { const m = document.querySelectorAll('.nw-timeline')[i].__nwView.model;"
+                           " return m.get('title').startsWith('Device trace ') && !m.get('loading'); }", arg=dev,
+                           timeout=30_000)
 
-    # Bring an nc_exec_running into view with the search box (that selects it: a first drill-down).
+    # Bring executions into view with the search box (it selects the first match, which may load another).
     tl = page.locator(".nw-timeline").first
     tl.scroll_into_view_if_needed()
     page.wait_for_function("() => +document.querySelector('.nw-timeline').dataset.drawn > 0", timeout=60_000)
     search = tl.locator("input[type=search]").first
     search.fill("^nc_exec_running$")
     search.press("Enter")
-    page.wait_for_function("(i) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get('title')"
-                           ".startsWith('Device trace ')", arg=dev, timeout=30_000)
+    page.wait_for_function("() => document.querySelector('.nw-timeline .nw-note')?.textContent.includes('/')",
+                           timeout=30_000)
+    page.wait_for_function("(i) => !document.querySelectorAll('.nw-timeline')[i].__nwView.model.get('loading')",
+                           arg=dev, timeout=30_000)
     gen = model_get(page, dev, "generation")
     selected = page.evaluate("() => document.querySelector('.nw-timeline').__nwView.model.get('selected_row')")
 

@@ -331,8 +331,9 @@ export class TimelineView {
 
   private fetch(width: number, height: number): void {
     const top = this.scroll.scrollTop;
-    // Rows a screen above and below come too, so scrolling shows data at once.
-    const near = rowsIn(this.rows, top - height, top + 2 * height);
+    // Rows half a screen above and below come too, so scrolling shows data at once; more would
+    // multiply the reply (dense lanes fill two items per pixel each) past a few MB.
+    const near = rowsIn(this.rows, top - height / 2, top + 1.5 * height);
     const tracks = this.visibleTracks(near);
     const grouping = this.model.get("grouping");
     const revision = this.model.get("revision");
@@ -341,10 +342,11 @@ export class TimelineView {
     const ok = it && it.grouping === grouping && it.revision === revision && covers(it, this.view, width) &&
       onScreen.every((t) => it.tracks.has(t));
     if (!ok && tracks.length) {
+      // Half a screen either side: a pan draws at once from what is held, and asks for more.
       const w = this.view.t1 - this.view.t0;
-      const t0 = this.view.t0 - w;
-      const t1 = this.view.t1 + w;
-      const px = Math.round(width * 3);
+      const t0 = this.view.t0 - w / 2;
+      const t1 = this.view.t1 + w / 2;
+      const px = Math.round(width * 2);
       this.viewport.want({
         type: "viewport",
         key: `${grouping}|${revision}|${t0}|${t1}|${px}|${tracks.join(",")}`,
