@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -74,8 +75,7 @@ def main() -> None:
         run_all(page)
         wait_cells_done(page, timeout_ms=600_000)
         outputs = page.locator(".jp-OutputArea-output pre").all_inner_texts()
-        stamp = {k: float(v) for line in " ".join(outputs).split("\n") for k, v in [line.split(" ", 1)]
-                 if k in ("T0", "T1", "load")} if outputs else {}
+        stamp = {m[1]: float(m[2]) for m in re.finditer(r"^(T0|T1|load) (\S+)$", "\n".join(outputs), re.M)}
         result: dict[str, object] = {"events": args.events, "machine": machine(), "load_s": stamp.get("load")}
         for index, key in ((0, "T0"), (1, "T1")):
             page.locator(".nw-timeline").nth(index).scroll_into_view_if_needed()
@@ -95,8 +95,13 @@ def main() -> None:
                                    timeout=60_000)
             page.wait_for_timeout(500)
             items = page.evaluate("() => document.querySelectorAll('.nw-timeline')[1].__nwView.items.n")
+            before = page.evaluate("() => document.querySelectorAll('.nw-timeline')[1].__nwView.replyBytes.length")
             ms = page.evaluate(PAN, [1, 120])
-            result[f"pan_{label}"] = {**stats(ms), "items_held": items,
+            page.wait_for_timeout(1000)
+            sizes = page.evaluate("(k) => document.querySelectorAll('.nw-timeline')[1].__nwView.replyBytes.slice(k - 1)",
+                                  before)
+            result[f"pan_{label}"] = {**stats(ms), "items_held": items, "replies": len(sizes),
+                                      "reply_mb_max": round(max(sizes) / 1e6, 2) if sizes else None,
                                       "drawn": int(page.evaluate("() => document.querySelectorAll('.nw-timeline')[1]"
                                                                  ".dataset.drawn"))}
         browser.close()

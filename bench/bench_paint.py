@@ -3,8 +3,9 @@
     python bench/bench_paint.py
 
 Builds js/bench/paint.ts with esbuild, opens it from disk in Debian's chromium, and paints the
-same synthetic reply (40 lanes, 1 or 2 items per pixel per lane, over-fetched 3x as the widget
-does) 120 times while panning. The widget's own 2D painter is the one measured for 2D.
+same synthetic reply (40 lanes, 1 or 2 items per pixel per lane, 3x the plot wide: more than the widget,
+which over-fetches 2x, now holds) 120 times while panning (fewer when a frame takes seconds). The
+widget's own 2D painter is the one measured for 2D.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def main() -> None:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=GL_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 2000, "height": 1000})
+        page.on("console", lambda m: print(m.text, flush=True))
         page.goto(page_path.as_uri())
         result = page.evaluate("() => window.runPaintBench()")
         result["renderer"] = page.evaluate("""() => { const gl = document.createElement('canvas').getContext('webgl2');

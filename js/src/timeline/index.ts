@@ -71,6 +71,7 @@ export class TimelineView {
   private brushLocal: [number, number] | null = null;
   private lastDrawMs = 0;
   readonly frameTimes: number[] = []; // ms per draw, for benchmarks
+  readonly replyBytes: number[] = []; // bytes per viewport reply, for benchmarks
   private mouse: { x: number; y: number } | null = null;
   private cleanup: (() => void)[] = [];
 
@@ -381,6 +382,8 @@ export class TimelineView {
       return;
     }
     this.items = decodeItems(msg, buffers, asked.tracks as number[]);
+    this.replyBytes.push(buffers.reduce((n, b) => n + b.byteLength, 0));
+    if (this.replyBytes.length > 1000) this.replyBytes.splice(0, 500);
     this.snapshot = null;
     this.request();
     this.scheduleSnapshot();
