@@ -37,6 +37,9 @@ export interface Scene {
   counters: Map<string, { t: Float64Array; v: Float64Array }>;
 }
 
+// Text is the costliest thing to paint in software; past this many names a frame shows the first.
+const MAX_LABELS = 400;
+
 const colorCache = new Map<string, string>();
 function colorOf(key: string, dark: boolean): string {
   const k = (dark ? "d" : "l") + key;
@@ -110,7 +113,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
     let b = map.get(key);
     if (!b) map.set(key, (b = []));
     b.push(i);
-    if (x1 - x0 > 36 && it.count[i] === 1) labelled.push(i);
+    if (x1 - x0 > 36 && it.count[i] === 1 && labelled.length < MAX_LABELS) labelled.push(i);
     drawn++;
   }
   const rect = (i: number) => {
@@ -119,12 +122,35 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
     const x1 = Math.min((it.end[i] - view.t0) * scale, view.width + 2);
     ctx.rect(x0, y, Math.max(x1 - x0, 1), LANE_H - 3);
   };
+  // Consecutive items of one colour on one lane that touch on screen become one rectangle: a
+  // dense lane is thousands of sub-pixel items, and each rectangle costs the software rasteriser.
+  const merged = (idx: number[]) => {
+    let run = -1;
+    let rx0 = 0;
+    let rx1 = 0;
+    let ry = 0;
+    for (const i of idx) {
+      const y = s.trackY.get(it.track[i])! + it.lane[i] * LANE_H - s.scrollTop + 2;
+      const x0 = Math.max((it.start[i] - view.t0) * scale, -2);
+      const x1 = Math.max(Math.min((it.end[i] - view.t0) * scale, view.width + 2), x0 + 1);
+      if (run >= 0 && y === ry && x0 <= rx1 + 0.5) {
+        if (x1 > rx1) rx1 = x1;
+        continue;
+      }
+      if (run >= 0) ctx.rect(rx0, ry, rx1 - rx0, LANE_H - 3);
+      run = i;
+      rx0 = x0;
+      rx1 = x1;
+      ry = y;
+    }
+    if (run >= 0) ctx.rect(rx0, ry, rx1 - rx0, LANE_H - 3);
+  };
   for (const [map, alpha] of [[dimmed, 0.18], [buckets, 1]] as const) {
     ctx.globalAlpha = alpha;
     for (const [key, idx] of map) {
       ctx.fillStyle = colorOf(key, theme.dark);
       ctx.beginPath();
-      for (const i of idx) rect(i);
+      merged(idx);
       ctx.fill();
     }
   }
