@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import traitlets as t
 
-from ..model.grouping import check_grouping
 from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
@@ -87,8 +86,10 @@ class Timeline(anywidget.AnyWidget):
             self.span = span
             self.origin_ns = str(origin)
             self.view = list(span)
-            self.set_trait("grouping", grouping)
-            self._refresh_tracks()
+            if self.grouping == grouping:
+                self._refresh_tracks()
+            else:
+                self.grouping = grouping  # its observer refreshes the tracks
             self._load_counters()
             if self.color_by != "name":
                 self._color, self._color_keys = color_codes(profile, self.color_by)
@@ -98,8 +99,7 @@ class Timeline(anywidget.AnyWidget):
     # -- state from the browser -------------------------------------------------------
     @t.validate("grouping")
     def _valid_grouping(self, proposal: dict[str, Any]) -> str:
-        profile = getattr(self, "profile", None)
-        return profile.check_grouping(proposal["value"]) if profile is not None else check_grouping(proposal["value"])
+        return self.profile.check_grouping(proposal["value"])
 
     @t.observe("grouping")
     def _grouping_changed(self, change: dict[str, Any]) -> None:

@@ -109,3 +109,35 @@ def shot(page: Page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
+
+
+# A drawn, unmerged item of timeline `index`, in page coordinates (the view object is on the
+# timeline's root element): named `name` (any if null), not row `skip`, at least `minPx` wide,
+# and with no error / hang / highlight flag when `plain`.
+FIND_ITEM = """(args) => {
+  const [index, name, skip, minPx, plain] = args;
+  const root = document.querySelectorAll('.nw-timeline')[index];
+  const v = root.__nwView, it = v.items, names = v.model.get('names');
+  if (!it) return null;
+  const canvas = root.querySelector('.nw-canvas').getBoundingClientRect();
+  const scroll = root.querySelector('.nw-scroll');
+  const rows = v.rows.filter(r => r.kind === 'track');
+  const w = canvas.width, span = v.view.t1 - v.view.t0;
+  for (let i = 0; i < it.n; i++) {
+    if (it.count[i] !== 1 || it.row[i] === skip || (plain && it.flags[i] !== 0)) continue;
+    if (name !== null && names[it.name[i]] !== name) continue;
+    const row = rows.find(r => r.track === it.track[i]);
+    if (!row) continue;
+    const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
+    if (y < 5 || y > canvas.height - 5) continue;
+    const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
+    if (x1 - x0 < minPx) continue;
+    return {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y, name: names[it.name[i]], row: it.row[i]};
+  }
+  return null;
+}"""
+
+
+def find_item(page: Page, index: int, min_px: float, name: str | None = None, skip: int = -1,
+              plain: bool = False) -> dict | None:
+    return page.evaluate(FIND_ITEM, [index, name, skip, min_px, plain])

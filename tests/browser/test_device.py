@@ -4,37 +4,12 @@ from __future__ import annotations
 
 from playwright.sync_api import Page
 
-from .lab import open_notebook, run_all, shot, wait_cells_done
+from .lab import find_item, open_notebook, run_all, shot, wait_cells_done
 
 # Timelines by what they show: the device viewers are those whose groupings are the device ones.
 DEVICE_INDEX = """(n) => { const all = [...document.querySelectorAll('.nw-timeline')];
   const dev = all.map((r, i) => [r, i]).filter(([r]) => 'engines' in r.__nwView.model.get('groupings'));
   return dev.length > n ? dev[n][1] : -1; }"""
-
-# A drawn, unmerged item of timeline `index` named `name` (any name if null), not row `skip`.
-FIND = """(args) => {
-  const [index, name, skip, minPx] = args;
-  const root = document.querySelectorAll('.nw-timeline')[index];
-  const v = root.__nwView, it = v.items, names = v.model.get('names');
-  if (!it) return null;
-  const canvas = root.querySelector('.nw-canvas').getBoundingClientRect();
-  const scroll = root.querySelector('.nw-scroll');
-  const rows = v.rows.filter(r => r.kind === 'track');
-  const w = canvas.width, span = v.view.t1 - v.view.t0;
-  for (let i = 0; i < it.n; i++) {
-    if (it.count[i] !== 1 || it.row[i] === skip) continue;
-    if (name !== null && names[it.name[i]] !== name) continue;
-    const row = rows.find(r => r.track === it.track[i]);
-    if (!row) continue;
-    const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
-    if (y < 5 || y > canvas.height - 5) continue;
-    const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
-    if (x1 - x0 < minPx) continue;
-    return {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y, name: names[it.name[i]], row: it.row[i]};
-  }
-  return null;
-}"""
-
 
 def model_get(page: Page, index: int, key: str) -> object:
     return page.evaluate("([i, k]) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get(k)", [index, key])
@@ -69,7 +44,7 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
     item = None
     for _ in range(8):
         page.wait_for_timeout(400)
-        item = page.evaluate(FIND, [0, "nc_exec_running", selected, 6])
+        item = find_item(page, 0, 6, name="nc_exec_running", skip=selected)
         if item:
             break
         tl.locator(".nw-corner").click()
@@ -92,7 +67,7 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
     assert "timestamp_sync_point" in viewer.locator(".nw-head").inner_text()
 
     # An instruction clicked in the device viewer fills the EventDetails bound to it.
-    ins = page.evaluate(FIND, [dev, None, -1, 4])
+    ins = find_item(page, dev, 4)
     assert ins is not None
     page.mouse.click(ins["x"], ins["y"])
     page.wait_for_function("(name) => [...document.querySelectorAll('.nw-details-title')]"

@@ -4,29 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page
 
-from .lab import open_notebook, run_all, shot, wait_cells_done
-
-# A drawn item of the first timeline, in page coordinates (the view object is on its root element).
-FIND_ITEM = """(args) => {
-  const [index, minPx] = args;
-  const root = document.querySelectorAll('.nw-timeline')[index];
-  const v = root.__nwView, it = v.items;
-  const canvas = root.querySelector('.nw-canvas').getBoundingClientRect();
-  const scroll = root.querySelector('.nw-scroll');
-  const rows = v.rows.filter(r => r.kind === 'track');
-  const w = canvas.width, span = v.view.t1 - v.view.t0;
-  for (let i = 0; i < it.n; i++) {
-    if (it.count[i] !== 1 || it.flags[i] !== 0) continue;
-    const row = rows.find(r => r.track === it.track[i]);
-    if (!row) continue;
-    const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
-    if (y < 5 || y > canvas.height - 5) continue;
-    const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
-    if (x1 - x0 < minPx) continue;
-    return {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y, name: v.model.get('names')[it.name[i]], row: it.row[i]};
-  }
-  return null;
-}"""
+from .lab import find_item, open_notebook, run_all, shot, wait_cells_done
 
 
 def drawn_pixels(page: Page, index: int) -> int:
@@ -59,7 +37,7 @@ def test_tour_notebook(page: Page, lab: str) -> None:
     shot(page, "tour-01-timeline")
 
     # Hover shows a tooltip with the event's name (as text).
-    item = page.evaluate(FIND_ITEM, [0, 8])
+    item = find_item(page, 0, 8, plain=True)
     assert item is not None
     page.mouse.move(item["x"], item["y"])
     page.wait_for_selector(".nw-tooltip", state="visible")
