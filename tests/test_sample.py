@@ -21,7 +21,9 @@ def test_deterministic(tmp_path: Path) -> None:
 def test_bundled_sample_is_current(tmp_path: Path) -> None:
     fresh = nw.write_sample(tmp_path / "fresh")
     bundled = sample_path()
-    for f in ("SystemProfileEvents.parquet", "DeviceProfileList.parquet", "CpuUsage.parquet"):
+    devices = sorted(str(p.relative_to(fresh)) for p in (fresh / "device_profiles").glob("*/*.parquet"))
+    assert devices
+    for f in ("SystemProfileEvents.parquet", "DeviceProfileList.parquet", "CpuUsage.parquet", *devices):
         assert pq.read_table(bundled / f).equals(pq.read_table(fresh / f)), f"{f}: regenerate with " \
             "`neuron-widgets sample neuron_widgets/data/sample`"
     assert len(nw.sample_profile()) == len(nw.load_profile(fresh))
