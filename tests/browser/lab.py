@@ -49,6 +49,10 @@ def jupyter_lab(root: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     settings.mkdir(parents=True, exist_ok=True)
     # No "check for updates" and news prompts: they ask the network and cover the page.
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    # Widget state saved with the notebook, as users turn on to share outputs (Settings menu).
+    widgets = root / ".lab-settings" / "@jupyter-widgets" / "jupyterlab-manager"
+    widgets.mkdir(parents=True, exist_ok=True)
+    (widgets / "plugin.jupyterlab-settings").write_text('{"saveState": true}')
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=root)
     url = f"http://127.0.0.1:{port}"
     try:

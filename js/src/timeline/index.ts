@@ -291,7 +291,11 @@ export class TimelineView {
   }
 
   private setWaiting(ms: number): void {
-    this.status.textContent = ms > 500 ? `waiting for the kernel… ${(ms / 1000).toFixed(1)} s` : "";
+    // A saved view reopened without its kernel: nothing will answer, so say what is shown instead.
+    const saved = this.snapshot !== null && this.items === null;
+    this.status.textContent = ms <= 500 ? "" : saved && ms > 3000
+      ? "saved view: no kernel answers for this widget; run its cell again to explore"
+      : `waiting for the kernel… ${(ms / 1000).toFixed(1)} s`;
     this.root.classList.toggle("nw-waiting", ms > 500);
   }
 
