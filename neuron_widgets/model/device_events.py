@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .device_trace import DeviceTrace
-from .lanes import assign_lanes, track_order
 from .profile import Profile, TrackIndex
 
 DEVICE_GROUPINGS: dict[str, str] = {"engines": "Engines and queues", "tables": "One track per table"}
@@ -233,20 +232,8 @@ class DeviceEvents(Profile):
             combo_track = np.empty(len(names), dtype=np.int32)
             combo_track[order] = np.arange(len(names), dtype=np.int32)
             codes = col.indices.to_numpy(zero_copy_only=False).astype(np.int32) if len(self) else np.zeros(0, np.int32)
-            track = combo_track[codes] if codes.size else np.zeros(0, np.int32)
-            n_tracks = len(names)
-            by_track = track_order(track, n_tracks)
-            lane, lanes_per_track = assign_lanes(track, self.array("start_ts"), self.array("end_ts"), by_track,
-                                                 n_tracks)
-            counts = np.bincount(track, minlength=n_tracks) if n_tracks else np.zeros(0, np.int64)
-            offsets = np.zeros(n_tracks + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
             tracks = pd.DataFrame({"label": [names_shown[i] for i in order], "trace_event_source": "device"})
-            tracks = tracks.assign(lanes=lanes_per_track, events=counts)
-            tracks.index.name = "track"
-            idx = TrackIndex(grouping, tracks, combo_track, codes, lane, by_track, offsets)
-            self._indexes[grouping] = idx
-            return idx
+            return self._build_index(grouping, tracks, combo_track, codes)
 
     # -- single events ---------------------------------------------------------------
     def _source(self, row: int) -> tuple[str, pd.Series]:
@@ -256,10 +243,7 @@ class DeviceEvents(Profile):
 
     def event(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, Any]:
         """The event's fields, and every column of its device-table row as its arguments."""
-        if row is None:
-            if event_id is None:
-                raise TypeError("give an event id or a row")
-            row = self.row_of(event_id)
+        row = self.resolve_row(event_id, row)
         table, src = self._source(int(row))
         out: dict[str, Any] = {"id": int(self.array("id")[row]), "name": str(self._joined("name").chunk(0)[row].as_py()),
                                "start_ts": int(self.array("start_ts")[row]), "end_ts": int(self.array("end_ts")[row]),
@@ -276,10 +260,7 @@ class DeviceEvents(Profile):
 
     def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
         """Events linked by the device profile's Flow table; the earlier of a pair is upstream."""
-        if row is None:
-            if event_id is None:
-                raise TypeError("give an event id or a row")
-            row = self.row_of(event_id)
+        row = self.resolve_row(event_id, row)
         src, dst = self._links()
         start = self.array("start_ts")
         linked = np.unique(np.concatenate([dst[src == row], src[dst == row]]))

@@ -226,6 +226,14 @@ class Profile:
         return self.table.to_pandas(types_mapper=_pandas_types)
 
     # -- single events ---------------------------------------------------------------
+    def resolve_row(self, event_id: int | None, row: int | None) -> int:
+        """The row of an event given by id or by row (the row wins when both are given)."""
+        if row is not None:
+            return int(row)
+        if event_id is None:
+            raise TypeError("give an event id or a row")
+        return self.row_of(event_id)
+
     def row_of(self, event_id: int) -> int:
         ids = self.array("id")
         hits = np.flatnonzero(ids == event_id)
@@ -235,10 +243,7 @@ class Profile:
 
     def event(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, Any]:
         """Every property of one event, its arguments parsed from extra_attributes_json."""
-        if row is None:
-            if event_id is None:
-                raise TypeError("give an event id or a row")
-            row = self.row_of(event_id)
+        row = self.resolve_row(event_id, row)
         out = {c: self._table.column(c)[row].as_py() for c in self._table.column_names if c != ROW}
         if self._lazy is not None:
             key = dict(out, **{ROW: int(self._table.column(ROW)[row].as_py())})
@@ -277,10 +282,7 @@ class Profile:
         """
         from .flows import FlowIndex, split
 
-        if row is None:
-            if event_id is None:
-                raise TypeError("give an event id or a row")
-            row = self.row_of(event_id)
+        row = self.resolve_row(event_id, row)
         empty = {"upstream": self.core.slice(0, 0).to_pandas(), "downstream": self.core.slice(0, 0).to_pandas()}
         if "flow_id" not in self.column_names:
             return empty
@@ -350,20 +352,25 @@ class Profile:
                 return self._indexes[grouping]
             combos = self._combo_codes()
             combo_track, tracks = tracks_of(combos.table, grouping)
-            track = combo_track[combos.codes] if len(combos.table) else np.zeros(0, np.int32)
-            n_tracks = len(tracks)
-            order = track_order(track, n_tracks)
-            start, end = self.array("start_ts"), self.array("end_ts")
-            lane, lanes_per_track = assign_lanes(track, start, end, order, n_tracks)
-            counts = np.bincount(track, minlength=n_tracks) if n_tracks else np.zeros(0, np.int64)
-            offsets = np.zeros(n_tracks + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
-            tracks = tracks.assign(lanes=lanes_per_track, events=counts)
-            tracks.index.name = "track"
-            idx = TrackIndex(grouping, tracks, combo_track, combos.codes, lane, order, offsets)
-            self._indexes[grouping] = idx
+            idx = self._build_index(grouping, tracks, combo_track, combos.codes)
             pa.default_memory_pool().release_unused()  # the joined columns' old chunks
             return idx
+
+    def _build_index(self, grouping: str, tracks: pd.DataFrame, combo_track: np.ndarray,
+                     combo: np.ndarray) -> TrackIndex:
+        """Lanes, per-track order and counts for events whose track is combo_track[combo]; cached under `grouping`."""
+        track = combo_track[combo] if combo.size else np.zeros(0, np.int32)
+        n_tracks = len(tracks)
+        order = track_order(track, n_tracks)
+        lane, lanes_per_track = assign_lanes(track, self.array("start_ts"), self.array("end_ts"), order, n_tracks)
+        counts = np.bincount(track, minlength=n_tracks) if n_tracks else np.zeros(0, np.int64)
+        offsets = np.zeros(n_tracks + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        tracks = tracks.assign(lanes=lanes_per_track, events=counts)
+        tracks.index.name = "track"
+        idx = TrackIndex(grouping, tracks, combo_track, combo, lane, order, offsets)
+        self._indexes[grouping] = idx
+        return idx
 
     def lod(self, grouping: str = "default") -> LodIndex:
         """The level-of-detail index of a grouping (built on first use, then cached)."""
