@@ -14,10 +14,11 @@ const options = {
   sourcemap: false,
   logLevel: "info",
 };
+// The exported HTML page inlines this one as a classic script (an IIFE): no module loading.
+const page = { ...options, entryPoints: { export: "src/export/index.ts" }, format: "iife" };
 copyFileSync("src/timeline.css", `${out}/timeline.css`);
 if (process.argv.includes("--watch")) {
-  const ctx = await esbuild.context(options);
-  await ctx.watch();
+  for (const o of [options, page]) await (await esbuild.context(o)).watch();
 } else {
-  await esbuild.build(options);
+  await Promise.all([esbuild.build(options), esbuild.build(page)]);
 }

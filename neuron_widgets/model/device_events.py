@@ -217,23 +217,37 @@ class DeviceEvents(Profile):
         with self._lock:
             if grouping in self._indexes:
                 return self._indexes[grouping]
-            column = "track_label" if grouping == "engines" else "table"
-            col = self._joined(column).chunk(0) if len(self) else pa.array([], pa.string()).dictionary_encode()
-            names = [str(v) for v in col.dictionary.to_pylist()]
-            if grouping == "tables":
-                names_shown = [TABLE_LABELS.get(v, v) for v in names]
-                rank = [TABLES.index(v) if v in TABLES else len(TABLES) for v in names]
-                sort_keys: list[tuple[Any, ...]] = [(r, n) for r, n in zip(rank, names_shown, strict=True)]
-            else:
-                names_shown = names
-                sort_keys = [(TABLES.index(_table_of(n)) if _table_of(n) in TABLES else 9, _natural(n.split("/")[0]),
-                              *_engine_key(n)) for n in names]
-            order = sorted(range(len(names)), key=lambda i: sort_keys[i])
-            combo_track = np.empty(len(names), dtype=np.int32)
-            combo_track[order] = np.arange(len(names), dtype=np.int32)
-            codes = col.indices.to_numpy(zero_copy_only=False).astype(np.int32) if len(self) else np.zeros(0, np.int32)
-            tracks = pd.DataFrame({"label": [names_shown[i] for i in order], "trace_event_source": "device"})
+            codes, combo_track, labels = self._keys(grouping)
+            tracks = pd.DataFrame({"label": labels, "trace_event_source": "device"})
             return self._build_index(grouping, tracks, combo_track, codes)
+
+    def grouping_keys(self, grouping: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        self.check_grouping(grouping)
+        with self._lock:
+            return self._keys(grouping)
+
+    def _keys(self, grouping: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Per event a code of its track column, each code's track, and the track labels in order."""
+        column = "track_label" if grouping == "engines" else "table"
+        col = self._joined(column).chunk(0) if len(self) else pa.array([], pa.string()).dictionary_encode()
+        names = [str(v) for v in col.dictionary.to_pylist()]
+        if grouping == "tables":
+            names_shown = [TABLE_LABELS.get(v, v) for v in names]
+            rank = [TABLES.index(v) if v in TABLES else len(TABLES) for v in names]
+            sort_keys: list[tuple[Any, ...]] = [(r, n) for r, n in zip(rank, names_shown, strict=True)]
+        else:
+            names_shown = names
+            sort_keys = [(TABLES.index(_table_of(n)) if _table_of(n) in TABLES else 9, _natural(n.split("/")[0]),
+                          *_engine_key(n)) for n in names]
+        order = sorted(range(len(names)), key=lambda i: sort_keys[i])
+        combo_track = np.empty(len(names), dtype=np.int32)
+        combo_track[order] = np.arange(len(names), dtype=np.int32)
+        codes = col.indices.to_numpy(zero_copy_only=False).astype(np.int32) if len(self) else np.zeros(0, np.int32)
+        return codes, combo_track, [names_shown[i] for i in order]
+
+    def link_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The Flow table's pairs as rows of this table (the earlier event of a pair is upstream)."""
+        return self._links()
 
     # -- single events ---------------------------------------------------------------
     def _source(self, row: int) -> tuple[str, pd.Series]:

@@ -52,6 +52,29 @@ class FlowIndex:
         return rows[rows != row]
 
 
+PAIRS_PER_FLOW_LIMIT = 64
+
+
+def pairs_of(index: FlowIndex) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of rows sharing a flow (a < b), without duplicates across flows."""
+    sizes = np.diff(index.flow_off)
+    a_parts, b_parts = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for size in np.unique(sizes[sizes >= 2]):
+        flows = np.flatnonzero(sizes == size)
+        members = index.rows_by_flow[index.flow_off[flows][:, None] + np.arange(size)]
+        if size <= PAIRS_PER_FLOW_LIMIT:
+            i, j = np.triu_indices(int(size), k=1)
+        else:
+            i, j = np.arange(size - 1), np.arange(1, size)
+        a_parts.append(members[:, i].ravel())
+        b_parts.append(members[:, j].ravel())
+    a, b = np.concatenate(a_parts), np.concatenate(b_parts)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    keep = lo != hi
+    pairs = np.unique(np.stack([lo[keep], hi[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
+    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+
+
 def split(rows: np.ndarray, row: int, source_codes: np.ndarray, sources: list[str],
           start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Linked rows into upstream and downstream of `row`, by source order then time.

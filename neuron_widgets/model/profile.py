@@ -356,6 +356,37 @@ class Profile:
             pa.default_memory_pool().release_unused()  # the joined columns' old chunks
             return idx
 
+    def grouping_keys(self, grouping: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """A grouping without its lanes: per event a combo code, each combo's track, the track labels.
+
+        Cheap at any size (the labels are computed on the few distinct combos); HTML export uses
+        it to let the page group events itself.
+        """
+        check_grouping(grouping)
+        with self._lock:
+            idx = self._indexes.get(grouping)
+        if idx is not None:
+            return idx.combo, idx.combo_track, [str(x) for x in idx.tracks["label"]]
+        combos = self._combo_codes()
+        combo_track, tracks = tracks_of(combos.table, grouping)
+        return combos.codes, combo_track, [str(x) for x in tracks["label"]]
+
+    def link_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs of rows that share a flow id, each pair once (the edges behind `dependencies`).
+
+        A flow id carried by more than PAIRS_PER_FLOW_LIMIT events links consecutive carriers
+        only, so one runaway id cannot make the pair list quadratic.
+        """
+        from .flows import FlowIndex, pairs_of
+
+        if "flow_id" not in self.column_names or not len(self):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        with self._lock:
+            if self._flows is None:
+                self._flows = FlowIndex.of(self.column("flow_id"))
+            flows = self._flows
+        return pairs_of(flows)
+
     def _build_index(self, grouping: str, tracks: pd.DataFrame, combo_track: np.ndarray,
                      combo: np.ndarray) -> TrackIndex:
         """Lanes, per-track order and counts for events whose track is combo_track[combo]; cached under `grouping`."""

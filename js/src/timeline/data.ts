@@ -30,6 +30,7 @@ export const FLAG_ERROR = 1;
 export const FLAG_INCOMPLETE = 2;
 export const FLAG_HIGHLIGHT = 4;
 export const FLAG_MARKER = 8;
+export const FLAG_COARSE = 16; // an exported page's block of events merged past its size budget
 
 const KINDS: Record<string, { new (b: ArrayBuffer): ArrayLike<number> }> = {
   start: Float64Array,

@@ -18,6 +18,7 @@ export interface RangeSummary {
   by_track: SummaryRow[];
   by_name_more: number;
   by_track_more: number;
+  note?: string; // a caveat about the numbers (an export's merged blocks)
 }
 
 export class SummaryPanel {
@@ -69,5 +70,6 @@ export class SummaryPanel {
     const more = d[`${this.mode}_more` as "by_name_more"];
     this.el.append(head, h("div", { class: "nw-summary-body" }, [table]));
     if (more) this.el.append(h("div", { class: "nw-note", text: `and ${more} more (the ${rows.length} with the largest total are shown)` }));
+    if (d.note) this.el.append(h("div", { class: "nw-note", text: d.note }));
   }
 }

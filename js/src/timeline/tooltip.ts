@@ -2,7 +2,7 @@
 
 import { h } from "../common/dom";
 import { formatDuration } from "../common/time";
-import { FLAG_ERROR, FLAG_INCOMPLETE } from "./data";
+import { FLAG_COARSE, FLAG_ERROR, FLAG_INCOMPLETE } from "./data";
 import type { CounterInfo } from "./layout";
 
 export interface HoverItem {
@@ -34,16 +34,20 @@ export function formatValue(v: number, unit: string): string {
 export class Tooltip {
   readonly el = h("div", { class: "nw-tooltip" });
   private row = -1;
+  private shown = ""; // what the tooltip shows: merged items share a row, so the row alone is not enough
   private argsFor = -1;
   private counter: CounterInfo | null = null;
 
   showItem(it: HoverItem, cx: number, cy: number): void {
     this.counter = null;
-    if (it.row !== this.row) {
+    const key = `${it.row}|${it.start}|${it.end}|${it.count}`;
+    if (key !== this.shown) {
+      this.shown = key;
       this.row = it.row;
       this.argsFor = -1;
       const lines: Node[] = [h("div", { class: "nw-tt-name", text: it.name })];
-      if (it.count > 1) lines.push(h("div", { class: "nw-tt-note", text: `${it.count.toLocaleString()} events merged at this zoom; the longest is named. Zoom in to see each.` }));
+      if (it.flags & FLAG_COARSE) lines.push(h("div", { class: "nw-tt-note", text: `${it.count.toLocaleString()} events merged in this export (past its size budget); the longest is named. Zooming in does not split them.` }));
+      else if (it.count > 1) lines.push(h("div", { class: "nw-tt-note", text: `${it.count.toLocaleString()} events merged at this zoom; the longest is named. Zoom in to see each.` }));
       lines.push(
         h("div", { text: `start ${formatDuration(it.start)} · duration ${formatDuration(it.end - it.start)}` }),
         h("div", { class: "nw-tt-track", text: it.track }),
@@ -72,6 +76,7 @@ export class Tooltip {
   showCounter(series: CounterInfo, cx: number, cy: number): void {
     if (this.counter?.key !== series.key) {
       this.row = -1;
+      this.shown = "";
       this.counter = series;
       this.el.replaceChildren(h("div", { class: "nw-tt-name", text: series.label }), h("div", { class: "nw-tt-value" }));
     }
@@ -103,6 +108,7 @@ export class Tooltip {
   hide(): void {
     this.el.style.display = "none";
     this.row = -1;
+    this.shown = "";
     this.counter = null;
   }
 }

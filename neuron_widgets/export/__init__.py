@@ -1,0 +1,244 @@
+"""Export views as one self-contained HTML file: bundle, styles and data inline, no kernel, no network.
+
+The page runs the grouping (events to tracks, lanes) and the level-of-detail logic itself over
+the columns embedded here. Past the size budget the longest events stay exact and the rest are
+merged into per-bucket blocks (see selection.py); the page says so.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..model.profile import Profile
+from .blob import Blob
+from .dataset import Source, ViewState, key_sets, write
+from .page import page, page_overhead
+from .selection import Blocks, blocks, priority, rows_in
+
+DEFAULT_MAX_MB = 25.0
+RESOLUTION = 4  # blocks per pixel of the exported view
+VIEW_PX = 1920
+MIN_BUCKET_NS = 1
+
+
+def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_mb: float = DEFAULT_MAX_MB,
+                time_range: tuple[Any, Any] | str | None = None) -> dict[str, Any]:
+    """Write the widgets (Timeline, DeviceTraceViewer, EventDetails, GroupingSelector) to one HTML file.
+
+    `time_range` picks the events exported: None for the timeline's visible range, "all" for the
+    whole profile, or (start, end) as `parse_time` reads them ('12.5ms', absolute ns...).
+    `max_mb` caps the file (MB = 10**6 bytes). Returns what was written: sizes and counts.
+    """
+    from ..widgets.details import EventDetails
+    from ..widgets.grouping_selector import GroupingSelector
+    from ..widgets.timeline import Timeline
+
+    if not widgets:
+        raise ValueError("export_html needs at least one widget (a Timeline, DeviceTraceViewer or EventDetails)")
+    timelines: list[Timeline] = []
+    layout: list[dict[str, Any]] = []
+
+    def timeline_index(tl: Timeline) -> int:
+        for i, x in enumerate(timelines):
+            if x is tl:
+                return i
+        timelines.append(tl)
+        return len(timelines) - 1
+
+    for wdg in widgets:
+        if isinstance(wdg, Timeline):
+            layout.append({"kind": "timeline", "source": timeline_index(wdg)})
+        elif isinstance(wdg, EventDetails):
+            i = timeline_index(wdg.timeline)
+            if not any(v["kind"] == "timeline" and v["source"] == i for v in layout):
+                layout.append({"kind": "timeline", "source": i})
+            layout.append({"kind": "details", "source": i})
+        elif isinstance(wdg, GroupingSelector):
+            layout.append({"kind": "grouping", "source": timeline_index(wdg.timeline)})
+        else:
+            raise TypeError(f"cannot export a {type(wdg).__name__}: export Timeline, DeviceTraceViewer, EventDetails "
+                            "or GroupingSelector widgets (a DeviceProfilePicker needs a kernel to load traces)")
+    for i in range(len(timelines)):
+        if not any(v["kind"] == "timeline" and v["source"] == i for v in layout):
+            layout.insert(0, {"kind": "timeline", "source": i})
+    sources = [_source_of(tl) for tl in timelines]
+    ranges = [_range_of(s, time_range) for s in sources]
+    page_title = title or next((s.state.title for s in sources if s.state.title), "") or "neuron-widgets export"
+    return write_page(path, sources, ranges, layout, page_title, max_mb)
+
+
+def export_profile(path: str | Path, profile: Profile, *, grouping: str | None = None,
+                   time_range: tuple[Any, Any] | str | None = "all", title: str | None = None,
+                   max_mb: float = DEFAULT_MAX_MB) -> dict[str, Any]:
+    """Export a profile (no widget needed): a timeline over `time_range` and the event details below it."""
+    from ..model.problems import error_rows, incomplete_rows
+    from ..widgets.counter_series import counter_series
+
+    grouping = profile.check_grouping(grouping or profile.default_grouping)
+    src = Source(profile, ViewState(grouping, (0.0, 1.0), height=640), {"error": error_rows(profile),
+                                                           "incomplete": incomplete_rows(profile)},
+                 counters=counter_series(profile))
+    a, b = _range_of(src, time_range)
+    origin = profile.origin_ts
+    src.state.view = (float(a - origin), float(b - origin))
+    name = title or f"{Path(str(profile.source)).name or 'profile'}: {len(profile):,} events"
+    return write_page(path, [src], [(a, b)], [{"kind": "timeline", "source": 0}, {"kind": "details", "source": 0}],
+                      name, max_mb)
+
+
+def _source_of(tl: Any) -> Source:
+    v = tl.view
+    st = ViewState(tl.grouping, (float(v[0]), float(v[1])), list(tl.brush), int(tl.selected_row), bool(tl.show_cpu),
+                   int(tl.height), str(tl.title), list(tl.notes), [dict(c) for c in tl.strip], str(tl.color_by))
+    return Source(tl.profile, st, dict(tl._marked), tl._color, list(tl._color_keys), tl._counter_data)
+
+
+def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[int, int]:
+    from ..model.filters import parse_time
+
+    p = src.profile
+    origin = p.origin_ts
+    if time_range is None:
+        v = src.state.view
+        return origin + math.floor(v[0]), origin + math.ceil(v[1])
+    if isinstance(time_range, str):
+        if time_range != "all":
+            parts = time_range.split(":")
+            if len(parts) != 2:
+                raise ValueError(f"a time range is START:END, e.g. '12.5ms:40ms' or absolute ns; got {time_range!r}")
+            return _range_of(src, (parts[0], parts[1]))
+        return (origin, max(p.end_ts, origin + 1)) if len(p) else (0, 1)
+    a, b = (parse_time(x, origin) for x in time_range)
+    if b <= a:
+        raise ValueError(f"a time range must end after it starts: {time_range!r}")
+    return a, b
+
+
+def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tuple[int, int]],
+               layout: list[dict[str, Any]], title: str, max_mb: float) -> dict[str, Any]:
+    t_start = time.perf_counter()
+    if max_mb <= 0:
+        raise ValueError(f"max_mb must be positive, got {max_mb}")
+    budget = int(max_mb * 1e6) - page_overhead(title)
+    if budget < 100_000:
+        raise ValueError(f"max_mb={max_mb} leaves no room for data: the page's code alone takes "
+                         f"{page_overhead(title) / 1e6:.2f} MB")
+    plans = [_Plan(s, r) for s, r in zip(sources, ranges, strict=True)]
+    share = budget / len(plans)
+    # Exact events first at the estimated count, then shrink until the file fits.
+    for plan in plans:
+        plan.keep = min(plan.rows.size, plan.estimate_fit(share))
+    for _attempt in range(16):
+        blob = Blob()
+        for i, plan in enumerate(plans):
+            plan.write(blob, f"t{i}:")
+        blob.json("layout", {"views": layout, "title": title, "timelines": len(plans)})
+        manifest, data = blob.pack()
+        size = len(data)
+        if size <= budget:
+            break
+        ratio = min(0.95 * budget / size, 0.85)
+        for plan in plans:
+            plan.shrink(ratio)
+    else:
+        raise ValueError(f"could not fit the export in {max_mb} MB; raise max_mb or export a shorter time range")
+    html = page(title, manifest, data)
+    out = Path(path)
+    out.write_text(html, encoding="utf-8")
+    return {"path": str(out), "bytes": len(html.encode("utf-8")), "seconds": time.perf_counter() - t_start,
+            "timelines": [p.stats for p in plans]}
+
+
+class _Plan:
+    """One timeline's export: its rows in range in priority order, and how many stay exact."""
+
+    def __init__(self, src: Source, data_range: tuple[int, int]) -> None:
+        p = src.profile
+        self.src, self.range = src, data_range
+        start, end = p.array("start_ts"), p.array("end_ts")
+        self.rows = rows_in(start, end, *data_range)
+        must = [np.zeros(0, np.int64)]
+        sel = src.state.selected_row
+        if 0 <= sel < len(p):
+            must.append(np.array([sel]))
+            deps = p.dependencies(row=sel)
+            must += [deps[s]["row"].to_numpy(np.int64) for s in ("upstream", "downstream") if "row" in deps[s]]
+        must += [v for v in src.marked.values() if v is not None]
+        self.must = np.unique(np.concatenate(must)).astype(np.int64)
+        self.n_must = int(np.isin(self.rows, self.must).sum())
+        self._ordered: np.ndarray | None = None
+        self.keys, self.groupings = key_sets(p)
+        span = max(data_range[1] - data_range[0], 1)
+        self.bucket_ns = max(math.ceil(span / (RESOLUTION * VIEW_PX)), MIN_BUCKET_NS)
+        self.n_buckets = math.ceil(span / self.bucket_ns)
+        self.keep = self.rows.size
+        self.stats: dict[str, Any] = {}
+
+    def shrink(self, ratio: float) -> None:
+        """Fewer exact events; and coarser blocks when blocks are most of what is written."""
+        blocks_share = self.stats.get("blocks", 0) / max(self.stats.get("blocks", 0) + self.stats.get("exact", 0), 1)
+        if blocks_share > 0.5 or self.keep == 0:
+            span = max(self.range[1] - self.range[0], 1)
+            self.bucket_ns = min(self.bucket_ns * 2, span)
+            self.n_buckets = math.ceil(span / self.bucket_ns)
+        self.keep = int(self.keep * ratio)
+
+    def ordered(self) -> np.ndarray:
+        if self._ordered is None:
+            p = self.src.profile
+            self._ordered = priority(self.rows, p.array("start_ts"), p.array("end_ts"), self.must)
+        return self._ordered
+
+    def estimate_fit(self, budget: int) -> int:
+        """Exact events that should fit in `budget` bytes, from the cost of a sample of them."""
+        n = self.rows.size
+        if n <= 50_000:
+            return n
+        sample = np.sort(self.ordered()[np.linspace(0, n - 1, 20_000).astype(np.int64)])
+        blob = Blob()
+        self._write(blob, "s:", sample, Blocks.empty())
+        _, data = blob.pack()
+        per_event = len(data) / sample.size
+        # Blocks cost about as much as events and there are at most a few per pixel per key.
+        return int(budget * 0.9 / per_event) if per_event else n
+
+    def write(self, blob: Blob, prefix: str) -> None:
+        p = self.src.profile
+        if self.keep >= self.rows.size:
+            exact, rest = self.rows, np.zeros(0, np.int64)
+        else:
+            chosen = self.ordered()[: self.keep]
+            exact = np.sort(chosen)
+            mask = np.ones(len(p), bool)
+            mask[exact] = False
+            rest = self.rows[mask[self.rows]]
+        from .dataset import flags_of
+
+        merged = blocks(rest, p.array("start_ts"), p.array("end_ts"), self.keys, _flags_all(rest, self.src, flags_of),
+                        self.range[0], self.bucket_ns, self.n_buckets) if rest.size else Blocks.empty()
+        # "Every event this long or longer is exact": the last one kept for its length, not as a must.
+        by_length = self.ordered()[self.n_must:self.keep] if rest.size else np.zeros(0, np.int64)
+        shortest = p.array("end_ts")[by_length] - p.array("start_ts")[by_length]
+        self.stats = {"events": int(self.rows.size), "exact": int(exact.size), "merged": int(rest.size),
+                      "blocks": len(merged), "bucket_ns": int(self.bucket_ns),
+                      "shortest_exact_ns": int(shortest.min()) if shortest.size else 0}
+        self._write(blob, prefix, exact, merged)
+
+    def _write(self, blob: Blob, prefix: str, exact: np.ndarray, merged: Blocks) -> None:
+        write(blob, self.src, prefix, exact, merged, self.keys, self.groupings, self.range, self.stats)
+
+
+def _flags_all(rows: np.ndarray, src: Source, flags_of: Any) -> np.ndarray:
+    """Marker bits indexed by row (only `rows` filled): what blocks() reads."""
+    flags = np.zeros(len(src.profile), np.uint8)
+    flags[rows] = flags_of(rows, src.marked)
+    return flags
+
+
+__all__ = ["DEFAULT_MAX_MB", "export_html", "export_profile"]

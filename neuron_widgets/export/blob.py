@@ -1,0 +1,105 @@
+"""The binary payload of an exported page: typed columns and JSON sections in one gzip'd blob.
+
+Everything that comes from a profile (names, labels, arguments) travels inside this blob, which
+the page carries as base64: no profile text ever appears in the HTML itself, so none of it can
+end a `<script>` element or be read as markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+# Typed-array kinds the page knows; the name is what the page's decoder switches on.
+DTYPES = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "i32": np.int32, "f64": np.float64, "i64": np.int64}
+SAFE_INT = 2**53  # integers a float64 holds exactly
+
+
+class Blob:
+    """Sections appended in order, each aligned to 8 bytes so the page can view it as a typed array."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._size = 0
+        self.sections: dict[str, dict[str, Any]] = {}
+
+    def _add(self, name: str, data: bytes, spec: dict[str, Any]) -> None:
+        if name in self.sections:
+            raise ValueError(f"section {name!r} written twice")
+        pad = (-self._size) % 8
+        if pad:
+            self._parts.append(b"\0" * pad)
+            self._size += pad
+        self.sections[name] = {**spec, "offset": self._size, "bytes": len(data)}
+        self._parts.append(data)
+        self._size += len(data)
+
+    def array(self, name: str, values: np.ndarray, dtype: str) -> None:
+        data = np.ascontiguousarray(values, dtype=DTYPES[dtype]).tobytes()
+        self._add(name, data, {"dtype": dtype, "n": len(values)})
+
+    def small_ints(self, name: str, values: np.ndarray) -> None:
+        """Non-negative codes in the narrowest type that holds them (-1 allowed: then i32)."""
+        v = np.asarray(values)
+        lo = int(v.min()) if v.size else 0
+        hi = int(v.max()) if v.size else 0
+        dtype = "i32" if lo < 0 or hi >= 65536 else ("u8" if hi < 256 else "u16")
+        self.array(name, v, dtype)
+
+    def deltas(self, name: str, values: np.ndarray) -> None:
+        """Integers (in order, mostly increasing) as differences from the previous one: they compress
+        far better than the values. The page adds them back up in float64, so values must be < 2**53."""
+        v = np.asarray(values, dtype=np.int64)
+        base = int(v[0]) if v.size else 0
+        d = np.diff(v, prepend=base)
+        fits = d.size == 0 or (int(d.min()) >= 0 and int(d.max()) < 2**32)
+        data = d.astype(np.uint32 if fits else np.float64)
+        self._add(name, data.tobytes(), {"dtype": "u32" if fits else "f64", "n": int(v.size), "delta": True,
+                                         "base": base})
+
+    def json(self, name: str, obj: Any) -> None:
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        self._add(name, data, {"dtype": "json"})
+
+    def column(self, name: str, col: pa.Array) -> dict[str, Any]:
+        """A table column of the exported events, for the details panel; returns how the page reads it."""
+        t = col.type
+        if pa.types.is_dictionary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
+            enc = col.dictionary_encode() if not pa.types.is_dictionary(t) else col
+            codes = enc.indices.to_numpy(zero_copy_only=False)
+            codes = np.where(enc.is_null().to_numpy(zero_copy_only=False), -1, codes)
+            self.small_ints(f"{name}:codes", codes)
+            self.json(f"{name}:values", [str(x) for x in enc.dictionary.to_pylist()])
+            return {"name": name, "kind": "text"}
+        if pa.types.is_boolean(t):
+            v = col.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
+            v[col.is_null().to_numpy(zero_copy_only=False)] = 2
+            self.array(f"{name}:values", v, "u8")
+            return {"name": name, "kind": "bool"}
+        if pa.types.is_integer(t) or pa.types.is_floating(t):
+            nulls = col.is_null().to_numpy(zero_copy_only=False)
+            v = col.fill_null(0).to_numpy(zero_copy_only=False)
+            kind = "int" if pa.types.is_integer(t) else "float"
+            if kind == "int" and v.size and (int(v.min()) <= -SAFE_INT or int(v.max()) >= SAFE_INT):
+                self.array(f"{name}:values", v, "i64")
+                kind = "bigint"
+            else:
+                self.array(f"{name}:values", v, "f64")
+            if nulls.any():
+                self.array(f"{name}:nulls", nulls, "u8")
+            return {"name": name, "kind": kind, "nulls": bool(nulls.any())}
+        text = pa.array([None if x is None else str(x) for x in col.to_pylist()], pa.string())
+        return self.column(name, text)
+
+    def raw(self) -> bytes:
+        return b"".join(self._parts)
+
+    def pack(self) -> tuple[dict[str, Any], str]:
+        """The manifest (section layout) and the base64 text of the gzip'd blob."""
+        packed = gzip.compress(self.raw(), compresslevel=6, mtime=0)
+        return {"version": 1, "sections": self.sections, "raw_bytes": self._size}, base64.b64encode(packed).decode()

@@ -1,0 +1,177 @@
+"""One timeline's data for an exported page: the events the page can show, and its starting view."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..model.flows import SOURCE_ORDER
+from ..model.profile import Profile
+from ..widgets.counter_series import CounterSeries
+from .blob import Blob
+from .selection import Blocks
+
+FLAG_BITS = {"error": 1, "incomplete": 2, "highlight": 4}
+MAX_TEXT = 2000
+COUNTER_POINTS = 16384  # per series: a few points per pixel of the exported view
+
+
+@dataclass
+class ViewState:
+    """What the exported page starts with (times are ns from the profile's first timestamp)."""
+
+    grouping: str
+    view: tuple[float, float]
+    brush: list[float] = field(default_factory=list)
+    selected_row: int = -1
+    show_cpu: bool = False
+    height: int = 480
+    title: str = ""
+    notes: list[str] = field(default_factory=list)
+    strip: list[dict[str, Any]] = field(default_factory=list)
+    color_by: str = "name"
+
+
+@dataclass
+class Source:
+    """A timeline's profile and what the widget adds to it (markers, colours, counters)."""
+
+    profile: Profile
+    state: ViewState
+    marked: dict[str, np.ndarray]
+    color: np.ndarray | None = None
+    color_keys: list[str] = field(default_factory=list)
+    counters: CounterSeries | None = None
+
+
+def _text(v: Any) -> str:
+    s = v if isinstance(v, str) else json.dumps(v, default=str) if isinstance(v, dict | list) else str(v)
+    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+
+
+def key_sets(profile: Profile) -> tuple[list[np.ndarray], dict[str, dict[str, Any]]]:
+    """The distinct per-event key arrays of the profile's groupings, and per grouping which one it uses."""
+    arrays: list[np.ndarray] = []
+    groupings: dict[str, dict[str, Any]] = {}
+    for g, label in profile.groupings.items():
+        codes, combo_track, labels = profile.grouping_keys(g)
+        at = next((i for i, a in enumerate(arrays) if a is codes or (a.size == codes.size and np.array_equal(a, codes))),
+                  None)
+        if at is None:
+            arrays.append(codes)
+            at = len(arrays) - 1
+        groupings[g] = {"label": label, "key": at, "combo_track": [int(x) for x in combo_track], "labels": labels}
+    return arrays, groupings
+
+
+def flags_of(rows: np.ndarray, marked: dict[str, np.ndarray]) -> np.ndarray:
+    flags = np.zeros(rows.size, np.uint8)
+    for key, bit in FLAG_BITS.items():
+        sel = marked.get(key)
+        if sel is not None and sel.size:
+            flags[np.isin(rows, sel)] |= bit
+    return flags
+
+
+def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Blocks, keys: list[np.ndarray],
+          groupings: dict[str, dict[str, Any]], data_range: tuple[int, int], stats: dict[str, Any]) -> None:
+    """Everything the page needs for one timeline, under section names starting with `prefix`."""
+    p = src.profile
+    origin = p.origin_ts
+    start, end = p.array("start_ts"), p.array("end_ts")
+    names = p.name_codes()
+    n_exact = exact.size
+    item_start = np.concatenate([start[exact], merged.start]) - origin
+    item_dur = np.concatenate([end[exact] - start[exact], merged.end - merged.start])
+    blob.deltas(f"{prefix}start", item_start)
+    blob.array(f"{prefix}dur", item_dur, "u32" if item_dur.size == 0 or item_dur.max() < 2**32 else "f64")
+    blob.small_ints(f"{prefix}name", np.concatenate([names[exact], names[merged.rep]]))
+    for i, k in enumerate(keys):
+        blob.small_ints(f"{prefix}key{i}", np.concatenate([k[exact], k[merged.rep]]))
+    blob.array(f"{prefix}flags", np.concatenate([flags_of(exact, src.marked), merged.flags]), "u8")
+    blob.array(f"{prefix}count", merged.count, "u32")
+    blob.array(f"{prefix}total", merged.total, "f64")
+    if src.color is not None:
+        blob.small_ints(f"{prefix}color", np.concatenate([src.color[exact], src.color[merged.rep]]))
+
+    # Details of exact events: the table's columns, arguments, dependency links.
+    fields = []
+    skip = {"start_ts", "end_ts", "name", "duration_ns"}
+    for name in p.core.column_names:
+        if name not in skip:
+            col = p.column(name).combine_chunks().take(exact)
+            fields.append({**blob.column(f"{prefix}f:{name}", col), "name": name})
+    args = p.args_of_rows(exact) if n_exact else []
+    texts = [json.dumps({_text(k): _text(v) for k, v in a.items()}, ensure_ascii=False) if a else "" for a in args]
+    uniq: dict[str, int] = {}
+    codes = np.fromiter((uniq.setdefault(t, len(uniq)) if t else -1 for t in texts), np.int64, count=len(texts))
+    blob.small_ints(f"{prefix}args", codes)
+    blob.json(f"{prefix}args:values", list(uniq))
+    a, b = p.link_pairs()
+    where = np.full(len(p), -1, np.int64)
+    where[exact] = np.arange(n_exact)
+    keep = (where[a] >= 0) & (where[b] >= 0) if a.size else np.zeros(0, bool)
+    blob.array(f"{prefix}link_a", where[a[keep]], "i32")
+    blob.array(f"{prefix}link_b", where[b[keep]], "i32")
+    device = hasattr(p, "trace")
+    if device:
+        rank = np.zeros(n_exact, np.uint8)
+    else:
+        src_col = p.column("trace_event_source").combine_chunks().dictionary_encode()
+        ranks = np.array([SOURCE_ORDER.get(str(s), 3) for s in src_col.dictionary.to_pylist()] + [3], np.uint8)
+        codes_src = src_col.indices.fill_null(len(src_col.dictionary)).to_numpy(zero_copy_only=False)
+        rank = ranks[codes_src[exact]]
+    blob.array(f"{prefix}rank", rank, "u8")
+
+    counters = _write_counters(blob, prefix, src.counters, data_range, origin)
+    st = src.state
+    selected = int(np.searchsorted(exact, st.selected_row)) if st.selected_row >= 0 else -1
+    if selected >= 0 and (selected >= n_exact or exact[selected] != st.selected_row):
+        selected = -1
+    blob.json(f"{prefix}meta", {
+        "n_exact": int(n_exact), "n_blocks": len(merged), "origin_ns": str(origin),
+        "span": [0.0, float(max(p.end_ts - origin, 1))] if len(p) else [0.0, 1.0],
+        "range": [float(data_range[0] - origin), float(data_range[1] - origin)],
+        "names": [str(x) for x in p.name_dictionary()], "groupings": groupings, "n_keys": len(keys),
+        "columns": list(p.core.column_names), "fields": fields, "ties_upstream": device, "counters": counters,
+        "color_keys": src.color_keys,
+        "stats": stats,
+        "state": {"grouping": st.grouping, "view": list(st.view), "brush": list(st.brush), "selected": selected,
+                  "show_cpu": st.show_cpu, "height": st.height, "title": st.title, "notes": st.notes,
+                  "strip": st.strip, "color_by": st.color_by},
+    })
+
+
+def _write_counters(blob: Blob, prefix: str, data: CounterSeries | None, data_range: tuple[int, int],
+                    origin: int) -> list[dict[str, Any]]:
+    """Counter series cut to the range (plus the sample in force at its start), at most COUNTER_POINTS each."""
+    if data is None:
+        return []
+    t0, t1 = float(data_range[0] - origin), float(data_range[1] - origin)
+    out = []
+    for i, s in enumerate(data.series):
+        t, v = data.data[s["key"]]
+        lo = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
+        hi = min(int(np.searchsorted(t, t1, side="left")) + 1, t.size)
+        keep = np.arange(lo, hi)
+        if keep.size > COUNTER_POINTS:
+            # Per bucket its first sample and its peak, so spikes survive.
+            bucket = np.floor((t[keep] - t0) / ((t1 - t0) / (COUNTER_POINTS // 2))).astype(np.int64)
+            firsts = np.flatnonzero(np.concatenate([[True], bucket[1:] != bucket[:-1]]))
+            peaks = firsts + np.array([int(np.argmax(v[keep][a:b])) for a, b in
+                                       zip(firsts, np.append(firsts[1:], keep.size), strict=True)], np.int64)
+            keep = keep[np.unique(np.concatenate([firsts, peaks]))]
+        blob.array(f"{prefix}ct{i}", t[keep], "f64")
+        blob.array(f"{prefix}cv{i}", v[keep], "f64")
+        parts: list[str] = []
+        frame = data.frames.get(s["key"])
+        if frame is not None:
+            for c in frame.columns:
+                if c.endswith("_bytes") and c != "total_bytes":
+                    blob.array(f"{prefix}cb{i}:{len(parts)}", frame[c].to_numpy(np.float64, na_value=0.0)[keep], "f64")
+                    parts.append(c.removesuffix("_bytes"))
+        out.append({**s, "parts": parts})
+    return out
