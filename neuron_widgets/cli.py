@@ -45,6 +45,26 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from . import load_profile, sample_profile
+    from .export import export_profile
+
+    if args.sample == (args.path is not None):
+        print("neuron-widgets export: give a PATH or --sample", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    profile = sample_profile() if args.sample else load_profile(args.path)
+    loaded = time.perf_counter() - t0
+    got = export_profile(args.output, profile, grouping=args.grouping, time_range=args.range or "all",
+                         title=args.title, max_mb=args.max_mb)
+    for s in got["timelines"]:
+        detail = (f"{s['exact']:,} in full detail, {s['merged']:,} merged into {s['blocks']:,} blocks"
+                  if s["merged"] else "all in full detail")
+        print(f"wrote {got['path']}: {got['bytes'] / 1e6:.1f} MB, {s['events']:,} events ({detail}); "
+              f"loaded in {loaded:.1f} s, exported in {got['seconds']:.1f} s")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="neuron-widgets", description="Explore AWS Neuron profiles.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -65,6 +85,16 @@ def parser() -> argparse.ArgumentParser:
     sample.add_argument("--processes", type=int, default=2)
     sample.add_argument("--cores", type=int, default=2)
     sample.set_defaults(run=_sample)
+    export = sub.add_parser("export", help="write a profile's timeline to one offline, interactive HTML file")
+    export.add_argument("path", nargs="?", help="a Neuron Explorer Parquet directory or a Chrome/PyTorch trace")
+    export.add_argument("--sample", action="store_true", help="use the bundled sample profile")
+    export.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    export.add_argument("--grouping", help="the grouping shown first: default, cpu_device, neuron_core, thread, "
+                                           "process or instance")
+    export.add_argument("--range", help="START:END to export, e.g. 12.5ms:40ms from the profile start, or absolute ns")
+    export.add_argument("--max-mb", type=float, default=25.0, help="size budget of the file in MB (default 25)")
+    export.add_argument("--title", help="the page's title")
+    export.set_defaults(run=_export)
     return p
 
 
@@ -78,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"neuron-widgets: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # an output path that cannot be written
+        print(f"neuron-widgets: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -134,6 +134,8 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
     # Exact events first at the estimated count, then shrink until the file fits.
     for plan in plans:
         plan.keep = min(plan.rows.size, plan.estimate_fit(share))
+    fitted: tuple[dict[str, Any], str, list[dict[str, Any]]] | None = None
+    grown = 0
     for _attempt in range(16):
         blob = Blob()
         for i, plan in enumerate(plans):
@@ -141,13 +143,26 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
         blob.json("layout", {"views": layout, "title": title, "timelines": len(plans)})
         manifest, data = blob.pack()
         size = len(data)
+        complete = all(plan.keep >= plan.rows.size for plan in plans)
         if size <= budget:
+            fitted = (manifest, data, [dict(plan.stats) for plan in plans])
+            if complete or size >= 0.8 * budget or grown >= 2:
+                break
+            # The estimate was cautious: keep more events exact while there is room.
+            grown += 1
+            for plan in plans:
+                plan.keep = min(plan.rows.size, int(plan.keep * 0.92 * budget / size) + 1)
+            continue
+        if fitted is not None:
             break
         ratio = min(0.95 * budget / size, 0.85)
         for plan in plans:
             plan.shrink(ratio)
-    else:
+    if fitted is None:
         raise ValueError(f"could not fit the export in {max_mb} MB; raise max_mb or export a shorter time range")
+    manifest, data, stats = fitted
+    for plan, st in zip(plans, stats, strict=True):
+        plan.stats = st
     html = page(title, manifest, data)
     out = Path(path)
     out.write_text(html, encoding="utf-8")
@@ -205,8 +220,9 @@ class _Plan:
         self._write(blob, "s:", sample, Blocks.empty())
         _, data = blob.pack()
         per_event = len(data) / sample.size
-        # Blocks cost about as much as events and there are at most a few per pixel per key.
-        return int(budget * 0.9 / per_event) if per_event else n
+        # A small sample compresses worse than the whole: when it is near, try everything first.
+        fit = int(budget * 0.9 / per_event) if per_event else n
+        return n if fit >= n // 2 else fit
 
     def write(self, blob: Blob, prefix: str) -> None:
         p = self.src.profile

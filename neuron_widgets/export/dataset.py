@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 
 from ..model.flows import SOURCE_ORDER
 from ..model.profile import Profile
@@ -15,7 +15,6 @@ from .blob import Blob
 from .selection import Blocks
 
 FLAG_BITS = {"error": 1, "incomplete": 2, "highlight": 4}
-MAX_TEXT = 2000
 COUNTER_POINTS = 16384  # per series: a few points per pixel of the exported view
 
 
@@ -45,11 +44,6 @@ class Source:
     color: np.ndarray | None = None
     color_keys: list[str] = field(default_factory=list)
     counters: CounterSeries | None = None
-
-
-def _text(v: Any) -> str:
-    s = v if isinstance(v, str) else json.dumps(v, default=str) if isinstance(v, dict | list) else str(v)
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
 
 
 def key_sets(profile: Profile) -> tuple[list[np.ndarray], dict[str, dict[str, Any]]]:
@@ -105,7 +99,8 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
             col = p.column(name).combine_chunks().take(exact)
             fields.append({**blob.column(f"{prefix}f:{name}", col), "name": name})
     args = p.args_of_rows(exact) if n_exact else []
-    texts = [json.dumps({_text(k): _text(v) for k, v in a.items()}, ensure_ascii=False) if a else "" for a in args]
+    opts = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+    texts = [orjson.dumps(a, option=opts, default=str).decode() if a else "" for a in args]
     uniq: dict[str, int] = {}
     codes = np.fromiter((uniq.setdefault(t, len(uniq)) if t else -1 for t in texts), np.int64, count=len(texts))
     blob.small_ints(f"{prefix}args", codes)

@@ -262,8 +262,8 @@ class Profile:
         if rows.size == 0:
             return []
         if "extra_attributes_json" in self._table.column_names or "extra_attributes_json" in self._materialised:
-            col = self.column("extra_attributes_json")
-            return [_parse_args(col[int(r)].as_py()) for r in rows]
+            texts = self.column("extra_attributes_json").take(pa.array(rows)).to_pylist()
+            return [_parse_args(t) for t in texts]
         if self._lazy is None or "extra_attributes_json" not in self._lazy.names():
             return [{} for _ in rows]
         keys = [{"id": int(i), "start_ts": int(s), ROW: int(src)} for i, s, src in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -67,6 +68,13 @@ class EventDetails(anywidget.AnyWidget):
         return {"row": d["row"], "name": _text(d["name"]), "start": _ns(d["start"]),
                 "duration": _ns(d["end"] - d["start"]),
                 "track": _text(tracks[d["track"]]["label"]) if d["track"] < len(tracks) else ""}
+
+    def to_html(self, path: str | Path, *, time_range: tuple[Any, Any] | str | None = None, max_mb: float = 25.0,
+                title: str | None = None) -> dict[str, Any]:
+        """Write the timeline with these details below it to one offline HTML file (see Timeline.to_html)."""
+        from ..export import export_html
+
+        return export_html(path, self.timeline, self, time_range=time_range, max_mb=max_mb, title=title)
 
     def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
         if content.get("type") == "focus":

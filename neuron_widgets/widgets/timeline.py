@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import traceback
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -322,8 +323,16 @@ class Timeline(anywidget.AnyWidget):
         self._marked = {**self._marked, "highlight": np.unique(rows)}
         self.revision += 1
 
-    def to_html(self, path: str) -> None:  # pragma: no cover - the export issue fills this in
-        raise NotImplementedError("HTML export is not available yet")
+    def to_html(self, path: str | Path, *, time_range: tuple[Any, Any] | str | None = None, max_mb: float = 25.0,
+                title: str | None = None) -> dict[str, Any]:
+        """Write this view to one self-contained HTML file that works offline, without a kernel.
+
+        `time_range`: None exports the visible range, "all" the whole profile, or (start, end)
+        such as ("12.5ms", "40ms"). Past `max_mb` the shortest events are merged into blocks.
+        """
+        from ..export import export_html
+
+        return export_html(path, self, time_range=time_range, max_mb=max_mb, title=title)
 
 
 def _rows_of_ids(profile: Profile, ids: np.ndarray) -> np.ndarray:

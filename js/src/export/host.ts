@@ -42,10 +42,13 @@ export interface Meta {
 
 const ns = (v: number) => `${Math.round(v).toLocaleString("en-US")} ns`;
 
+const MAX_TEXT = 2000;
+
 function pyText(v: unknown): string {
   if (v === null || v === undefined) return "";
   if (typeof v === "boolean") return v ? "True" : "False";
-  return String(v);
+  const s = typeof v === "object" ? JSON.stringify(v) : String(v);
+  return s.length <= MAX_TEXT ? s : `${s.slice(0, MAX_TEXT - 1)}…`;
 }
 
 /** What the page says about how complete it is (shown under the timeline's title). */
@@ -242,7 +245,8 @@ export class TimelineHost {
 
   private argsOf(i: number): Record<string, string> {
     if (i < 0 || i >= this.args.length || this.args[i] < 0) return {};
-    return JSON.parse(this.argValues[this.args[i]]) as Record<string, string>;
+    const raw = JSON.parse(this.argValues[this.args[i]]) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(raw).map(([k, v]) => [pyText(k), pyText(v)]));
   }
 
   private eventInfo(i: number, deps: { upstream: number[]; downstream: number[] }): Record<string, unknown> {
