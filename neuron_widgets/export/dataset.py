@@ -98,7 +98,7 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
         if name not in skip:
             col = p.column(name).combine_chunks().take(exact)
             fields.append({**blob.column(f"{prefix}f:{name}", col), "name": name})
-    args = p.args_of_rows(exact) if n_exact else []
+    args = p.details_of_rows(exact) if n_exact else []
     opts = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
     texts = [orjson.dumps(a, option=opts, default=str).decode() if a else "" for a in args]
     uniq: dict[str, int] = {}

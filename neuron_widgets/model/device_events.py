@@ -266,10 +266,26 @@ class DeviceEvents(Profile):
         return out
 
     def args_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
-        out = []
-        for r in np.asarray(rows, dtype=np.int64):
-            args = self.event(row=int(r))["args"]
-            out.append({k: args[k] for k in HOVER_KEYS if k in args})
+        """The arguments shown on hover (HOVER_KEYS the row has), for several events at once."""
+        return [{k: a[k] for k in HOVER_KEYS if k in a} for a in self.details_of_rows(rows)]
+
+    def details_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """Every column of each event's device-table row (what `event()["args"]` holds), read per table in bulk."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out: list[dict[str, Any]] = [{} for _ in range(rows.size)]
+        if rows.size == 0:
+            return out
+        tables = self._joined("table").chunk(0)
+        codes = tables.indices.to_numpy(zero_copy_only=False)[rows]
+        names = tables.dictionary.to_pylist()
+        source = self.array("source_row")[rows]
+        for code in np.unique(codes):
+            where = np.flatnonzero(codes == code)
+            frame = getattr(self.trace, str(names[code]))
+            part = frame.iloc[source[where]]
+            part = part.drop(columns=[c for c in OWN_COLUMNS if c in part.columns])
+            for k, rec in zip(where.tolist(), part.to_dict("records"), strict=True):
+                out[k] = {str(a): _plain(v) for a, v in rec.items() if not _missing(v)}
         return out
 
     def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
@@ -350,6 +366,10 @@ def _flow_table(name: Any) -> str:
 
 
 def _missing(v: Any) -> bool:
+    if v is None or isinstance(v, str | int | bool):
+        return v is None
+    if isinstance(v, float):
+        return v != v
     try:
         return v is None or bool(pd.isna(v))
     except (TypeError, ValueError):

@@ -274,6 +274,10 @@ class Profile:
             [self._lazy.value("extra_attributes_json", k) for k in keys]
         return [_parse_args(t) for t in texts]
 
+    def details_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """Every argument of several events (what `event()["args"]` holds); the same as args_of_rows here."""
+        return self.args_of_rows(rows)
+
     def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
         """Events linked to one event by flow ids: `upstream` and `downstream` DataFrames.
 

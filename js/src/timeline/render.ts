@@ -3,7 +3,7 @@
 // with its dependency arrows, and counter tracks.
 
 import { ERROR_COLOR, nameColor, type Theme } from "../common/colors";
-import { FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
+import { FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
 import { LANE_H, type Row } from "./layout";
 
 export interface View {
@@ -95,6 +95,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
   const keys = it.color && it.colorKeys ? it.colorKeys : null;
   const labelled: number[] = [];
   const marked: number[] = [];
+  const coarse: number[] = [];
   for (let i = 0; i < it.n; i++) {
     const ty = s.trackY.get(it.track[i]);
     if (ty === undefined) continue;
@@ -114,6 +115,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
     if (!b) map.set(key, (b = []));
     b.push(i);
     if (x1 - x0 > 36 && it.count[i] === 1 && labelled.length < MAX_LABELS) labelled.push(i);
+    if (f & FLAG_COARSE && x1 - x0 >= 3) coarse.push(i);
     drawn++;
   }
   const rect = (i: number) => {
@@ -155,6 +157,22 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
     }
   }
   ctx.globalAlpha = 1;
+  if (coarse.length) {
+    // An export's merged blocks are hatched: they are not events, and zooming will not split them.
+    ctx.save();
+    ctx.beginPath();
+    for (const i of coarse) rect(i);
+    ctx.clip();
+    ctx.strokeStyle = theme.dark ? "rgba(0,0,0,0.4)" : "rgba(255,255,255,0.6)";
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let x = -s.height; x < view.width; x += 6) {
+      ctx.moveTo(x, s.height);
+      ctx.lineTo(x + s.height, 0);
+    }
+    ctx.stroke();
+    ctx.restore();
+  }
   if (s.match) {
     // Matches get an outline so they stand out from the dimmed rest.
     ctx.strokeStyle = theme.foreground;

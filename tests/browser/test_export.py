@@ -1,0 +1,232 @@
+"""Exported HTML opened from disk in Chromium with the network off: drawn, interactive, safe, honest."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+import neuron_widgets as nw
+from neuron_widgets.export import export_html, export_profile
+from neuron_widgets.widgets import DeviceTraceViewer, EventDetails, Timeline
+
+from .lab import find_item, shot
+
+EVIL = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script><b>bold</b>'
+
+
+class Opened:
+    def __init__(self, page: Page, requests: list[str], errors: list[str]) -> None:
+        self.page, self.requests, self.errors = page, requests, errors
+
+
+@pytest.fixture()
+def open_file(browser: Browser) -> Iterator:
+    contexts = []
+
+    def go(path: Path) -> Opened:
+        # Offline, and every request that is not the file itself is refused and recorded.
+        context = browser.new_context(viewport={"width": 1600, "height": 1000}, offline=True)
+        contexts.append(context)
+        requests: list[str] = []
+        errors: list[str] = []
+        context.on("request", lambda r: requests.append(r.url))
+        context.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file:") else
+                      route.continue_())
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        page.wait_for_function("() => document.getElementById('nw-export').dataset.ready", timeout=60_000)
+        assert page.evaluate("() => document.getElementById('nw-export').dataset.ready") == "1", \
+            page.inner_text("#nw-export")
+        page.wait_for_function("() => +document.querySelector('.nw-timeline')?.dataset.drawn > 0", timeout=30_000)
+        return Opened(page, requests, errors)
+
+    yield go
+    for c in contexts:
+        c.close()
+
+
+def view_of(page: Page) -> list[float]:
+    return [float(x) for x in page.evaluate("() => document.querySelector('.nw-timeline').dataset.view").split(",")]
+
+
+def canvas_box(page: Page) -> dict:
+    box = page.locator(".nw-canvas").first.bounding_box()
+    assert box
+    return box
+
+
+def test_an_export_works_offline_zoom_click_details_grouping_brush(open_file, tmp_path: Path,
+                                                                   sample: nw.Profile) -> None:
+    tl = Timeline(sample, height=560)
+    export_html(tmp_path / "view.html", tl, EventDetails(tl), time_range="all")
+    o = open_file(tmp_path / "view.html")
+    page = o.page
+
+    # The page grouped the events itself: the same tracks, lanes and counts as the kernel.
+    got = page.evaluate("() => window.__nwExport.hosts[0].model.get('tracks')")
+    want = sample.tracks("default")
+    assert [t["label"] for t in got] == want["label"].tolist()
+    assert [t["lanes"] for t in got] == want["lanes"].tolist()
+    assert [t["events"] for t in got] == want["events"].tolist()
+    # Its level of detail: whole span at 1920 px, every event counted once, at most ~2 items per pixel per lane.
+    reply = page.evaluate("""() => { const h = window.__nwExport.hosts[0], tr = h.model.get('tracks');
+        const r = h.store.viewport('default', 0, h.meta.span[1], 1920, tr.map((_, i) => i));
+        const count = new Uint32Array(r.buffers[r.meta.columns.indexOf('count')]);
+        let sum = 0; for (let i = 0; i < r.meta.merged; i++) sum += count[i];
+        return {n: r.meta.merged, sum, lanes: tr.reduce((a, t) => a + t.lanes, 0)}; }""")
+    assert reply["sum"] == len(sample)
+    assert reply["n"] <= 2 * 1920 * reply["lanes"] + reply["lanes"]
+
+    # Zoom at the cursor with the wheel.
+    box = canvas_box(page)
+    before = view_of(page)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 60)
+    for _ in range(6):
+        page.mouse.wheel(0, -400)
+    page.wait_for_function("(w) => { const v = document.querySelector('.nw-timeline').dataset.view.split(',');"
+                           " return v[1] - v[0] < w / 4; }", arg=before[1] - before[0], timeout=10_000)
+    page.wait_for_function("() => +document.querySelector('.nw-timeline').dataset.drawn > 0")
+
+    # Find an nc_exec_running, click it: the details below fill in, with its chain.
+    page.keyboard.press("0")
+    page.locator(".nw-input").first.fill("^nc_exec_running$")
+    page.locator(".nw-btn", has_text="▶").first.click()
+    page.wait_for_function("() => document.querySelector('.nw-details-title')?.textContent === 'nc_exec_running'",
+                           timeout=10_000)
+    item = None
+    for _ in range(40):
+        item = find_item(page, 0, 4, name="nc_exec_running")
+        if item:
+            break
+        page.wait_for_timeout(100)
+    assert item
+    page.mouse.click(item["x"], item["y"])
+    page.wait_for_function("(r) => document.querySelector('.nw-details').dataset.row === String(r)", arg=item["row"])
+    text = page.inner_text(".nw-details")
+    assert "nc_exec_running" in text and "Upstream (" in text and "Arguments (" in text
+    detail = page.evaluate("() => window.__nwExport.hosts[0].model.get('selection_detail')")
+    assert detail["upstream"], "nc_exec_running has a runtime call upstream in the sample"
+    # Its fields agree with the kernel's view of the same event.
+    event_id = int(detail["id"])
+    event = sample.event(event_id)
+    assert str(event["start_ts"]) in text and str(event["process_id"]) in text
+    # A dependency row focuses the timeline on that event.
+    up = page.locator(".nw-deps .nw-dep").first
+    up_name = up.locator("td").first.inner_text()
+    up.click()
+    page.wait_for_function("(n) => document.querySelector('.nw-details-title').textContent === n", arg=up_name)
+    shot(page, "export-details")
+
+    # Grouping switch: the labels change to the thread grouping's.
+    page.select_option(".nw-select", "thread")
+    page.wait_for_function("() => window.__nwExport.hosts[0].model.get('tracks').some(t => t.label.includes('TID'))")
+    labels = page.evaluate("() => window.__nwExport.hosts[0].model.get('tracks').map(t => t.label)")
+    assert labels == sample.tracks("thread")["label"].tolist()
+    page.wait_for_function("() => +document.querySelector('.nw-timeline').dataset.drawn > 0")
+
+    # Shift+drag brushes a range: its summary shows, with counts.
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.locator(".nw-btn", has_text="Reset").first.click()
+    box = canvas_box(page)
+    page.keyboard.down("Shift")
+    page.mouse.move(box["x"] + 200, box["y"] + 40)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 500, box["y"] + 40, steps=5)
+    page.mouse.up()
+    page.keyboard.up("Shift")
+    page.wait_for_selector(".nw-summary", state="visible")
+    assert "events" in page.inner_text(".nw-summary")
+    shot(page, "export-offline")
+    assert not o.errors
+    assert o.requests == [(tmp_path / "view.html").as_uri()]
+
+
+def test_profile_text_in_an_export_stays_text(open_file, tmp_path: Path) -> None:
+    path = tmp_path / "evil.json"
+    events = [{"ph": "X", "name": EVIL, "ts": 10 * i, "dur": 8, "pid": 1, "tid": 1, "args": {EVIL: EVIL}}
+              for i in range(50)]
+    path.write_text(json.dumps({"traceEvents": events}))
+    export_profile(tmp_path / "evil.html", nw.load_profile(path), title=EVIL)
+    o = open_file(tmp_path / "evil.html")
+    page = o.page
+    item = find_item(page, 0, 1)
+    assert item
+    page.mouse.move(item["x"], item["y"])
+    page.wait_for_function("(t) => document.querySelector('.nw-tooltip')?.textContent.includes(t)", arg=EVIL)
+    page.mouse.click(item["x"], item["y"])
+    page.wait_for_function("() => document.querySelector('.nw-details-title')")
+    assert page.inner_text(".nw-details-title") == EVIL
+    assert EVIL in page.inner_text(".nw-details")
+    assert page.title() == EVIL
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("#nw-export img, #nw-export b, .nw-tooltip img, .nw-tooltip b").count() == 0
+    assert not o.errors and len(o.requests) == 1
+
+
+def test_a_coarse_export_says_what_was_merged(open_file, tmp_path: Path, sample: nw.Profile) -> None:
+    got = export_profile(tmp_path / "coarse.html", sample, max_mb=0.3)
+    st = got["timelines"][0]
+    assert st["merged"] > 0
+    o = open_file(tmp_path / "coarse.html")
+    page = o.page
+    note = page.inner_text(".nw-head")
+    assert "Coarse" in note and f"{st['merged']:,}" in note and f"{st['exact']:,}" in note
+    # A block stays a block when zoomed into, and its tooltip says why.
+    block = page.evaluate("""() => { const v = document.querySelector('.nw-timeline').__nwView, it = v.items;
+        for (let i = 0; i < it.n; i++) if ((it.flags[i] & 16) && !(it.flags[i] & 8)) return {t0: it.start[i], t1: it.end[i],
+          track: it.track[i], lane: it.lane[i]}; return null; }""")
+    assert block
+    pad = (block["t1"] - block["t0"]) * 2 + 1000
+    page.evaluate("(b) => document.querySelector('.nw-timeline').__nwView.setView({t0: b.t0 - b.pad, t1: b.t1 + b.pad})",
+                  {**block, "pad": pad})
+    page.wait_for_function("""(b) => { const it = document.querySelector('.nw-timeline').__nwView.items;
+        return it && it.t1 - it.t0 < 10 * (b.t1 - b.t0 + 2 * b.pad); }""", arg={**block, "pad": pad})
+    found = page.evaluate("""(b) => { const root = document.querySelector('.nw-timeline'), v = root.__nwView, it = v.items;
+        const canvas = root.querySelector('.nw-canvas').getBoundingClientRect(), scroll = root.querySelector('.nw-scroll');
+        for (let i = 0; i < it.n; i++) {
+          if (!(it.flags[i] & 16) || it.track[i] !== b.track || it.lane[i] !== b.lane || it.start[i] !== b.t0) continue;
+          const row = v.rows.find(r => r.kind === 'track' && r.track === it.track[i]);
+          if (!row) return null;
+          row.y - scroll.scrollTop > canvas.height - 30 && (scroll.scrollTop = row.y - 50);
+          const span = v.view.t1 - v.view.t0;
+          return {x: canvas.left + ((it.start[i] + it.end[i]) / 2 - v.view.t0) / span * canvas.width,
+                  y: canvas.top + row.y + it.lane[i] * 18 + 10 - scroll.scrollTop, count: it.count[i]};
+        } return null; }""", block)
+    assert found and found["count"] > 1
+    page.wait_for_timeout(100)
+    page.mouse.move(found["x"], found["y"])
+    page.wait_for_function("() => document.querySelector('.nw-tooltip')?.textContent.includes('merged in this export')")
+    shot(page, "export-coarse")
+    assert not o.errors and len(o.requests) == 1
+
+
+def test_a_device_trace_export_shows_engines_and_instruction_details(open_file, tmp_path: Path,
+                                                                     sample: nw.Profile) -> None:
+    trace = sample.device_trace(str(sample.device_profiles["device_profile_name"].iloc[0]))
+    viewer = DeviceTraceViewer(trace)
+    export_html(tmp_path / "device.html", viewer, EventDetails(viewer), time_range="all")
+    o = open_file(tmp_path / "device.html")
+    page = o.page
+    labels = page.evaluate("() => window.__nwExport.hosts[0].model.get('tracks').map(t => t.label)")
+    assert "Engines/Tensor" in labels and any(x.startswith("DMA/") for x in labels)
+    assert page.locator(".nw-chip").count() >= 3
+    item = None
+    for name in ("MATMUL", None):
+        item = find_item(page, 0, 2, name=name)
+        if item:
+            break
+    assert item
+    page.mouse.click(item["x"], item["y"])
+    page.wait_for_function("(r) => document.querySelector('.nw-details')?.dataset.row === String(r)", arg=item["row"])
+    text = page.inner_text(".nw-details")
+    event_id = int(page.evaluate("() => window.__nwExport.hosts[0].model.get('selection_detail').id"))
+    args = viewer.profile.event(event_id)["args"]
+    assert args and all(str(k) in text for k in list(args)[:5]), (text, args)
+    shot(page, "export-device")
+    assert not o.errors and len(o.requests) == 1
