@@ -41,17 +41,16 @@ class Export:
 
     def array(self, name: str) -> np.ndarray:
         s = self.sections[name]
-        a = np.frombuffer(self.raw, DTYPES[s["dtype"]], count=s["bytes"] // np.dtype(DTYPES[s["dtype"]]).itemsize,
-                          offset=s["offset"])
-        return np.cumsum(a.astype(np.float64)) + s["base"] - a[0] + a[0] if s.get("delta") else a
+        dtype = np.dtype(DTYPES[s["dtype"]])
+        a = np.frombuffer(self.raw, dtype, count=s["bytes"] // dtype.itemsize, offset=s["offset"])
+        if s.get("delta"):
+            return (np.cumsum(a.astype(np.int64)) + s["base"]).astype(np.int64)
+        return a.astype(np.int64) - s["shift"] if s.get("shift") else a
 
     def items(self, t: int = 0) -> dict[str, np.ndarray]:
         p = f"t{t}:"
-        s = self.sections[f"{p}start"]
-        d = np.frombuffer(self.raw, DTYPES[s["dtype"]], count=s["n"], offset=s["offset"]).astype(np.int64)
-        start = np.cumsum(d) if s["n"] else d
-        start = start - (d[0] if s["n"] else 0) + s["base"] if s["n"] else start
-        return {"start": start, "dur": self.array(f"{p}dur").astype(np.int64), "name": self.array(f"{p}name"),
+        return {"start": np.concatenate([self.array(f"{p}start"), self.array(f"{p}bstart")]),
+                "dur": self.array(f"{p}dur").astype(np.int64), "name": self.array(f"{p}name"),
                 "key0": self.array(f"{p}key0"), "flags": self.array(f"{p}flags")}
 
 

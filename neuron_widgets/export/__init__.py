@@ -17,7 +17,7 @@ import numpy as np
 
 from ..model.profile import Profile
 from .blob import Blob
-from .dataset import Source, ViewState, key_sets, write
+from .dataset import Source, ViewState, flags_of, key_sets, write
 from .page import page, page_overhead
 from .selection import Blocks, blocks, priority, rows_in
 
@@ -131,33 +131,45 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
                          f"{page_overhead(title) / 1e6:.2f} MB")
     plans = [_Plan(s, r) for s, r in zip(sources, ranges, strict=True)]
     share = budget / len(plans)
-    # Exact events first at the estimated count, then shrink until the file fits.
-    for plan in plans:
-        plan.keep = min(plan.rows.size, plan.estimate_fit(share))
+    # The share of each timeline's events kept exact: searched so that the file fills most of
+    # its budget. Size grows about linearly with it, so a few builds find it.
+    frac = min(plan.estimate_fit(share) / max(plan.rows.size, 1) for plan in plans)
+    fits: list[tuple[float, int]] = []
+    over: tuple[float, int] | None = None
     fitted: tuple[dict[str, Any], str, list[dict[str, Any]]] | None = None
-    grown = 0
-    for _attempt in range(16):
+    target = 0.9 * budget
+    for _attempt in range(12):
+        for plan in plans:
+            plan.keep = plan.rows.size if frac >= 1 else int(frac * plan.rows.size)
         blob = Blob()
         for i, plan in enumerate(plans):
             plan.write(blob, f"t{i}:")
         blob.json("layout", {"views": layout, "title": title, "timelines": len(plans)})
         manifest, data = blob.pack()
         size = len(data)
-        complete = all(plan.keep >= plan.rows.size for plan in plans)
         if size <= budget:
             fitted = (manifest, data, [dict(plan.stats) for plan in plans])
-            if complete or size >= 0.8 * budget or grown >= 2:
+            fits.append((frac, size))
+            if frac >= 1 or size >= 0.8 * budget:
                 break
-            # The estimate was cautious: keep more events exact while there is room.
-            grown += 1
-            for plan in plans:
-                plan.keep = min(plan.rows.size, int(plan.keep * 0.92 * budget / size) + 1)
-            continue
-        if fitted is not None:
-            break
-        ratio = min(0.95 * budget / size, 0.85)
-        for plan in plans:
-            plan.shrink(ratio)
+        else:
+            over = (frac, size)
+            if not fits:
+                if frac == 0 or any(plan.blocks_dominate() for plan in plans):
+                    for plan in plans:
+                        plan.coarsen()
+                frac = frac * min(0.95 * budget / size, 0.85) if frac > 1e-7 else 0.0
+                continue
+        lo = fits[-1]
+        if over is not None and over[0] > lo[0]:
+            frac = lo[0] + (target - lo[1]) * (over[0] - lo[0]) / max(over[1] - lo[1], 1)
+            frac = min(max(frac, lo[0] + (over[0] - lo[0]) * 0.1), lo[0] + (over[0] - lo[0]) * 0.9)
+        elif len(fits) >= 2 and lo[0] > fits[-2][0] and lo[1] > fits[-2][1]:
+            slope = (lo[1] - fits[-2][1]) / (lo[0] - fits[-2][0])
+            frac = lo[0] + (target - lo[1]) / slope
+        else:
+            frac = max(lo[0] * target / lo[1], lo[0] * 1.05, 1e-6)
+        frac = min(frac, 1.0)
     if fitted is None:
         raise ValueError(f"could not fit the export in {max_mb} MB; raise max_mb or export a shorter time range")
     manifest, data, stats = fitted
@@ -195,14 +207,15 @@ class _Plan:
         self.keep = self.rows.size
         self.stats: dict[str, Any] = {}
 
-    def shrink(self, ratio: float) -> None:
-        """Fewer exact events; and coarser blocks when blocks are most of what is written."""
-        blocks_share = self.stats.get("blocks", 0) / max(self.stats.get("blocks", 0) + self.stats.get("exact", 0), 1)
-        if blocks_share > 0.5 or self.keep == 0:
-            span = max(self.range[1] - self.range[0], 1)
-            self.bucket_ns = min(self.bucket_ns * 2, span)
-            self.n_buckets = math.ceil(span / self.bucket_ns)
-        self.keep = int(self.keep * ratio)
+    def blocks_dominate(self) -> bool:
+        """Most of what the last build wrote was blocks: only coarser blocks make the file smaller."""
+        blocks = self.stats.get("blocks", 0)
+        return blocks > self.stats.get("exact", 0)
+
+    def coarsen(self) -> None:
+        span = max(self.range[1] - self.range[0], 1)
+        self.bucket_ns = min(self.bucket_ns * 2, span)
+        self.n_buckets = math.ceil(span / self.bucket_ns)
 
     def ordered(self) -> np.ndarray:
         if self._ordered is None:
@@ -211,18 +224,26 @@ class _Plan:
         return self._ordered
 
     def estimate_fit(self, budget: int) -> int:
-        """Exact events that should fit in `budget` bytes, from the cost of a sample of them."""
+        """Exact events that should fit in `budget` bytes.
+
+        Two small builds: every event as blocks with no exact one (the fixed cost: counters,
+        tables, blocks), then the same plus a sample of exact events (their cost each).
+        """
         n = self.rows.size
         if n <= 50_000:
             return n
+        p = self.src.profile
         sample = np.sort(self.ordered()[np.linspace(0, n - 1, 20_000).astype(np.int64)])
-        blob = Blob()
-        self._write(blob, "s:", sample, Blocks.empty())
-        _, data = blob.pack()
-        per_event = len(data) / sample.size
-        # A small sample compresses worse than the whole: when it is near, try everything first.
-        fit = int(budget * 0.9 / per_event) if per_event else n
-        return n if fit >= n // 2 else fit
+        merged = blocks(self.rows, p.array("start_ts"), p.array("end_ts"), self.keys,
+                        _flags_all(self.rows, self.src), self.range[0], self.bucket_ns, self.n_buckets)
+        sizes = []
+        for exact in (np.zeros(0, np.int64), sample):
+            blob = Blob()
+            self._write(blob, "s:", exact, merged)
+            sizes.append(len(blob.pack()[1]))
+        per_event = max((sizes[1] - sizes[0]) / sample.size, 1e-3)
+        fit = int((0.92 * budget - sizes[0]) / per_event)
+        return min(n, max(fit, 0))
 
     def write(self, blob: Blob, prefix: str) -> None:
         p = self.src.profile
@@ -234,9 +255,7 @@ class _Plan:
             mask = np.ones(len(p), bool)
             mask[exact] = False
             rest = self.rows[mask[self.rows]]
-        from .dataset import flags_of
-
-        merged = blocks(rest, p.array("start_ts"), p.array("end_ts"), self.keys, _flags_all(rest, self.src, flags_of),
+        merged = blocks(rest, p.array("start_ts"), p.array("end_ts"), self.keys, _flags_all(rest, self.src),
                         self.range[0], self.bucket_ns, self.n_buckets) if rest.size else Blocks.empty()
         # "Every event this long or longer is exact": the last one kept for its length, not as a must.
         by_length = self.ordered()[self.n_must:self.keep] if rest.size else np.zeros(0, np.int64)
@@ -250,7 +269,7 @@ class _Plan:
         write(blob, self.src, prefix, exact, merged, self.keys, self.groupings, self.range, self.stats)
 
 
-def _flags_all(rows: np.ndarray, src: Source, flags_of: Any) -> np.ndarray:
+def _flags_all(rows: np.ndarray, src: Source) -> np.ndarray:
     """Marker bits indexed by row (only `rows` filled): what blocks() reads."""
     flags = np.zeros(len(src.profile), np.uint8)
     flags[rows] = flags_of(rows, src.marked)

@@ -44,6 +44,12 @@ class Source:
     color: np.ndarray | None = None
     color_keys: list[str] = field(default_factory=list)
     counters: CounterSeries | None = None
+    cache: dict[str, Any] = field(default_factory=dict)  # what every attempt at the budget reuses
+
+    def cached(self, key: str, make: Any) -> Any:
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
 
 
 def key_sets(profile: Profile) -> tuple[list[np.ndarray], dict[str, dict[str, Any]]]:
@@ -80,7 +86,8 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
     n_exact = exact.size
     item_start = np.concatenate([start[exact], merged.start]) - origin
     item_dur = np.concatenate([end[exact] - start[exact], merged.end - merged.start])
-    blob.deltas(f"{prefix}start", item_start)
+    blob.deltas(f"{prefix}start", item_start[:n_exact])
+    blob.deltas(f"{prefix}bstart", item_start[n_exact:])
     blob.array(f"{prefix}dur", item_dur, "u32" if item_dur.size == 0 or item_dur.max() < 2**32 else "f64")
     blob.small_ints(f"{prefix}name", np.concatenate([names[exact], names[merged.rep]]))
     for i, k in enumerate(keys):
@@ -94,31 +101,26 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
     # Details of exact events: the table's columns, arguments, dependency links.
     fields = []
     skip = {"start_ts", "end_ts", "name", "duration_ns"}
+    per_combo = _combo_fields(p, keys)
     for name in p.core.column_names:
-        if name not in skip:
-            col = p.column(name).combine_chunks().take(exact)
+        if name in per_combo:
+            fields.append(per_combo[name])
+        elif name not in skip:
+            col = src.cached(f"col:{name}", lambda name=name: p.column(name).combine_chunks()).take(exact)
             fields.append({**blob.column(f"{prefix}f:{name}", col), "name": name})
-    args = p.details_of_rows(exact) if n_exact else []
-    opts = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
-    texts = [orjson.dumps(a, option=opts, default=str).decode() if a else "" for a in args]
+    texts = _args_texts(src, exact)
     uniq: dict[str, int] = {}
     codes = np.fromiter((uniq.setdefault(t, len(uniq)) if t else -1 for t in texts), np.int64, count=len(texts))
     blob.small_ints(f"{prefix}args", codes)
     blob.json(f"{prefix}args:values", list(uniq))
-    a, b = p.link_pairs()
+    a, b = src.cached("links", p.link_pairs)
     where = np.full(len(p), -1, np.int64)
     where[exact] = np.arange(n_exact)
     keep = (where[a] >= 0) & (where[b] >= 0) if a.size else np.zeros(0, bool)
     blob.array(f"{prefix}link_a", where[a[keep]], "i32")
     blob.array(f"{prefix}link_b", where[b[keep]], "i32")
     device = hasattr(p, "trace")
-    if device:
-        rank = np.zeros(n_exact, np.uint8)
-    else:
-        src_col = p.column("trace_event_source").combine_chunks().dictionary_encode()
-        ranks = np.array([SOURCE_ORDER.get(str(s), 3) for s in src_col.dictionary.to_pylist()] + [3], np.uint8)
-        codes_src = src_col.indices.fill_null(len(src_col.dictionary)).to_numpy(zero_copy_only=False)
-        rank = ranks[codes_src[exact]]
+    rank = src.cached("rank", lambda: _source_rank(p, device))[exact]
     blob.array(f"{prefix}rank", rank, "u8")
 
     counters = _write_counters(blob, prefix, src.counters, data_range, origin)
@@ -138,6 +140,43 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
                   "show_cpu": st.show_cpu, "height": st.height, "title": st.title, "notes": st.notes,
                   "strip": st.strip, "color_by": st.color_by},
     })
+
+
+def _args_texts(src: Source, rows: np.ndarray) -> np.ndarray:
+    """Each row's arguments as JSON text ("" for none), remembered across the budget search's builds."""
+    p = src.profile
+    texts = src.cached("args", lambda: np.full(len(p), None, dtype=object))
+    have = src.cached("args_have", lambda: np.zeros(len(p), bool))
+    need = rows[~have[rows]]
+    if need.size:
+        opts = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+        texts[need] = [orjson.dumps(a, option=opts, default=str).decode() if a else "" for a in p.details_of_rows(need)]
+        have[need] = True
+    return texts[rows]
+
+
+def _combo_fields(p: Profile, keys: list[np.ndarray]) -> dict[str, dict[str, Any]]:
+    """Columns that are one value per grouping combo (instance, process, thread, core...): written
+    once per combo, not once per event, when the profile's combos are one of the key arrays."""
+    combos = getattr(p, "_combos", None)
+    if combos is None:
+        return {}
+    at = next((i for i, k in enumerate(keys) if k is combos.codes), None)
+    if at is None:
+        return {}
+    return {name: {"name": name, "kind": "combo", "key": at,
+                   "values": [None if v is None or (isinstance(v, float) and v != v) else
+                              int(v) if isinstance(v, int | np.integer) else str(v) for v in combos.table[name]]}
+            for name in combos.table.columns}
+
+
+def _source_rank(p: Profile, device: bool) -> np.ndarray:
+    """Per event its place in the dependency chain (framework, runtime, hardware); all equal on a device."""
+    if device:
+        return np.zeros(len(p), np.uint8)
+    col = p.column("trace_event_source").combine_chunks().dictionary_encode()
+    ranks = np.array([SOURCE_ORDER.get(str(s), 3) for s in col.dictionary.to_pylist()] + [3], np.uint8)
+    return ranks[col.indices.fill_null(len(col.dictionary)).to_numpy(zero_copy_only=False)]
 
 
 def _write_counters(blob: Blob, prefix: str, data: CounterSeries | None, data_range: tuple[int, int],

@@ -57,13 +57,14 @@ def blocks(rows: np.ndarray, start: np.ndarray, end: np.ndarray, keys: list[np.n
         return Blocks.empty()
     s, e = start[rows], end[rows]
     bucket = np.clip((s - a) // bucket_ns, 0, n_buckets - 1)
-    composite = np.zeros(rows.size, np.int64)
+    key = np.zeros(rows.size, np.int64)
     for k in keys:
-        codes = k[rows].astype(np.int64)
-        composite = composite * (int(k.max(initial=0)) + 1) + codes
-    composite = composite * n_buckets + bucket
-    order = np.argsort(composite, kind="stable")  # members of a block stay in start order
-    comp = composite[order]
+        key = key * (int(k.max(initial=0)) + 1) + k[rows].astype(np.int64)
+    # Rows are in time order, so a stable sort by key alone leaves each key's buckets in order
+    # (and a radix sort when the keys fit 16 bits).
+    small = key.astype(np.uint16) if key.size and int(key.max()) < 65536 else key
+    order = np.argsort(small, kind="stable")
+    comp = key[order] * n_buckets + bucket[order]
     first = np.flatnonzero(np.concatenate([[True], comp[1:] != comp[:-1]]))
     s_o, e_o = s[order], e[order]
     dur_o = e_o - s_o

@@ -68,11 +68,12 @@ def pairs_of(index: FlowIndex) -> tuple[np.ndarray, np.ndarray]:
             i, j = np.arange(size - 1), np.arange(1, size)
         a_parts.append(members[:, i].ravel())
         b_parts.append(members[:, j].ravel())
-    a, b = np.concatenate(a_parts), np.concatenate(b_parts)
+    a, b = np.concatenate(a_parts).astype(np.int64), np.concatenate(b_parts).astype(np.int64)
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     keep = lo != hi
-    pairs = np.unique(np.stack([lo[keep], hi[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
-    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    n = int(hi.max(initial=0)) + 1
+    pairs = np.unique(lo[keep] * n + hi[keep])  # one int64 key per pair: far faster than unique rows
+    return pairs // n, pairs % n
 
 
 def split(rows: np.ndarray, row: int, source_codes: np.ndarray, sources: list[str],

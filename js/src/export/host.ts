@@ -9,8 +9,10 @@ import { EventStore, type GroupingDef } from "./store";
 
 interface Field {
   name: string;
-  kind: "text" | "bool" | "int" | "float" | "bigint";
+  kind: "text" | "bool" | "int" | "float" | "bigint" | "combo";
   nulls?: boolean;
+  key?: number; // combo fields: which key array indexes `values`
+  values?: unknown[]; // combo fields: one value per combo
 }
 
 interface Counter {
@@ -234,8 +236,16 @@ export class TimelineHost {
       const values = this.p.json<string[]>(`${base}:values`);
       return (i) => (codes[i] < 0 ? "" : values[codes[i]]);
     }
-    const values = this.p.column(`${base}:values`);
-    if (f.kind === "bool") return (i) => (values[i] === 2 ? "" : values[i] ? "True" : "False");
+    if (f.kind === "combo") {
+      const key = this.store.keyArray(f.key ?? 0);
+      const values = f.values ?? [];
+      return (i) => pyText(values[key[i]]);
+    }
+    if (f.kind === "bool") {
+      const values = this.p.column(`${base}:values`);
+      return (i) => (values[i] === 2 ? "" : values[i] ? "True" : "False");
+    }
+    const values = f.kind === "bigint" ? this.p.column(`${base}:values`) : this.p.float(`${base}:values`);
     return (i) => (nulls && nulls[i] ? "" : pyText(values[i]));
   }
 

@@ -9,6 +9,7 @@ export interface Section {
   n?: number;
   delta?: boolean;
   base?: number;
+  shift?: number; // stored value = value + shift (codes where -1 means none)
 }
 
 export interface Manifest {
@@ -73,9 +74,10 @@ export class Payload {
   /** Integer codes as Int32Array (narrow stored types widened). */
   ints(name: string): Int32Array {
     const raw = this.column(name);
-    if (raw instanceof Int32Array) return raw;
+    const shift = this.section(name).shift ?? 0;
+    if (raw instanceof Int32Array && !shift) return raw;
     const out = new Int32Array(raw.length);
-    for (let i = 0; i < raw.length; i++) out[i] = Number(raw[i]);
+    for (let i = 0; i < raw.length; i++) out[i] = Number(raw[i]) - shift;
     return out;
   }
 

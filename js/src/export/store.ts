@@ -64,7 +64,12 @@ export class EventStore {
 
   constructor(p: Payload, prefix: string, private defs: Record<string, GroupingDef>, nKeys: number,
               private tiesUpstream: boolean) {
-    this.start = p.float(`${prefix}start`);
+    // Exact events and blocks are each in time order, so each is stored as its own run of deltas.
+    const exactStart = p.float(`${prefix}start`);
+    const blockStart = p.float(`${prefix}bstart`);
+    this.start = new Float64Array(exactStart.length + blockStart.length);
+    this.start.set(exactStart);
+    this.start.set(blockStart, exactStart.length);
     this.n = this.start.length;
     const dur = p.float(`${prefix}dur`);
     this.end = new Float64Array(this.n);
@@ -115,6 +120,10 @@ export class EventStore {
       else out[k] = j++;
     }
     return out;
+  }
+
+  keyArray(k: number): Int32Array {
+    return this.keys[k];
   }
 
   groupingNames(): Record<string, string> {

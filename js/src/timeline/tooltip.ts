@@ -46,7 +46,9 @@ export class Tooltip {
       this.row = it.row;
       this.argsFor = -1;
       const lines: Node[] = [h("div", { class: "nw-tt-name", text: it.name })];
-      if (it.flags & FLAG_COARSE) lines.push(h("div", { class: "nw-tt-note", text: `${it.count.toLocaleString()} events merged in this export (past its size budget); the longest is named. Zooming in does not split them.` }));
+      if (it.flags & FLAG_COARSE) lines.push(h("div", { class: "nw-tt-note", text: it.count > 1
+        ? `${it.count.toLocaleString()} events merged in this export (past its size budget); the longest is named. Zooming in does not split them.`
+        : "Kept without its details in this export (past its size budget)." }));
       else if (it.count > 1) lines.push(h("div", { class: "nw-tt-note", text: `${it.count.toLocaleString()} events merged at this zoom; the longest is named. Zoom in to see each.` }));
       lines.push(
         h("div", { text: `start ${formatDuration(it.start)} · duration ${formatDuration(it.end - it.start)}` }),
