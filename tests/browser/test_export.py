@@ -179,7 +179,8 @@ def test_a_coarse_export_says_what_was_merged(open_file, tmp_path: Path, sample:
     assert "Coarse" in note and f"{st['merged']:,}" in note and f"{st['exact']:,}" in note
     # A block stays a block when zoomed into, and its tooltip says why.
     block = page.evaluate("""() => { const v = document.querySelector('.nw-timeline').__nwView, it = v.items;
-        for (let i = 0; i < it.n; i++) if ((it.flags[i] & 16) && !(it.flags[i] & 8) && it.count[i] > 1) return {t0: it.start[i], t1: it.end[i],
+        for (let i = 0; i < it.n; i++) if ((it.flags[i] & 16) && !(it.flags[i] & 8) && it.count[i] > 1)
+          return {t0: it.start[i], t1: it.end[i],
           track: it.track[i], lane: it.lane[i]}; return null; }""")
     assert block
     pad = (block["t1"] - block["t0"]) * 2 + 1000
