@@ -1,0 +1,102 @@
+"""HTML export: file size, export time and memory, and the page's load and pan in headless Chromium.
+
+    python bench/bench_export.py --events 1000000 10000000
+
+For each sample size (written to bench/out/ once): `neuron-widgets export`'s work in a fresh
+interpreter (seconds, peak RSS, file MB, events kept exact and merged), then the file opened
+from disk with the network off: time to the data decoded and grouped, to the first frame, the
+page's JS heap, and paint time per frame over 60 pan steps of 2% at 1920 px.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.common import OUT, in_child, machine  # noqa: E402
+from tests.browser.lab import launch  # noqa: E402
+
+EXPORT = """
+import json, resource, time
+import neuron_widgets as nw
+from neuron_widgets.export import export_profile
+t0 = time.perf_counter()
+p = nw.load_profile({src!r})
+loaded = time.perf_counter() - t0
+got = export_profile({out!r}, p, max_mb={mb})
+print(json.dumps({{"load_s": loaded, "export_s": got["seconds"], "bytes": got["bytes"], **got["timelines"][0],
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+def sample(events: int) -> Path:
+    path = OUT / f"sample_{events}"
+    if not (path / "SystemProfileEvents.parquet").exists():
+        import neuron_widgets as nw
+
+        nw.write_sample(path, events=events)
+    return path
+
+
+def open_page(browser, path: Path) -> dict:
+    context = browser.new_context(viewport={"width": 2200, "height": 1100}, offline=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    t0 = time.time()
+    page.goto(path.as_uri())
+    page.wait_for_function("() => document.getElementById('nw-export').dataset.ready", timeout=300_000)
+    ready = time.time() - t0
+    page.wait_for_function("() => +document.querySelector('.nw-timeline')?.dataset.drawn > 0", timeout=300_000)
+    first = int(page.evaluate("() => document.querySelector('.nw-timeline').dataset.firstPaint")) / 1000 - t0
+    cdp = context.new_cdp_session(page)
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]} \
+        if cdp.send("Performance.enable") is not None else {}
+    heap = metrics.get("JSHeapUsedSize", 0) / 2**20
+    page.evaluate("() => document.querySelector('.nw-timeline').__nwView.frameTimes.splice(0)")
+    for _ in range(60):
+        page.evaluate("""() => { const v = document.querySelector('.nw-timeline').__nwView, w = v.view.t1 - v.view.t0;
+            v.setView({t0: v.view.t0 + 0.02 * w, t1: v.view.t1 + 0.02 * w}); }""")
+        page.wait_for_timeout(30)
+    frames = page.evaluate("() => document.querySelector('.nw-timeline').__nwView.frameTimes.slice()")
+    context.close()
+    q = statistics.quantiles(frames, n=20) if len(frames) >= 20 else [max(frames)] * 19
+    return {"ready_s": ready, "first_paint_s": first, "heap_mb": heap, "frames": len(frames),
+            "frame_p50_ms": statistics.median(frames), "frame_p95_ms": q[18], "errors": errors}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    ap.add_argument("--max-mb", type=float, default=25.0)
+    args = ap.parse_args()
+    print(machine())
+    rows = []
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        for n in args.events:
+            src = sample(n)
+            out = OUT / f"export_{n}.html"
+            got = in_child(EXPORT.format(src=str(src), out=str(out), mb=args.max_mb))
+            page = open_page(browser, out)
+            row = {"events": n, **got, **page}
+            rows.append(row)
+            print(f"{n:>11,} events: {got['bytes'] / 1e6:5.1f} MB, {got['exact']:,} exact + {got['merged']:,} merged "
+                  f"in {got['blocks']:,} blocks; load {got['load_s']:.1f} s, export {got['export_s']:.1f} s, "
+                  f"peak RSS {got['rss_mb']:.0f} MB | page ready {page['ready_s']:.2f} s, first paint "
+                  f"{page['first_paint_s']:.2f} s, JS heap {page['heap_mb']:.0f} MB, pan p50/p95 "
+                  f"{page['frame_p50_ms']:.1f}/{page['frame_p95_ms']:.1f} ms, errors {len(page['errors'])}")
+        browser.close()
+    (OUT / "export.json").write_text(json.dumps({"machine": machine(), "rows": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
