@@ -51,6 +51,12 @@ cells = [
     md("The same device trace from Python: its tables are DataFrames, on the host clock."),
     code("trace = profile.device_trace(int(executions.iloc[0]['id']))  # read once, then cached\n"
          "print(trace)\ntrace.instructions.groupby('timeline_track')['duration_ns'].describe()"),
+    md("## Share a view\nOne HTML file with the timeline and its details, as they are now: it opens in any browser, "
+       "offline, without a kernel, and stays interactive (zoom, click, grouping). Past `max_mb` the shortest "
+       "events are merged into blocks, and the page says so."),
+    code("from neuron_widgets.export import export_html\n\n"
+         "got = export_html('tour-view.html', tl, details, time_range='all', title='neuron-widgets tour')\n"
+         "print(f\"{got['path']}: {got['bytes'] / 1e6:.2f} MB, {got['timelines'][0]['exact']:,} events in full detail\")"),
 ]
 nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                  "language": "python"}})
