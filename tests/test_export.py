@@ -214,3 +214,14 @@ def test_the_cli_exports_and_explains_bad_input(tmp_path: Path, capsys: pytest.C
     assert main(["export", "--sample", "-o", str(tmp_path / "no" / "dir" / "x.html")]) == 1
     assert "No such file" in capsys.readouterr().err
     assert main(["export", "--sample", "-o", str(out), "--grouping", "nope"]) == 2
+
+
+def test_an_empty_profile_or_range_exports_a_page_that_says_so(tmp_path: Path, sample: nw.Profile) -> None:
+    empty = sample.filter(instances=["i-none"])
+    tl = Timeline(empty)  # a filter that keeps nothing still makes a timeline
+    assert tl.tracks == []
+    got = tl.to_html(tmp_path / "empty.html", time_range="all")
+    assert got["timelines"][0]["events"] == 0
+    assert Export(tmp_path / "empty.html").json("t0:meta")["range"] == [0.0, 1.0]
+    later = export_profile(tmp_path / "later.html", sample, time_range=("3600s", "3601s"))
+    assert later["timelines"][0]["events"] == 0

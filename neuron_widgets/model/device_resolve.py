@@ -107,10 +107,12 @@ def device_start(trace: DeviceTrace) -> int:
     return trace.span[0]
 
 
-def aligned_trace(profile: Profile, trace: DeviceTrace, event: dict[str, Any]) -> DeviceTrace:
+def aligned_trace(profile: Profile, trace: DeviceTrace, event: dict[str, Any],
+                  nearest: pd.DataFrame | None = None) -> DeviceTrace:
+    """The trace on the host clock; `nearest` is `sync_points(..., nearest=True)` when already looked up."""
     start = device_start(trace)
     wanted = (event.get("args") or {}).get("exec_id")
-    sp = sync_points(profile, event, nearest=True)
+    sp = sync_points(profile, event, nearest=True) if nearest is None else nearest
     if sp.empty or wanted is None or sp["exec_id"].iloc[0] != wanted or int(sp["device_ns"].iloc[0]) > start:
         sp = sync_points(profile, event)
     if not sp.empty:

@@ -6,6 +6,7 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -194,7 +195,9 @@ class Profile:
             if col.num_chunks != 1:
                 if pa.types.is_dictionary(col.type):
                     col = col.unify_dictionaries()
-                col = pa.chunked_array([col.combine_chunks()], type=col.type) if col.num_chunks else col
+                # An empty column (a filter that kept nothing) becomes one empty chunk, not none.
+                joined = col.combine_chunks() if col.num_chunks else pa.array([], type=col.type)
+                col = pa.chunked_array([joined], type=col.type)
                 i = self._table.schema.get_field_index(name)
                 self._table = self._table.set_column(i, self._table.field(i), col)
             return col
@@ -324,13 +327,22 @@ class Profile:
             name = str(key)
         with self._lock:
             raw = self._device_cache.get(name)
+        nearest = None
         if raw is None:
-            raw = load_device_trace(dr.locate(self, name))
+            path = dr.locate(self, name)
+            if event is None:
+                raw = load_device_trace(path)
+            else:
+                # The sync point is looked up while the device tables are read (both release the GIL).
+                with ThreadPoolExecutor(1, thread_name_prefix="neuron-widgets-sync") as pool:
+                    lookup = pool.submit(dr.sync_points, self, event, True)
+                    raw = load_device_trace(path)
+                    nearest = lookup.result()
             with self._lock:
                 self._device_cache[name] = raw
         if event is None:
             return raw
-        aligned = dr.aligned_trace(self, raw, event)
+        aligned = dr.aligned_trace(self, raw, event, nearest)
         with self._lock:
             self._aligned_cache[int(key)] = aligned
             while len(self._aligned_cache) > ALIGNED_CACHE:

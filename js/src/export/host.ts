@@ -57,6 +57,7 @@ function pyText(v: unknown): string {
 export function coverageNote(m: Meta): string[] {
   const s = m.stats;
   const range = `${formatDuration(m.range[0])} – ${formatDuration(m.range[1])} from the profile start`;
+  if (!s.events) return [`Nothing to show: the exported range (${range}) holds no events.`];
   if (!s.merged) return [`Exported ${s.events.toLocaleString("en-US")} events (${range}), every one in full detail.`];
   return [
     `Exported ${s.events.toLocaleString("en-US")} events (${range}). ${s.exact.toLocaleString("en-US")} are in full detail: ` +
