@@ -3,6 +3,7 @@
 
 import { FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, FLAG_MARKER } from "../timeline/data";
 import type { TrackInfo } from "../timeline/layout";
+import type { Place } from "../timeline/render";
 import type { Payload } from "./payload";
 
 export interface GroupingDef {
@@ -10,15 +11,6 @@ export interface GroupingDef {
   key: number;
   combo_track: number[];
   labels: string[];
-}
-
-export interface Place {
-  row: number;
-  start: number;
-  end: number;
-  track: number;
-  lane: number;
-  name: string;
 }
 
 interface Grouping {
