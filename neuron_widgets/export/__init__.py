@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..model.profile import Profile
+from ..widgets.wire import flags_of
 from .blob import Blob
-from .dataset import Source, ViewState, flags_of, key_sets, write
+from .dataset import Source, ViewState, key_sets, write
 from .page import page, page_overhead
 from .selection import Blocks, blocks, priority, rows_in
 

@@ -11,10 +11,10 @@ import orjson
 from ..model.flows import SOURCE_ORDER
 from ..model.profile import Profile
 from ..widgets.counter_series import CounterSeries
+from ..widgets.wire import flags_of
 from .blob import Blob
 from .selection import Blocks
 
-FLAG_BITS = {"error": 1, "incomplete": 2, "highlight": 4}
 COUNTER_POINTS = 16384  # per series: a few points per pixel of the exported view
 
 
@@ -65,15 +65,6 @@ def key_sets(profile: Profile) -> tuple[list[np.ndarray], dict[str, dict[str, An
             at = len(arrays) - 1
         groupings[g] = {"label": label, "key": at, "combo_track": [int(x) for x in combo_track], "labels": labels}
     return arrays, groupings
-
-
-def flags_of(rows: np.ndarray, marked: dict[str, np.ndarray]) -> np.ndarray:
-    flags = np.zeros(rows.size, np.uint8)
-    for key, bit in FLAG_BITS.items():
-        sel = marked.get(key)
-        if sel is not None and sel.size:
-            flags[np.isin(rows, sel)] |= bit
-    return flags
 
 
 def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Blocks, keys: list[np.ndarray],

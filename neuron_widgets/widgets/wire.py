@@ -35,7 +35,8 @@ def encode(columns: dict[str, np.ndarray]) -> tuple[list[str], list[bytes]]:
     return names, buffers
 
 
-def _flags_of(rows: np.ndarray, marked: dict[str, np.ndarray]) -> np.ndarray:
+def flags_of(rows: np.ndarray, marked: dict[str, np.ndarray]) -> np.ndarray:
+    """Marker bits (error, incomplete, highlight) of each row, from the widget's marked-row sets."""
     flags = np.zeros(rows.size, dtype=np.uint8)
     for bit, key in ((FLAG_ERROR, "error"), (FLAG_INCOMPLETE, "incomplete"), (FLAG_HIGHLIGHT, "highlight")):
         sel = marked.get(key)
@@ -75,7 +76,7 @@ def viewport_reply(profile: Profile, grouping: str, t0: float, t1: float, width:
         "row": np.concatenate([rows, marker_rows]),
         "count": np.concatenate([got["count"], np.ones(marker_rows.size, dtype=np.int64)]),
     }
-    flags = _flags_of(items["row"], marked)
+    flags = flags_of(items["row"], marked)
     flags[rows.size:] |= FLAG_MARKER
     items["flags"] = flags
     if color is not None:
