@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import neuron_widgets as nw
@@ -102,3 +104,40 @@ def test_ntff_messages(tmp_path: Path) -> None:
         nw.load_device_trace(tmp_path / "a.ntff")
     with pytest.raises(nw.ProfileError, match="no such file"):
         nw.load_device_trace(tmp_path / "missing")
+
+
+def test_parquet_text_columns_kept_coded(sample_dir: Path, tmp_path: Path) -> None:
+    """Text columns stay coded (categoricals) as read; parts coded and plain, and missing tracks, still agree."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from neuron_widgets.model.device_events import DeviceEvents
+
+    src = next((sample_dir / "device_profiles").iterdir())
+    whole = nw.load_device_trace(src)
+    assert str(whole.instructions["opcode"].dtype) == "category"
+    raw = pq.read_table(src / "Instruction.parquet")
+    assert whole.instructions["opcode"].astype(str).tolist() == raw.column("opcode").to_pylist()
+
+    split = tmp_path / "split"
+    shutil.copytree(src, split)
+    (split / "Instruction.parquet").unlink()
+    half = raw.num_rows // 2
+    pq.write_table(raw.slice(0, half), split / "Instruction_0.parquet")  # dictionary pages
+    rest = raw.slice(half)
+    # The second part is written plain, and some of its rows name no track (the engine stands in).
+    hole = pa.array(np.arange(rest.num_rows) % 7 == 0)
+    i = rest.schema.get_field_index("timeline_track")
+    rest = rest.set_column(i, "timeline_track", pc.if_else(hole, pa.nulls(rest.num_rows, pa.string()),
+                                                             rest.column(i)))
+    pq.write_table(rest, split / "Instruction_1.parquet", use_dictionary=False)
+    parts = nw.load_device_trace(split)
+    assert len(parts) == raw.num_rows
+    assert parts.instructions["opcode"].astype(str).tolist() == raw.column("opcode").to_pylist()
+    tracks = DeviceEvents(parts).tracks("engines")
+    engines = raw.column("engine").to_pylist()
+    named = raw.column("timeline_track").to_pylist()
+    want = Counter(named[:half] + [engines[half + k] if k % 7 == 0 else named[half + k] for k in range(rest.num_rows)])
+    got = {str(r.label).rsplit("/", 1)[-1]: int(r.events) for r in tracks.itertuples() if "Engines" in str(r.label)}
+    assert got == dict(want)

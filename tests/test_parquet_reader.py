@@ -68,6 +68,43 @@ def test_event_details_read_lazily(sample: nw.Profile) -> None:
     assert fresh.nbytes()["lazy"] == 0  # one event did not read whole columns
 
 
+def test_one_event_read_from_its_row_group(sample_dir: Path, tmp_path: Path) -> None:
+    """Lazy values of single events come from the event's own row group, in files split in parts."""
+    raw = _events(sample_dir)
+    d = _copy_without_events(sample_dir, tmp_path / "groups")
+    half = raw.num_rows // 2
+    pq.write_table(raw.slice(0, half), d / "SystemProfileEvents_0.parquet", row_group_size=997)
+    pq.write_table(raw.slice(half), d / "SystemProfileEvents_1.parquet", row_group_size=1500)
+    p = nw.load_profile(d, prepare=False)
+    truth = {(i, s): (a, f) for i, s, a, f in zip(*(raw.column(c).to_pylist() for c in
+             ("id", "start_ts", "extra_attributes_json", "flow_id")), strict=True)}
+    rows = np.random.default_rng(3).choice(len(p), 40, replace=False)
+    for row in [0, len(p) - 1, *rows.tolist()]:
+        e = p.event(row=int(row))
+        assert (e["extra_attributes_json"], e["flow_id"]) == truth[(e["id"], e["start_ts"])]
+    assert p._lazy is not None and p._lazy._groups is not None  # found by row, not by a scan
+    assert len(p._lazy._groups["first"]) == -(-half // 997) + -(-(raw.num_rows - half) // 1500)
+    # A filtered load has no row-to-file mapping: it scans, with the same answers.
+    f = nw.load_profile(d, prepare=False, event_types="hardware")
+    e = f.event(row=5)
+    assert (e["extra_attributes_json"], e["flow_id"]) == truth[(e["id"], e["start_ts"])]
+    assert f._lazy is not None and f._lazy._groups is None
+
+
+def test_time_order_matches_a_full_sort() -> None:
+    from neuron_widgets.model.order import time_order
+
+    rng = np.random.default_rng(7)
+    for n, spread in ((50, 5), (10_000, 300), (10_000, 10**9), (3_000, 1)):
+        start = rng.integers(0, spread, n)
+        end = start + rng.integers(0, 4, n)
+        got = time_order(start, end)
+        want = np.lexsort((-end, start))
+        assert got is not None and (got == want).all()  # same rows, same order among equal ones
+    run = np.arange(100)
+    assert time_order(run, run + 1) is None
+
+
 def test_side_tables(sample: nw.Profile) -> None:
     assert set(sample.cpu_usage["cpu_id"]) >= {"0", "average"}
     assert "used_bytes" in sample.host_memory

@@ -63,11 +63,38 @@ def _encode(values: Any) -> tuple[np.ndarray, list[str]]:
     arr = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values, from_pandas=True)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        return _dictionary_codes(arr)
     if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
         arr = arr.cast(pa.string())
     enc = pc.dictionary_encode(arr, null_encoding="encode")
     texts = ["" if v is None else str(v) for v in enc.dictionary.to_pylist()]
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), texts
+
+
+def _dictionary_codes(arr: pa.DictionaryArray) -> tuple[np.ndarray, list[str]]:
+    """A column already coded (a categorical, a dictionary read from Parquet): its codes, unused texts dropped."""
+    texts = ["" if v is None else str(v) for v in arr.dictionary.to_pylist()]
+    indices = arr.indices
+    if indices.null_count:
+        indices = pc.fill_null(indices, len(texts))
+        texts.append("")
+    codes = indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    used = np.bincount(codes, minlength=len(texts)) > 0
+    if not used.all():
+        keep = np.flatnonzero(used)
+        remap = np.zeros(len(texts), np.int32)
+        remap[keep] = np.arange(keep.size, dtype=np.int32)
+        codes, texts = remap[codes], [texts[k] for k in keep]
+    return codes, texts
+
+
+def _coalesce(first: pd.Series, then: pd.Series) -> pa.Array:
+    """`first`, with `then` where `first` is missing, as Arrow text (categoricals of different categories too)."""
+    def text(s: pd.Series) -> pa.Array:
+        a = pa.array(s, from_pandas=True)
+        return a.cast(pa.string()) if not pa.types.is_string(a.type) else a
+    return pc.coalesce(text(first), text(then))
 
 
 def _combine(a: tuple[np.ndarray, list[str]], b: tuple[np.ndarray, list[str]],
@@ -107,9 +134,9 @@ def _parts(trace: DeviceTrace) -> list[_Part]:
     out = []
     ins = trace.instructions
     if not ins.empty:
-        engine = _column(ins, "timeline_track", "engine")
+        engine: pd.Series | pa.Array | None = _column(ins, "timeline_track", "engine")
         if engine is not None and "engine" in ins and engine is not ins["engine"] and engine.isna().any():
-            engine = engine.fillna(ins["engine"])
+            engine = _coalesce(engine, ins["engine"])
         codes = _encode(engine) if engine is not None else (np.zeros(len(ins), np.int32), ["engine"])
         label = _with_core(ins, several, (codes[0], [f"Engines/{e}" for e in codes[1]]))
         name = _encode(ins["opcode"]) if "opcode" in ins else (np.zeros(len(ins), np.int32), ["instruction"])

@@ -52,7 +52,7 @@ def _bytes(n: float) -> str:
 
 def engine_active(trace: DeviceTrace) -> pd.DataFrame:
     """Per engine: active ns (from ActiveTime when the profile has it, else the union of its instructions)."""
-    from .device_events import _encode
+    from .device_events import _coalesce, _encode
 
     use_active = not trace.active_time.empty and "engine" in trace.active_time
     src = trace.active_time if use_active else trace.instructions
@@ -62,11 +62,14 @@ def engine_active(trace: DeviceTrace) -> pd.DataFrame:
     if key is None:
         key = pd.Series("engine", index=src.index)
     elif "engine" in src and key is not src["engine"] and key.isna().any():
-        key = key.fillna(src["engine"])
+        key = _coalesce(key, src["engine"])
     codes, engines = _encode(key)
     start, end = src["start_ts"].to_numpy(np.int64), src["end_ts"].to_numpy(np.int64)
     counts = np.bincount(codes, minlength=len(engines))
-    rows = [{"engine": e, "active_ns": busy_ns(start[codes == k], end[codes == k]),
+    # One stable pass groups the rows by engine, each group still in time order (no mask per engine).
+    order = np.argsort(codes.astype(np.int16) if len(engines) < 2**15 else codes, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    rows = [{"engine": e, "active_ns": busy_ns(start[order[bounds[k]:bounds[k + 1]]], end[order[bounds[k]:bounds[k + 1]]]),
              "instructions": None if use_active else int(counts[k])} for k, e in enumerate(engines) if counts[k]]
     return pd.DataFrame(rows)
 

@@ -22,6 +22,7 @@ from .device_trace import DeviceTrace
 from .filters import Filters
 from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
+from .order import time_order
 from .schema import EVENT_COLUMNS, ROW
 from .viewport import LodIndex
 
@@ -77,16 +78,6 @@ class Counters:
             got = got()
             self.loaders[name] = got
         return got
-
-
-def time_order(start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
-    """Order by start, longest first among equal starts; None if already in that order."""
-    if start.size < 2:
-        return None
-    later, same = start[1:] > start[:-1], start[1:] == start[:-1]
-    if (later | same).all() and not (same & (end[1:] > end[:-1])).any():
-        return None
-    return np.lexsort((-end, start))
 
 
 class Profile:

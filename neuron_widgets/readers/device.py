@@ -47,8 +47,7 @@ def _parquet(directory: Path) -> DeviceTrace:
     for attr, name in _PARQUET_TABLES.items():
         if name in tables:
             try:
-                frames[attr] = pa.concat_tables([pq.read_table(f) for f in tables[name]],
-                                                promote_options="permissive").to_pandas()
+                frames[attr] = _concat([_read(f) for f in tables[name]]).to_pandas()
             except (pa.ArrowInvalid, OSError) as exc:
                 raise ProfileError(tables[name][0], f"{name} could not be read ({exc})",
                                    "The file may be truncated; process the device profile again") from None
@@ -56,6 +55,41 @@ def _parquet(directory: Path) -> DeviceTrace:
     instr = frames.pop("instructions")
     _require(instr, ("start_ts", "end_ts"), tables["Instruction"][0])
     return DeviceTrace(str(directory), "neuron-parquet", instr, metadata=meta, **frames)
+
+
+def _read(path: Path) -> pa.Table:
+    """One device table; text columns the file stores dictionary-encoded stay so (pandas categoricals).
+
+    Engines, opcodes, queues and operands repeat across millions of rows: decoding them to one
+    string per row was most of a drill-down's read time.
+    """
+    meta = pq.ParquetFile(path).metadata
+    text = {f.name for f in meta.schema.to_arrow_schema()
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)}
+    dictionary_pages: dict[str, bool] = {}
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for i in range(group.num_columns):
+            col = group.column(i)
+            if col.path_in_schema in text:
+                dictionary_pages[col.path_in_schema] = dictionary_pages.get(col.path_in_schema, True) and \
+                    col.has_dictionary_page
+    coded = [name for name, yes in dictionary_pages.items() if yes]
+    return pq.read_table(path, read_dictionary=coded)
+
+
+def _concat(parts: list[pa.Table]) -> pa.Table:
+    """Tables of several files as one; a column coded in one file and plain in another becomes plain text."""
+    if len(parts) == 1:
+        return parts[0]
+    plain = {f.name for t in parts for f in t.schema if not pa.types.is_dictionary(f.type)}
+    fixed = []
+    for t in parts:
+        for i, f in enumerate(t.schema):
+            if pa.types.is_dictionary(f.type) and f.name in plain:
+                t = t.set_column(i, f.name, t.column(i).cast(f.type.value_type))
+        fixed.append(t)
+    return pa.concat_tables(fixed, promote_options="permissive")
 
 
 def _first_row(files: list[Path] | None) -> dict[str, Any]:

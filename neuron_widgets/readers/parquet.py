@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,9 @@ from ..progress import progress
 EVENTS = "SystemProfileEvents"
 _TABLE_FILE = re.compile(r"^(?P<table>[A-Za-z][A-Za-z0-9]*?)(?:_(?P<part>\d+))?\.parquet$")
 _RERUN = "Re-create it with `neuron-explorer view -d <capture dir> --output-format parquet`"
+RECENT_EVENTS = 8
+# Pages are decoded in batches of this many rows when one event's lazy values are read.
+_BATCH_ROWS = 16384
 COUNTER_TABLES = {"cpu_usage": "CpuUsage", "host_memory": "HostMemUsage", "hbm_usage": "SystemProfileHbmUsage"}
 
 
@@ -108,6 +112,11 @@ class ParquetLazy:
     dataset: ds.Dataset
     expr: ds.Expression | None
     present: list[str]
+    # The last few events looked up, all their lazy values: a click asks for each column of the
+    # same event (details, then the drill-down's arguments), and each scan decodes a row group.
+    _recent: OrderedDict[tuple[Any, Any], dict[str, Any]] = field(default_factory=OrderedDict, repr=False)
+    _recent_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _groups: dict[str, Any] | None = field(default=None, repr=False)
 
     def names(self) -> list[str]:
         return self.present
@@ -116,13 +125,69 @@ class ParquetLazy:
         return self.dataset.to_table(columns=[name], filter=self.expr).column(name)
 
     def value(self, name: str, event: dict[str, Any]) -> Any:
-        # One event's value: let row-group statistics on id and start_ts find it.
-        expr = (ds.field("id") == event["id"]) & (ds.field("start_ts") == event["start_ts"])
-        if self.expr is not None:
-            expr = expr & self.expr
-        got = self.dataset.to_table(columns=[name], filter=expr).column(name)
-        return got[0].as_py() if len(got) else None
+        key = (event["id"], event["start_ts"])
+        with self._recent_lock:
+            found = self._recent.get(key)
+        if found is None:
+            found = self._at_row(event)
+        if found is None:
+            # One scan for every lazy column; row-group statistics on id and start_ts find the event.
+            expr = (ds.field("id") == event["id"]) & (ds.field("start_ts") == event["start_ts"])
+            if self.expr is not None:
+                expr = expr & self.expr
+            got = self.dataset.to_table(columns=self.present, filter=expr)
+            found = {n: got.column(n)[0].as_py() if got.num_rows else None for n in self.present}
+            with self._recent_lock:
+                self._recent[key] = found
+                while len(self._recent) > RECENT_EVENTS:
+                    self._recent.popitem(last=False)
+        return found.get(name)
 
+
+    def _at_row(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The event's lazy values read from its own row group, decoding pages only up to its row.
+
+        Only for an unfiltered load, where the source row is the row's place in the files; the
+        event's id and start confirm it (None otherwise, and the caller scans instead).
+        """
+        row = event.get(ROW)
+        if self.expr is not None or row is None:
+            return None
+        groups = self._row_groups()
+        k = int(np.searchsorted(groups["first"], row, side="right")) - 1
+        if k < 0 or row >= groups["first"][k] + groups["rows"][k]:
+            return None
+        offset = int(row - groups["first"][k])
+        try:
+            batches = pq.ParquetFile(groups["file"][k]).iter_batches(
+                batch_size=_BATCH_ROWS, row_groups=[int(groups["group"][k])], columns=[*self.present, "id", "start_ts"])
+            for batch in batches:
+                if offset < batch.num_rows:
+                    got = batch.slice(offset, 1).to_pylist()[0]
+                    if got["id"] != event["id"] or got["start_ts"] != event["start_ts"]:
+                        return None
+                    return {n: got.get(n) for n in self.present}
+                offset -= batch.num_rows
+        except (pa.ArrowInvalid, OSError):
+            return None
+        return None
+
+    def _row_groups(self) -> dict[str, Any]:
+        with self._recent_lock:
+            if self._groups is None:
+                files, group, first, rows = [], [], [], []
+                at = 0
+                for f in self.dataset.files:
+                    meta = pq.ParquetFile(f).metadata
+                    for g in range(meta.num_row_groups):
+                        files.append(f)
+                        group.append(g)
+                        first.append(at)
+                        rows.append(meta.row_group(g).num_rows)
+                        at += rows[-1]
+                self._groups = {"file": files, "group": np.array(group), "first": np.array(first, np.int64),
+                                "rows": np.array(rows, np.int64)}
+            return self._groups
 
     def values(self, name: str, events: list[dict[str, Any]]) -> list[Any]:
         """Several events' values in one scan (row groups pruned by their ids)."""
