@@ -117,6 +117,23 @@ def test_selection_detail_and_dependencies(tl: Timeline, sample: nw.Profile) -> 
     assert a <= tl._place(up["row"])["start"] <= b
 
 
+def test_on_select_runs_before_the_details(tl: Timeline, sample: nw.Profile) -> None:
+    seen: list[tuple[int, object]] = []
+
+    def callback(row: int) -> None:
+        seen.append((row, tl.selection_detail.get("row")))  # the details are not there yet
+
+    tl.selected_row = -1
+    tl.on_select(callback)
+    tl.on_select(callback)  # once only
+    tl.selected_row = 7
+    tl.selected_row = 9
+    assert seen == [(7, None), (9, 7)]
+    tl.on_select(callback, remove=True)
+    tl.selected_row = 11
+    assert len(seen) == 2 and tl.selection_detail["row"] == 11
+
+
 def test_brush_summary_and_selected_events(tl: Timeline, sample: nw.Profile) -> None:
     tl.brush_range = ("10ms", "20ms")
     s = tl.brush_summary

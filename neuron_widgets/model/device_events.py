@@ -20,7 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .device_trace import DeviceTrace
+from .order import time_order
 from .profile import Profile, TrackIndex
+from .schema import ROW
 
 DEVICE_GROUPINGS: dict[str, str] = {"engines": "Engines and queues", "tables": "One track per table"}
 
@@ -183,14 +185,18 @@ def _semaphore_spans(sem: pd.DataFrame, trace: DeviceTrace) -> _Part:
                  [f"Semaphores/{v}" for v in sid[1]])
 
 
-def _dictionary(codes: list[np.ndarray], texts: list[list[str]]) -> pa.DictionaryArray:
-    """One dictionary column from per-part codes, the same text getting the same code across parts."""
+def _dictionary(codes: list[np.ndarray], texts: list[list[str]],
+                order: np.ndarray | None = None) -> pa.DictionaryArray:
+    """One dictionary column from per-part codes (rows taken in `order`), the same text getting one code."""
     merged: dict[str, int] = {}
     remapped = []
     for c, t in zip(codes, texts, strict=True):
         lookup = np.array([merged.setdefault(x, len(merged)) for x in t] or [0], dtype=np.int32)
-        remapped.append(lookup[c] if c.size else c.astype(np.int32))
-    indices = np.concatenate(remapped) if remapped else np.zeros(0, np.int32)
+        same = lookup.size == len(t) and bool((lookup == np.arange(lookup.size)).all())
+        remapped.append(c.astype(np.int32, copy=False) if same or not c.size else lookup[c])
+    indices = np.concatenate(remapped) if len(remapped) > 1 else remapped[0] if remapped else np.zeros(0, np.int32)
+    if order is not None:
+        indices = indices[order]
     return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(list(merged), pa.string()))
 
 
@@ -202,17 +208,26 @@ class DeviceEvents(Profile):
         parts = _parts(trace)
         n = sum(p.start.size for p in parts)
         cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))  # noqa: E731
+        start, end = cat([p.start for p in parts]), cat([p.end for p in parts])
+        # Rows are put in time order here, column by column, rather than by the Profile taking
+        # the whole table once more. An event's id is its row in the tables' concatenation.
+        order = time_order(start, end)
+        order = np.arange(n, dtype=np.int64) if order is None else order.astype(np.int64, copy=False)
+        part = np.repeat(np.arange(len(parts), dtype=np.int32), [p.start.size for p in parts])
+        first = np.cumsum([0] + [p.start.size for p in parts])[:-1].astype(np.int64)
         table = pa.table({
-            "id": pa.array(np.arange(n, dtype=np.int64)),
-            "start_ts": pa.array(cat([p.start for p in parts])), "end_ts": pa.array(cat([p.end for p in parts])),
-            "name": _dictionary([p.name for p in parts], [p.names for p in parts]),
-            "trace_event_source": _dictionary([np.zeros(n, np.int32)], [["device"]]),
-            "track_label": _dictionary([p.label for p in parts], [p.labels for p in parts]),
-            "table": _dictionary([np.zeros(p.start.size, np.int32) for p in parts], [[p.table] for p in parts]),
-            "source_row": pa.array(cat([np.arange(p.start.size, dtype=np.int64) for p in parts])),
+            "id": pa.array(order),
+            "start_ts": pa.array(start[order]), "end_ts": pa.array(end[order]),
+            "name": _dictionary([p.name for p in parts], [p.names for p in parts], order),
+            "trace_event_source": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["device"])),
+            "track_label": _dictionary([p.label for p in parts], [p.labels for p in parts], order),
+            "table": pa.DictionaryArray.from_arrays(pa.array(part[order]), pa.array([p.table for p in parts],
+                                                                                    pa.string())),
+            "source_row": pa.array(order - first[part[order]]),
+            ROW: pa.array(order.astype(np.int32) if n < 2**31 else order),
         })
         super().__init__(table, source=trace.source, format=f"device:{trace.format}",
-                         metadata={"alignment": trace.alignment})
+                         metadata={"alignment": trace.alignment}, _ordered=True)
         self._flow_links: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod

@@ -25,6 +25,8 @@ EVENTS = "SystemProfileEvents"
 _TABLE_FILE = re.compile(r"^(?P<table>[A-Za-z][A-Za-z0-9]*?)(?:_(?P<part>\d+))?\.parquet$")
 _RERUN = "Re-create it with `neuron-explorer view -d <capture dir> --output-format parquet`"
 RECENT_EVENTS = 8
+# Up to this many events are read one by one from their row groups rather than by one scan.
+FEW_EVENTS = 4
 # Pages are decoded in batches of this many rows when one event's lazy values are read.
 _BATCH_ROWS = 16384
 COUNTER_TABLES = {"cpu_usage": "CpuUsage", "host_memory": "HostMemUsage", "hbm_usage": "SystemProfileHbmUsage"}
@@ -117,6 +119,7 @@ class ParquetLazy:
     _recent: OrderedDict[tuple[Any, Any], dict[str, Any]] = field(default_factory=OrderedDict, repr=False)
     _recent_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _groups: dict[str, Any] | None = field(default=None, repr=False)
+    _read_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def names(self) -> list[str]:
         return self.present
@@ -128,20 +131,28 @@ class ParquetLazy:
         key = (event["id"], event["start_ts"])
         with self._recent_lock:
             found = self._recent.get(key)
-        if found is None:
-            found = self._at_row(event)
-        if found is None:
-            # One scan for every lazy column; row-group statistics on id and start_ts find the event.
-            expr = (ds.field("id") == event["id"]) & (ds.field("start_ts") == event["start_ts"])
-            if self.expr is not None:
-                expr = expr & self.expr
-            got = self.dataset.to_table(columns=self.present, filter=expr)
-            found = {n: got.column(n)[0].as_py() if got.num_rows else None for n in self.present}
+        if found is not None:
+            return found.get(name)
+        # One reader at a time: a click's details and its drill-down (in another thread) ask for
+        # the same event at once, and the second then finds it here instead of reading it again.
+        with self._read_lock:
             with self._recent_lock:
-                self._recent[key] = found
-                while len(self._recent) > RECENT_EVENTS:
-                    self._recent.popitem(last=False)
+                found = self._recent.get(key)
+            if found is None:
+                found = self._at_row(event) or self._scanned(event)
+                with self._recent_lock:
+                    self._recent[key] = found
+                    while len(self._recent) > RECENT_EVENTS:
+                        self._recent.popitem(last=False)
         return found.get(name)
+
+    def _scanned(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Every lazy column of one event by a scan; row-group statistics on id and start_ts find it."""
+        expr = (ds.field("id") == event["id"]) & (ds.field("start_ts") == event["start_ts"])
+        if self.expr is not None:
+            expr = expr & self.expr
+        got = self.dataset.to_table(columns=self.present, filter=expr)
+        return {n: got.column(n)[0].as_py() if got.num_rows else None for n in self.present}
 
 
     def _at_row(self, event: dict[str, Any]) -> dict[str, Any] | None:
@@ -190,7 +201,9 @@ class ParquetLazy:
             return self._groups
 
     def values(self, name: str, events: list[dict[str, Any]]) -> list[Any]:
-        """Several events' values in one scan (row groups pruned by their ids)."""
+        """Several events' values in one scan (row groups pruned by their ids); a few, each from its row group."""
+        if len(events) <= FEW_EVENTS and self.expr is None:
+            return [self.value(name, e) for e in events]
         ids = sorted({e["id"] for e in events})
         expr = ds.field("id").isin(ids)
         if self.expr is not None:

@@ -19,12 +19,15 @@ import pandas as pd
 from ..model.device_events import DeviceEvents
 from ..model.device_summary import engine_strip
 from ..model.device_trace import DeviceTrace
+from ..model.order import warm as warm_kernels
 from .timeline import Timeline
 
 # Hardware events that stand for one execution of a NEFF on a NeuronCore, and so have a device trace.
 DRILL_DOWN_EVENTS = frozenset({"nc_exec_running"})
 
 EMPTY_TITLE = "Device Trace Viewer"
+# How long a drill-down's summary strip waits for the browser's first window to be answered.
+STRIP_WAIT_S = 1.0
 EMPTY_HINT = "Click an nc_exec_running event in the timeline, or pick a device profile, to show its device trace."
 
 
@@ -52,8 +55,10 @@ class DeviceTraceViewer(Timeline):
         self._following: Timeline | None = None
         self._request = 0  # the newest load; older ones that finish later are dropped
         self._lock = threading.Lock()
+        self._replied = threading.Event()  # the first window of the trace shown was answered
         super().__init__(DeviceEvents.of(trace), "engines", height=height, **kwargs)
         self._describe(trace)
+        self.strip = self._strip_of(trace)
         if timeline is not None:
             self.follow(timeline)
 
@@ -69,21 +74,39 @@ class DeviceTraceViewer(Timeline):
             self._request += 1
         self._show_trace(trace, status)
 
-    def _show_trace(self, trace: DeviceTrace, status: str) -> None:
+    def _show_trace(self, trace: DeviceTrace, status: str, loading: bool = False) -> None:
         events = DeviceEvents.of(trace)
         grouping = self.grouping if self.grouping in events.groupings else "engines"
-        # Tracks first: the browser asks for its first window while the summary strip is computed.
+        # The level-of-detail index is built before the tracks go out, so the browser's first
+        # window (asked for as soon as it has them) is only a query.
+        events.lod(grouping)
+        self._replied.clear()
         self._show_profile(events, grouping)
         self.status = status
         self.error = ""
         self._describe(trace)
+        if "_strip" not in trace.__dict__ and loading and len(events):
+            # In the load thread: the summary strip waits for that first window to be answered,
+            # so the two do not share the kernel's time.
+            self.strip = []
+            self._replied.wait(STRIP_WAIT_S)
+            strip = self._strip_of(trace)
+            if self.profile is events:  # not retargeted meanwhile
+                self.strip = strip
+            return
+        self.strip = self._strip_of(trace)
+
+    def _on_msg(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
+        super()._on_msg(widget, content, buffers)
+        if content.get("type") == "viewport":
+            self._replied.set()
 
     def _describe(self, trace: DeviceTrace) -> None:
+        """Title and notes (the strip comes apart: it is the slow part)."""
         if not len(trace) and trace.dma.empty:
             self.title = EMPTY_TITLE
             self.notes = [EMPTY_HINT] if not trace.source else [f"{trace.source}: the device profile holds no "
                                                                 "instructions or DMA packets"]
-            self.strip = []
             return
         name = trace.metadata.get("profile_name") or Path(str(trace.source)).name
         neff = ""
@@ -93,30 +116,35 @@ class DeviceTraceViewer(Timeline):
         self.title = f"Device trace {name}{neff}"
         residual = "" if trace.residual_ns is None else f"; residual {trace.residual_ns:,} ns"
         self.notes = [f"Time: {trace.alignment}{residual}", *trace.notes]
+
+    @staticmethod
+    def _strip_of(trace: DeviceTrace) -> list[dict[str, Any]]:
+        if not len(trace) and trace.dma.empty:
+            return []
         strip = trace.__dict__.get("_strip")  # kept with the (cached) trace: a second click is cheap
         if strip is None:
             strip = trace.__dict__["_strip"] = engine_strip(trace)
-        self.strip = strip
+        return strip
 
     # -- following a system timeline ---------------------------------------------------
     def follow(self, timeline: Timeline) -> None:
         """Show the device trace of each hardware event selected in `timeline` (replaces an earlier binding)."""
         self.unfollow()
         self._following = timeline
-        timeline.observe(self._timeline_selected, names=["selected_row"])
+        timeline.on_select(self._timeline_selected)
+        threading.Thread(target=warm_kernels, name="neuron-widgets-warm", daemon=True).start()
         if self.title == EMPTY_TITLE:
             self.notes = [EMPTY_HINT]
         # An execution already selected there is shown at once, as if it had just been clicked.
-        self._timeline_selected({"new": timeline.selected_row})
+        self._timeline_selected(timeline.selected_row)
 
     def unfollow(self) -> None:
         if self._following is not None:
-            self._following.unobserve(self._timeline_selected, names=["selected_row"])
+            self._following.on_select(self._timeline_selected, remove=True)
             self._following = None
 
-    def _timeline_selected(self, change: dict[str, Any]) -> None:
+    def _timeline_selected(self, row: int) -> None:
         tl = self._following
-        row = int(change["new"])
         if tl is None or row < 0 or row >= len(tl.profile):
             return
         codes = tl.profile.name_codes()
@@ -157,7 +185,7 @@ class DeviceTraceViewer(Timeline):
             try:
                 trace = fetch()
                 if current():
-                    self._show_trace(trace, done)
+                    self._show_trace(trace, done, loading=background)
             except Exception as exc:  # shown in the widget: a failed drill-down must not go to a log
                 if current():
                     self.error = f"Could not load {what}: " + "".join(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ class Timeline(anywidget.AnyWidget):
         self._marked: dict[str, np.ndarray] = {}
         self._color: np.ndarray | None = None
         self._color_keys: list[str] = []
+        self._select_callbacks: list[Callable[[int], None]] = []
         super().__init__(height=height, **kwargs)
         self._show_profile(profile, grouping)
         if color_by != "name":
@@ -113,9 +115,23 @@ class Timeline(anywidget.AnyWidget):
         if self.selected_row >= 0:
             self._selection_changed({"new": self.selected_row})
 
+    def on_select(self, callback: Callable[[int], None], remove: bool = False) -> None:
+        """Call `callback(row)` on each selection (-1: none), before the event's details are read.
+
+        For work that starts from a click and should not wait for the details panel: a drill-down
+        started here reads the device profile while the details are computed.
+        """
+        if remove:
+            if callback in self._select_callbacks:
+                self._select_callbacks.remove(callback)
+        elif callback not in self._select_callbacks:
+            self._select_callbacks.append(callback)
+
     @t.observe("selected_row")
     def _selection_changed(self, change: dict[str, Any]) -> None:
         row = int(change["new"])
+        for callback in list(self._select_callbacks):
+            callback(row)
         self.selection_detail = self._detail(row) if 0 <= row < len(self.profile) else {}
 
     @t.observe("brush")
