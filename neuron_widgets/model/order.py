@@ -58,5 +58,5 @@ def time_order(start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
 
 
 def warm() -> None:
-    """Load the compiled tie kernel now (a few hundred ms the first time in a process), not on a first click."""
+    """Load numba and the compiled tie kernel now (a few hundred ms the first time in a process), not on a click."""
     time_order(np.array([2, 1, 1], np.int64), np.array([3, 1, 2], np.int64))

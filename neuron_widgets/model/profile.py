@@ -6,19 +6,19 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
-import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import LoadWarnings
 from . import viewport
 from .device_trace import DeviceTrace
+from .event_access import EventAccess
 from .filters import Filters
 from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
@@ -26,8 +26,12 @@ from .order import time_order
 from .schema import EVENT_COLUMNS, ROW
 from .viewport import LodIndex
 
-# Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up.
-ALIGNED_CACHE = 8
+# A preview (Profile.preview) holds about this many events, and every event of at least
+# 1/PREVIEW_PX of the profile's length.
+PREVIEW_EVENTS = 400_000
+PREVIEW_PX = 4096
+# Profiles of at least this many events get a preview while their grouping is built.
+PREVIEW_MIN_EVENTS = 2_000_000
 
 
 class LazyColumns(Protocol):
@@ -80,7 +84,7 @@ class Counters:
         return got
 
 
-class Profile:
+class Profile(EventAccess):
     """A loaded profile.
 
     Events are held as Arrow columns in time order; nothing per event is a Python object.
@@ -127,6 +131,10 @@ class Profile:
         self._device_cache: dict[str, DeviceTrace] = {}  # as read, device clock
         self._aligned_cache: OrderedDict[int, DeviceTrace] = OrderedDict()  # per event, host clock
         self._combos: Combos | None = None
+        self._building: dict[str, threading.Event] = {}  # what one thread builds while others wait
+        self._preview: Profile | None = None
+        # For a preview: its rows' places in the profile it samples.
+        self.source_rows: np.ndarray | None = None
         self._materialised: dict[str, pa.ChunkedArray] = {}
 
     # -- sizes and times ---------------------------------------------------------------
@@ -181,17 +189,25 @@ class Profile:
         col = self._table.column(name)
         if col.num_chunks == 1:
             return col
-        with self._lock:
+
+        def joined() -> pa.ChunkedArray | None:
+            got = self._table.column(name)
+            return got if got.num_chunks == 1 else None
+
+        def build() -> pa.ChunkedArray:
             col = self._table.column(name)
-            if col.num_chunks != 1:
-                if pa.types.is_dictionary(col.type):
-                    col = col.unify_dictionaries()
-                # An empty column (a filter that kept nothing) becomes one empty chunk, not none.
-                joined = col.combine_chunks() if col.num_chunks else pa.array([], type=col.type)
-                col = pa.chunked_array([joined], type=col.type)
+            if pa.types.is_dictionary(col.type):
+                col = col.unify_dictionaries()
+            # An empty column (a filter that kept nothing) becomes one empty chunk, not none.
+            one = col.combine_chunks() if col.num_chunks else pa.array([], type=col.type)
+            col = pa.chunked_array([one], type=col.type)
+            with self._lock:
                 i = self._table.schema.get_field_index(name)
                 self._table = self._table.set_column(i, self._table.field(i), col)
             return col
+
+        # Joined outside the lock: other columns stay readable, and other threads join theirs.
+        return self._once(f"join:{name}", joined, build)
 
     def array(self, name: str) -> np.ndarray:
         """A held numeric column as a NumPy view (no copy once joined)."""
@@ -219,149 +235,92 @@ class Profile:
         """All events as pandas (built on first access, then kept)."""
         return self.table.to_pandas(types_mapper=_pandas_types)
 
-    # -- single events ---------------------------------------------------------------
-    def resolve_row(self, event_id: int | None, row: int | None) -> int:
-        """The row of an event given by id or by row (the row wins when both are given)."""
-        if row is not None:
-            return int(row)
-        if event_id is None:
-            raise TypeError("give an event id or a row")
-        return self.row_of(event_id)
-
-    def row_of(self, event_id: int) -> int:
-        ids = self.array("id")
-        hits = np.flatnonzero(ids == event_id)
-        if hits.size == 0:
-            raise KeyError(f"no event with id {event_id}")
-        return int(hits[0])
-
-    def event(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, Any]:
-        """Every property of one event, its arguments parsed from extra_attributes_json."""
-        row = self.resolve_row(event_id, row)
-        out = {c: self._table.column(c)[row].as_py() for c in self._table.column_names if c != ROW}
-        if self._lazy is not None:
-            key = dict(out, **{ROW: int(self._table.column(ROW)[row].as_py())})
-            for name in self._lazy.names():
-                if name in self._materialised:
-                    out[name] = self._materialised[name][row].as_py()
-                else:
-                    out[name] = self._lazy.value(name, key)
-        raw = out.get("extra_attributes_json")
-        out["args"] = _parse_args(raw)
-        return out
-
-    def args_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
-        """Parsed arguments of several events at once (one read of the source, not one per event)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if rows.size == 0:
-            return []
-        if "extra_attributes_json" in self._table.column_names or "extra_attributes_json" in self._materialised:
-            texts = self.column("extra_attributes_json").take(pa.array(rows)).to_pylist()
-            return [_parse_args(t) for t in texts]
-        if self._lazy is None or "extra_attributes_json" not in self._lazy.names():
-            return [{} for _ in rows]
-        keys = [{"id": int(i), "start_ts": int(s), ROW: int(src)} for i, s, src in
-                zip(self.array("id")[rows], self.array("start_ts")[rows], self._table.column(ROW).to_numpy()[rows],
-                    strict=True)]
-        bulk = getattr(self._lazy, "values", None)
-        texts = bulk("extra_attributes_json", keys) if bulk is not None else \
-            [self._lazy.value("extra_attributes_json", k) for k in keys]
-        return [_parse_args(t) for t in texts]
-
-    def details_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
-        """Every argument of several events (what `event()["args"]` holds); the same as args_of_rows here."""
-        return self.args_of_rows(rows)
-
-    def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
-        """Events linked to one event by flow ids: `upstream` and `downstream` DataFrames.
-
-        Upstream follows the chain framework -> neuron_rt -> neuron_hw back from the event,
-        downstream forward; within one source, earlier events are upstream.
-        """
-        from .flows import FlowIndex, split
-
-        row = self.resolve_row(event_id, row)
-        empty = {"upstream": self.core.slice(0, 0).to_pandas(), "downstream": self.core.slice(0, 0).to_pandas()}
-        if "flow_id" not in self.column_names:
-            return empty
-        with self._lock:
-            if self._flows is None:
-                self._flows = FlowIndex.of(self.column("flow_id"))
-        linked = self._flows.linked(row)
-        if linked.size == 0:
-            return empty
-        source = self._joined("trace_event_source").chunk(0)
-        up, down = split(linked, row, source.indices.to_numpy(zero_copy_only=False),
-                         source.dictionary.to_pylist(), self.array("start_ts"))
-        core = self.core
-        return {"upstream": core.take(pa.array(up)).to_pandas().assign(row=up),
-                "downstream": core.take(pa.array(down)).to_pandas().assign(row=down)}
-
-    def device_trace(self, key: int | str) -> DeviceTrace:
-        """The device trace of a hardware event (an int: its event id) or of a device profile (a str: its name).
-
-        Read on first use and cached; for an event, device times are put on the host clock with
-        the execution's timestamp_sync_point (see `DeviceTrace.alignment`).
-        """
-        from ..readers.device import load_device_trace
-        from . import device_resolve as dr
-
-        event = None
-        if isinstance(key, int | np.integer):
-            with self._lock:
-                if int(key) in self._aligned_cache:
-                    self._aligned_cache.move_to_end(int(key))
-                    return self._aligned_cache[int(key)]
-            event = self.event(int(key))
-            name = dr.profile_for(self, event)
-        else:
-            name = str(key)
-        with self._lock:
-            raw = self._device_cache.get(name)
-        nearest = None
-        if raw is None:
-            path = dr.locate(self, name)
-            if event is None:
-                raw = load_device_trace(path)
-            else:
-                # The sync point is looked up while the device tables are read (both release the GIL).
-                with ThreadPoolExecutor(1, thread_name_prefix="neuron-widgets-sync") as pool:
-                    lookup = pool.submit(dr.sync_points, self, event, True)
-                    raw = load_device_trace(path)
-                    nearest = lookup.result()
-            with self._lock:
-                self._device_cache[name] = raw
-        if event is None:
-            return raw
-        aligned = dr.aligned_trace(self, raw, event, nearest)
-        with self._lock:
-            self._aligned_cache[int(key)] = aligned
-            while len(self._aligned_cache) > ALIGNED_CACHE:
-                self._aligned_cache.popitem(last=False)
-        return aligned
-
     # -- grouping --------------------------------------------------------------------
-    def _combo_codes(self) -> Combos:
-        with self._lock:
-            if self._combos is None:
-                from .grouping import COMBO_COLUMNS
+    def _once(self, key: str, cached: Callable[[], Any], build: Callable[[], Any]) -> Any:
+        """`cached()` if not None, else `build()` run by one thread while the others wait for it.
 
-                for name in COMBO_COLUMNS:
-                    self._joined(name)
-                self._combos = Combos.of(self._table)
-            return self._combos
+        The profile's lock is not held while building: a view can read columns, events and
+        other groupings while a grouping's lanes or index are being built in the background.
+        """
+        while True:
+            with self._lock:
+                got = cached()
+                if got is not None:
+                    return got
+                waiting = self._building.get(key)
+                if waiting is None:
+                    done = self._building[key] = threading.Event()
+                    break
+            waiting.wait()  # then look again; if the builder failed, this thread tries (and raises)
+        try:
+            return build()
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+            done.set()
+
+    def _combo_codes(self) -> Combos:
+        def build() -> Combos:
+            from .grouping import COMBO_COLUMNS
+
+            for name in COMBO_COLUMNS:
+                self._joined(name)
+            combos = Combos.of(self._table)
+            with self._lock:
+                self._combos = combos
+            return combos
+
+        return self._once("combos", lambda: self._combos, build)
 
     def track_index(self, grouping: str = "default") -> TrackIndex:
         """Tracks and lanes of one grouping mode (computed once, then cached)."""
         check_grouping(grouping)
-        with self._lock:
-            if grouping in self._indexes:
-                return self._indexes[grouping]
+
+        def build() -> TrackIndex:
             combos = self._combo_codes()
             combo_track, tracks = tracks_of(combos.table, grouping)
             idx = self._build_index(grouping, tracks, combo_track, combos.codes)
             pa.default_memory_pool().release_unused()  # the joined columns' old chunks
             return idx
+
+        return self._once(f"index:{grouping}", lambda: self._indexes.get(grouping), build)
+
+    def preview(self) -> Profile:
+        """A sample of the profile a view can paint within a fraction of a second (built once).
+
+        Every event at least 1/PREVIEW_PX of the profile long, every error and unfinished
+        event, and one in k of the others (about PREVIEW_EVENTS in all). Its `source_rows` are
+        the sampled rows in this profile. `prepare()` builds it first, then the whole profile's
+        grouping, so a Timeline opened meanwhile draws the preview instead of waiting.
+        """
+        def build() -> Profile:
+            from .problems import error_rows, incomplete_rows
+
+            n = len(self)
+            start, end = self._table.column("start_ts"), self._table.column("end_ts")
+            span = max(self.end_ts - self.start_ts, 1)
+            mask = np.zeros(n, dtype=bool)
+            if n:
+                mask |= pc.greater_equal(pc.subtract(end, start), span // PREVIEW_PX).to_numpy()
+            mask[::max(n // PREVIEW_EVENTS, 1)] = True
+            mask[error_rows(self, scan_args=False)] = True
+            mask[incomplete_rows(self)] = True
+            # The name column is joined first (error_rows did), so the sample shares the
+            # profile's name dictionary: replies drawn from it name events with the profile's codes.
+            sub = Profile(self._table.filter(pa.array(mask)), source=self.source, format=self.format,
+                          warnings=self.warnings, lazy=self._lazy,
+                          metadata={**self.metadata, "origin_ts": self.origin_ts}, extra=self.extra, _ordered=True)
+            sub.source_rows = np.flatnonzero(mask)
+            with self._lock:
+                self._preview = sub
+            return sub
+
+        return self._once("preview", lambda: self._preview, build)
+
+    def ready(self, grouping: str) -> bool:
+        """Whether a grouping's tracks, lanes and level-of-detail index are built (a view of it paints at once)."""
+        with self._lock:
+            return grouping in self._lods
 
     def grouping_keys(self, grouping: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """A grouping without its lanes: per event a combo code, each combo's track, the track labels.
@@ -378,22 +337,6 @@ class Profile:
         combo_track, tracks = tracks_of(combos.table, grouping)
         return combos.codes, combo_track, [str(x) for x in tracks["label"]]
 
-    def link_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Pairs of rows that share a flow id, each pair once (the edges behind `dependencies`).
-
-        A flow id carried by more than PAIRS_PER_FLOW_LIMIT events links consecutive carriers
-        only, so one runaway id cannot make the pair list quadratic.
-        """
-        from .flows import FlowIndex, pairs_of
-
-        if "flow_id" not in self.column_names or not len(self):
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        with self._lock:
-            if self._flows is None:
-                self._flows = FlowIndex.of(self.column("flow_id"))
-            flows = self._flows
-        return pairs_of(flows)
-
     def _build_index(self, grouping: str, tracks: pd.DataFrame, combo_track: np.ndarray,
                      combo: np.ndarray) -> TrackIndex:
         """Lanes, per-track order and counts for events whose track is combo_track[combo]; cached under `grouping`."""
@@ -407,17 +350,21 @@ class Profile:
         tracks = tracks.assign(lanes=lanes_per_track, events=counts)
         tracks.index.name = "track"
         idx = TrackIndex(grouping, tracks, combo_track, combo, lane, order, offsets)
-        self._indexes[grouping] = idx
+        with self._lock:
+            self._indexes[grouping] = idx
         return idx
 
     def lod(self, grouping: str = "default") -> LodIndex:
         """The level-of-detail index of a grouping (built on first use, then cached)."""
-        idx = self.track_index(grouping)
-        with self._lock:
-            if grouping not in self._lods:
-                self._lods[grouping] = viewport.build(idx.track, idx.lane, idx.tracks["lanes"].to_numpy(),
-                                                      self.array("start_ts"), self.array("end_ts"))
-            return self._lods[grouping]
+        def build() -> LodIndex:
+            idx = self.track_index(grouping)
+            lod = viewport.build(idx.track, idx.lane, idx.tracks["lanes"].to_numpy(), self.array("start_ts"),
+                                 self.array("end_ts"))
+            with self._lock:
+                self._lods[grouping] = lod
+            return lod
+
+        return self._once(f"lod:{grouping}", lambda: self._lods.get(grouping), build)
 
     def prepare(self, grouping: str = "default", background: bool = True) -> threading.Thread | None:
         """Build a grouping's tracks, lanes and level-of-detail index now rather than on first view.
@@ -428,6 +375,8 @@ class Profile:
         def work() -> None:
             # A failure here is not lost: the view that asks for the index raises the same error.
             with contextlib.suppress(Exception):
+                if len(self) >= PREVIEW_MIN_EVENTS:
+                    self.preview().lod(grouping)  # what a view opened meanwhile draws
                 self.lod(grouping)
 
         if not background:
@@ -563,18 +512,6 @@ class Profile:
 def _is_identity(rows: pa.ChunkedArray) -> bool:
     arr = rows.to_numpy()
     return bool(arr.size == 0 or (arr[0] == 0 and arr[-1] == arr.size - 1 and (np.diff(arr) == 1).all()))
-
-
-def _parse_args(raw: Any) -> dict[str, Any]:
-    if raw is None or raw == "":
-        return {}
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return {"extra_attributes_json": raw}
-    return value if isinstance(value, dict) else {"value": value}
 
 
 def _pandas_types(t: pa.DataType):

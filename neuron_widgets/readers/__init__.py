@@ -7,12 +7,14 @@ format is adding a module and one `Reader(...)` line below.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ProfileError
 from ..model.filters import Filters
+from ..model.order import warm as warm_kernels
 from ..model.profile import Profile
 from . import capture, chrome, multi, neuron_json, parquet, runtime_json
 from .sniff import damaged_compression, describe_foreign
@@ -57,11 +59,16 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     tracks, lanes and level-of-detail index in a background thread, so that a Timeline opened
     afterwards paints at once instead of building them first.
     """
+    prepare = prepare if prepare is not None else os.environ.get("NEURON_WIDGETS_PREPARE", "1") != "0"
+    if prepare:
+        # numba's first kernel in a process costs about half a second (its typing context):
+        # paid while the file is read, not by the first view.
+        threading.Thread(target=warm_kernels, name="neuron-widgets-warm", daemon=True).start()
     profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
                     instances=instances, time_range=time_range)
     if device_profiles_dir is not None:
         profile.extra["device_profiles_dir"] = os.fspath(device_profiles_dir)
-    if prepare if prepare is not None else os.environ.get("NEURON_WIDGETS_PREPARE", "1") != "0":
+    if prepare:
         profile.prepare("default")
     return profile
 

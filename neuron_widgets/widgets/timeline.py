@@ -13,12 +13,15 @@ import numpy as np
 import pandas as pd
 import traitlets as t
 
+from ..model import profile as model_profile
 from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
 from .counter_series import CounterSeries, counter_series
 from .range_summary import range_summary
 from .static import asset
+
+PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
 
 
 class Timeline(anywidget.AnyWidget):
@@ -67,6 +70,7 @@ class Timeline(anywidget.AnyWidget):
         self._color: np.ndarray | None = None
         self._color_keys: list[str] = []
         self._select_callbacks: list[Callable[[int], None]] = []
+        self._drawn = profile  # what replies are drawn from: the profile, or its preview while it is prepared
         super().__init__(height=height, **kwargs)
         self._show_profile(profile, grouping)
         if color_by != "name":
@@ -76,9 +80,16 @@ class Timeline(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
 
     def _show_profile(self, profile: Profile, grouping: str) -> None:
-        """Point the widget at a profile: its names, extent, tracks and markers; the view shows all of it."""
+        """Point the widget at a profile: its names, extent, tracks and markers; the view shows all of it.
+
+        A large profile whose grouping is still being built (load_profile prepares it in the
+        background) is drawn from its preview meanwhile, then from all of it (`_preview_until_ready`).
+        """
         self.profile = profile
         self._marked = {"error": error_rows(profile, scan_args=False), "incomplete": incomplete_rows(profile)}
+        self._drawn = profile
+        if len(profile) >= model_profile.PREVIEW_MIN_EVENTS and not profile.ready(grouping):
+            self._drawn = profile.preview()
         origin = profile.origin_ts
         span = [0.0, float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
         with self.hold_sync():
@@ -97,7 +108,35 @@ class Timeline(anywidget.AnyWidget):
             if self.color_by != "name":
                 self._color, self._color_keys = color_codes(profile, self.color_by)
             self.generation += 1
+            if self._drawn is not profile:
+                self.status = PREVIEW_STATUS.format(n=len(self._drawn), total=len(profile))
+                self.loading = True
+            elif self.status.startswith("preview:"):
+                self.status, self.loading = "", False
+        if self._drawn is not profile:
+            threading.Thread(target=self._preview_until_ready, args=(profile,), name="neuron-widgets-preview",
+                             daemon=True).start()
         self._scan_args_in_background()
+
+    def _preview_until_ready(self, profile: Profile) -> None:
+        """Wait for the grouping shown to be built on the whole profile, then draw from it."""
+        try:
+            while True:
+                grouping = self.grouping
+                profile.lod(grouping)
+                if profile is not self.profile:
+                    return
+                if grouping == self.grouping:
+                    break
+            with self.hold_sync():
+                self._drawn = profile
+                self._refresh_tracks()
+                self.status = ""
+                self.loading = False
+                self.revision += 1  # the browser asks again, now for every event
+        except Exception as exc:  # shown in the widget: the preview stays, and says why it is one
+            self.loading = False
+            self.error = f"could not prepare the full view: {type(exc).__name__}: {exc}"
 
     # -- state from the browser -------------------------------------------------------
     @t.validate("grouping")
@@ -109,7 +148,7 @@ class Timeline(anywidget.AnyWidget):
         self._refresh_tracks()
 
     def _refresh_tracks(self) -> None:
-        tracks = self.profile.tracks(self.grouping)
+        tracks = self._drawn.tracks(self.grouping)
         self.tracks = [{"label": str(r.label), "lanes": int(r.lanes), "events": int(r.events)}
                        for r in tracks.itertuples()]
         if self.selected_row >= 0:
@@ -155,9 +194,10 @@ class Timeline(anywidget.AnyWidget):
         generation = self.generation  # read before the profile: a retarget sets the profile first
         try:
             if kind == "viewport":
-                meta, buffers = wire.viewport_reply(self.profile, content.get("grouping", self.grouping),
+                meta, buffers = wire.viewport_reply(self._drawn, content.get("grouping", self.grouping),
                                                     float(content["t0"]), float(content["t1"]), int(content["width"]),
-                                                    content.get("tracks"), self._marked, self._color)
+                                                    content.get("tracks"), self._marked, self._color,
+                                                    self._drawn.source_rows)
                 if self._color is not None:
                     meta["color_keys"] = self._color_keys
                 self.send({**meta, "uuid": uuid, "revision": self.revision, "generation": generation}, buffers)
@@ -193,7 +233,7 @@ class Timeline(anywidget.AnyWidget):
             return {"row": -1, "total": 0}
         hits = np.flatnonzero(np.isin(self.profile.name_codes(), codes))
         tracks = content.get("tracks")
-        if tracks is not None and hits.size:
+        if tracks is not None and hits.size and self._drawn is self.profile:  # a preview searches every track
             idx = self.profile.track_index(self.grouping)
             hits = hits[np.isin(idx.combo_track[idx.combo[hits]], np.asarray(tracks, dtype=np.int64))]
         if hits.size == 0:
@@ -211,11 +251,19 @@ class Timeline(anywidget.AnyWidget):
         return {"row": row, "index": i, "total": int(hits.size), **self._place(row)}
 
     def _place(self, row: int) -> dict[str, Any]:
-        idx = self.profile.track_index(self.grouping)
+        """Where an event is drawn (track and lane -1 when a preview does not hold it)."""
+        drawn, at = self._drawn, row
+        if drawn.source_rows is not None:
+            at = int(np.searchsorted(drawn.source_rows, row))
+            if at >= drawn.source_rows.size or drawn.source_rows[at] != row:
+                at = -1
+        track = lane = -1
+        if at >= 0:
+            idx = drawn.track_index(self.grouping)
+            track, lane = int(idx.combo_track[idx.combo[at]]), int(idx.lane[at])
         origin = self.profile.origin_ts
         return {"row": row, "start": float(self.profile.array("start_ts")[row] - origin),
-                "end": float(self.profile.array("end_ts")[row] - origin),
-                "track": int(idx.combo_track[idx.combo[row]]), "lane": int(idx.lane[row]),
+                "end": float(self.profile.array("end_ts")[row] - origin), "track": track, "lane": lane,
                 "name": str(self.profile.name_dictionary()[int(self.profile.name_codes()[row])])}
 
     def _detail(self, row: int) -> dict[str, Any]:

@@ -46,8 +46,15 @@ def flags_of(rows: np.ndarray, marked: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def viewport_reply(profile: Profile, grouping: str, t0: float, t1: float, width: int, tracks: list[int] | None,
-                   marked: dict[str, np.ndarray], color: np.ndarray | None = None) -> tuple[dict[str, Any], list[bytes]]:
-    """The level-of-detail items for a window, plus marker events, as (metadata, buffers)."""
+                   marked: dict[str, np.ndarray], color: np.ndarray | None = None,
+                   rows_of: np.ndarray | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    """The level-of-detail items for a window, plus marker events, as (metadata, buffers).
+
+    `rows_of`, for a profile that samples another (a preview): its rows' places in that one.
+    `marked` and `color` are then given in, and the reply's rows go out as, the other's rows.
+    """
+    if rows_of is not None:
+        marked = {k: _rows_in(rows_of, v) for k, v in marked.items() if v is not None}
     origin = profile.origin_ts
     a = origin + int(np.floor(t0))
     b = max(origin + int(np.ceil(t1)), a + 1)
@@ -79,6 +86,8 @@ def viewport_reply(profile: Profile, grouping: str, t0: float, t1: float, width:
     flags = flags_of(items["row"], marked)
     flags[rows.size:] |= FLAG_MARKER
     items["flags"] = flags
+    if rows_of is not None:
+        items["row"] = rows_of[items["row"]]
     if color is not None:
         items["color"] = color[items["row"]]
     names, buffers = encode(items)
@@ -86,6 +95,14 @@ def viewport_reply(profile: Profile, grouping: str, t0: float, t1: float, width:
             "width": width, "px_ns": int(got["px_ns"]), "n": int(items["row"].size), "columns": names,
             "markers": int(marker_rows.size), "markers_dropped": dropped}
     return meta, buffers
+
+
+def _rows_in(rows_of: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Of `rows` (of the sampled profile), the places of those the sample holds."""
+    at = np.searchsorted(rows_of, rows)
+    ok = at < rows_of.size
+    ok[ok] = rows_of[at[ok]] == rows[ok]
+    return at[ok]
 
 
 def _markers(profile: Profile, marked: dict[str, np.ndarray], a: int, b: int) -> np.ndarray:

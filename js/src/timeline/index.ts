@@ -72,6 +72,7 @@ export class TimelineView {
   private lastDrawMs = 0;
   readonly frameTimes: number[] = []; // ms per draw, for benchmarks
   readonly replyBytes: number[] = []; // bytes per viewport reply, for benchmarks
+  readonly marks: Record<string, number> = { created: Date.now() }; // first request, reply: for benchmarks
   private mouse: { x: number; y: number } | null = null;
   private cleanup: (() => void)[] = [];
 
@@ -352,6 +353,7 @@ export class TimelineView {
       const t0 = this.view.t0 - w / 2;
       const t1 = this.view.t1 + w / 2;
       const px = Math.round(width * 2);
+      this.marks.request ??= Date.now();
       this.viewport.want({
         type: "viewport",
         key: `${grouping}|${revision}|${t0}|${t1}|${px}|${tracks.join(",")}`,
@@ -385,6 +387,7 @@ export class TimelineView {
       this.showError(msg.message);
       return;
     }
+    this.marks.reply ??= Date.now();
     this.items = decodeItems(msg, buffers, asked.tracks as number[]);
     this.replyBytes.push(buffers.reduce((n, b) => n + b.byteLength, 0));
     if (this.replyBytes.length > 1000) this.replyBytes.splice(0, 500);

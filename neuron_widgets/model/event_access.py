@@ -1,0 +1,191 @@
+"""What one event is and what it links to: its properties and arguments, its dependency chain,
+and the device trace of a hardware event. A part of `Profile`, kept apart for its size."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+
+from .device_trace import DeviceTrace
+from .schema import ROW
+
+if TYPE_CHECKING:
+    from .profile import LazyColumns
+
+# Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up.
+ALIGNED_CACHE = 8
+
+
+class EventAccess:
+    """Single events of a Profile (the attributes below are the Profile's)."""
+
+    _table: pa.Table
+    _lazy: LazyColumns | None
+    _materialised: dict[str, pa.ChunkedArray]
+    _lock: Any  # threading.RLock
+    _flows: Any
+    _device_cache: dict[str, DeviceTrace]
+    _aligned_cache: OrderedDict[int, DeviceTrace]
+
+    if TYPE_CHECKING:  # the Profile's, for type checkers
+        def array(self, name: str) -> np.ndarray: ...
+        def column(self, name: str) -> pa.ChunkedArray: ...
+        def _joined(self, name: str) -> pa.ChunkedArray: ...
+        @property
+        def column_names(self) -> list[str]: ...
+        @property
+        def core(self) -> pa.Table: ...
+
+    def resolve_row(self, event_id: int | None, row: int | None) -> int:
+        """The row of an event given by id or by row (the row wins when both are given)."""
+        if row is not None:
+            return int(row)
+        if event_id is None:
+            raise TypeError("give an event id or a row")
+        return self.row_of(event_id)
+
+    def row_of(self, event_id: int) -> int:
+        ids = self.array("id")
+        hits = np.flatnonzero(ids == event_id)
+        if hits.size == 0:
+            raise KeyError(f"no event with id {event_id}")
+        return int(hits[0])
+
+    def event(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, Any]:
+        """Every property of one event, its arguments parsed from extra_attributes_json."""
+        row = self.resolve_row(event_id, row)
+        out = {c: self._table.column(c)[row].as_py() for c in self._table.column_names if c != ROW}
+        if self._lazy is not None:
+            key = dict(out, **{ROW: int(self._table.column(ROW)[row].as_py())})
+            for name in self._lazy.names():
+                if name in self._materialised:
+                    out[name] = self._materialised[name][row].as_py()
+                else:
+                    out[name] = self._lazy.value(name, key)
+        raw = out.get("extra_attributes_json")
+        out["args"] = _parse_args(raw)
+        return out
+
+    def args_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """Parsed arguments of several events at once (one read of the source, not one per event)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return []
+        if "extra_attributes_json" in self._table.column_names or "extra_attributes_json" in self._materialised:
+            texts = self.column("extra_attributes_json").take(pa.array(rows)).to_pylist()
+            return [_parse_args(t) for t in texts]
+        if self._lazy is None or "extra_attributes_json" not in self._lazy.names():
+            return [{} for _ in rows]
+        keys = [{"id": int(i), "start_ts": int(s), ROW: int(src)} for i, s, src in
+                zip(self.array("id")[rows], self.array("start_ts")[rows], self._table.column(ROW).to_numpy()[rows],
+                    strict=True)]
+        bulk = getattr(self._lazy, "values", None)
+        texts = bulk("extra_attributes_json", keys) if bulk is not None else \
+            [self._lazy.value("extra_attributes_json", k) for k in keys]
+        return [_parse_args(t) for t in texts]
+
+    def details_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """Every argument of several events (what `event()["args"]` holds); the same as args_of_rows here."""
+        return self.args_of_rows(rows)
+
+    def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
+        """Events linked to one event by flow ids: `upstream` and `downstream` DataFrames.
+
+        Upstream follows the chain framework -> neuron_rt -> neuron_hw back from the event,
+        downstream forward; within one source, earlier events are upstream.
+        """
+        from .flows import FlowIndex, split
+
+        row = self.resolve_row(event_id, row)
+        empty = {"upstream": self.core.slice(0, 0).to_pandas(), "downstream": self.core.slice(0, 0).to_pandas()}
+        if "flow_id" not in self.column_names:
+            return empty
+        with self._lock:
+            if self._flows is None:
+                self._flows = FlowIndex.of(self.column("flow_id"))
+        linked = self._flows.linked(row)
+        if linked.size == 0:
+            return empty
+        source = self._joined("trace_event_source").chunk(0)
+        up, down = split(linked, row, source.indices.to_numpy(zero_copy_only=False),
+                         source.dictionary.to_pylist(), self.array("start_ts"))
+        core = self.core
+        return {"upstream": core.take(pa.array(up)).to_pandas().assign(row=up),
+                "downstream": core.take(pa.array(down)).to_pandas().assign(row=down)}
+
+    def device_trace(self, key: int | str) -> DeviceTrace:
+        """The device trace of a hardware event (an int: its event id) or of a device profile (a str: its name).
+
+        Read on first use and cached; for an event, device times are put on the host clock with
+        the execution's timestamp_sync_point (see `DeviceTrace.alignment`).
+        """
+        from ..readers.device import load_device_trace
+        from . import device_resolve as dr
+
+        event = None
+        if isinstance(key, int | np.integer):
+            with self._lock:
+                if int(key) in self._aligned_cache:
+                    self._aligned_cache.move_to_end(int(key))
+                    return self._aligned_cache[int(key)]
+            event = self.event(int(key))
+            name = dr.profile_for(self, event)
+        else:
+            name = str(key)
+        with self._lock:
+            raw = self._device_cache.get(name)
+        nearest = None
+        if raw is None:
+            path = dr.locate(self, name)
+            if event is None:
+                raw = load_device_trace(path)
+            else:
+                # The sync point is looked up while the device tables are read (both release the GIL).
+                with ThreadPoolExecutor(1, thread_name_prefix="neuron-widgets-sync") as pool:
+                    lookup = pool.submit(dr.sync_points, self, event, True)
+                    raw = load_device_trace(path)
+                    nearest = lookup.result()
+            with self._lock:
+                self._device_cache[name] = raw
+        if event is None:
+            return raw
+        aligned = dr.aligned_trace(self, raw, event, nearest)
+        with self._lock:
+            self._aligned_cache[int(key)] = aligned
+            while len(self._aligned_cache) > ALIGNED_CACHE:
+                self._aligned_cache.popitem(last=False)
+        return aligned
+
+    def link_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs of rows that share a flow id, each pair once (the edges behind `dependencies`).
+
+        A flow id carried by more than PAIRS_PER_FLOW_LIMIT events links consecutive carriers
+        only, so one runaway id cannot make the pair list quadratic.
+        """
+        from .flows import FlowIndex, pairs_of
+
+        if "flow_id" not in self.column_names or not len(self):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        with self._lock:
+            if self._flows is None:
+                self._flows = FlowIndex.of(self.column("flow_id"))
+            flows = self._flows
+        return pairs_of(flows)
+
+
+def _parse_args(raw: Any) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {"extra_attributes_json": raw}
+    return value if isinstance(value, dict) else {"value": value}

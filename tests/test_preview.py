@@ -1,0 +1,145 @@
+"""A large profile's first view: drawn from a preview while its grouping is built, then from every event."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_widgets import Recorder, columns
+
+import neuron_widgets as nw
+from neuron_widgets.model import profile as model_profile
+from neuron_widgets.model import grouping as model_grouping
+from neuron_widgets.model.problems import error_rows, incomplete_rows
+from neuron_widgets.widgets import Timeline, wire
+
+
+@pytest.fixture()
+def small_previews(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Previews for the 20k-event sample: one event in 10 and everything longer than 1/64 of it."""
+    monkeypatch.setattr(model_profile, "PREVIEW_MIN_EVENTS", 1000)
+    monkeypatch.setattr(model_profile, "PREVIEW_EVENTS", 2000)
+    monkeypatch.setattr(model_profile, "PREVIEW_PX", 64)
+
+
+def test_preview_samples_and_keeps_what_must_be_seen(sample_dir: Path, small_previews: None) -> None:
+    p = nw.load_profile(sample_dir, prepare=False)
+    pre = p.preview()
+    assert pre is p.preview()  # built once
+    rows = pre.source_rows
+    assert rows is not None and (np.diff(rows) > 0).all() and len(pre) == rows.size
+    assert 2000 <= len(pre) < len(p) // 3
+    # The same events, in the same order, with the profile's name codes.
+    assert (pre.array("id") == p.array("id")[rows]).all()
+    assert (pre.name_codes() == p.name_codes()[rows]).all() and pre.name_dictionary() == p.name_dictionary()
+    # Every error and unfinished event, every long event, one in ten of the rest.
+    must = np.union1d(error_rows(p, scan_args=False), incomplete_rows(p))
+    assert must.size and np.isin(must, rows).all()
+    long_ = np.flatnonzero(p.array("end_ts") - p.array("start_ts") >= (p.end_ts - p.start_ts) // 64)
+    assert np.isin(long_, rows).all()
+    assert np.isin(np.arange(0, len(p), len(p) // 2000), rows).all()
+    assert pre.tracks("default")["label"].isin(p.tracks("default")["label"]).all()
+
+
+def test_timeline_draws_the_preview_then_every_event(sample_dir: Path, small_previews: None,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    p = nw.load_profile(sample_dir, prepare=False)
+    gate = threading.Event()
+    real_lod = model_profile.Profile.lod
+
+    def held_lod(self: model_profile.Profile, grouping: str = "default"):  # type: ignore[no-untyped-def]
+        if self is p:
+            gate.wait(30)  # the whole profile's index is "still being built" until the test says so
+        return real_lod(self, grouping)
+
+    monkeypatch.setattr(model_profile.Profile, "lod", held_lod)
+    tl = Timeline(p)
+    rec = Recorder(tl)
+    assert tl.status.startswith("preview: ") and tl.loading and not p.ready("default")
+    pre = p.preview()
+    assert [t["lanes"] for t in tl.tracks] == pre.tracks("default")["lanes"].tolist()
+    meta, bufs = rec.ask(type="viewport", grouping="default", t0=0, t1=tl.span[1], width=800)
+    got = columns(meta, bufs)
+    rows = got["row"].astype(np.int64)
+    # Rows on the wire are the profile's rows (hover, click and search work on the whole profile).
+    assert np.isin(rows, pre.source_rows).all()
+    exact = got["count"] == 1
+    assert (got["start"][exact] == p.array("start_ts")[rows[exact]] - p.origin_ts).all()
+    err = error_rows(p, scan_args=False)
+    flagged = rows[(got["flags"] & wire.FLAG_ERROR) > 0]
+    assert err.size and np.isin(err, flagged).all()
+    # A click on a sampled event places it; an event the preview does not hold still has its details.
+    inside, outside = int(pre.source_rows[5]), int(np.setdiff1d(np.arange(len(p)), pre.source_rows)[5])
+    tl.selected_row = inside
+    assert tl.selection_detail["track"] >= 0 and tl.selection_detail["row"] == inside
+    tl.selected_row = outside
+    assert tl.selection_detail["track"] == -1 and tl.selection_detail["id"] == str(p.array("id")[outside])
+
+    revision = tl.revision
+    gate.set()
+    for _ in range(300):
+        if not tl.loading:
+            break
+        time.sleep(0.05)
+    assert not tl.loading and tl.status == "" and tl.revision > revision and p.ready("default")
+    assert [t["lanes"] for t in tl.tracks] == p.tracks("default")["lanes"].tolist()
+    assert tl.selection_detail["track"] >= 0  # the selection is placed again, on the whole profile
+    meta, bufs = rec.ask(type="viewport", grouping="default", t0=0, t1=tl.span[1], width=800)
+    got = columns(meta, bufs)
+    drawn = (got["flags"] & wire.FLAG_MARKER) == 0  # markers come on top, again
+    assert got["count"][drawn].sum() == len(p)  # every event, once
+
+
+def test_a_small_or_prepared_profile_has_no_preview(sample: nw.Profile) -> None:
+    sample.lod("default")
+    tl = Timeline(sample)
+    assert tl.status == "" and not tl.loading and tl._drawn is sample
+
+
+def test_one_build_whatever_the_number_of_threads(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = nw.load_profile(sample_dir, prepare=False)
+    calls = []
+    real = model_grouping.Combos.of
+
+    def counted(table):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        time.sleep(0.2)
+        return real(table)
+
+    monkeypatch.setattr(model_grouping.Combos, "of", staticmethod(counted))
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(p.track_index("thread"))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    # While it is built, the profile still answers what needs no grouping.
+    assert p.event(row=3)["id"] == p.array("id")[3]
+    for t in threads:
+        t.join(30)
+    assert len(calls) == 1 and len(got) == 4 and all(g is got[0] for g in got)
+
+
+def test_a_failed_build_raises_in_every_waiting_thread(sample_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = nw.load_profile(sample_dir, prepare=False)
+
+    def broken(table):  # type: ignore[no-untyped-def]
+        time.sleep(0.1)
+        raise MemoryError("no room for the combos")
+
+    monkeypatch.setattr(model_grouping.Combos, "of", staticmethod(broken))
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            p.track_index("process")
+        except MemoryError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(errors) == 3 and not p._building
