@@ -4,9 +4,10 @@
 
 The notebook shows the system Timeline and a DeviceTraceViewer that follows it, as the tour
 does. Each run selects the execution in the Timeline from the browser (what a click does: the
-view sets `selected_row` and syncs it) and stops the clock at the first frame of the viewer
-that paints the new trace's events, 3 s after the timeline first painted. Each run is a fresh kernel, so the device profile is read
-from disk every time; then a second click on the same execution is served from the cache.
+view sets `selected_row` and syncs it), 3 s after the timeline first painted, and stops the
+clock at the first frame of the viewer that paints the new trace's events. Each run is a fresh
+kernel, so the device profile is read from disk every time; then a second click on the same
+execution is served from the cache.
 """
 
 from __future__ import annotations

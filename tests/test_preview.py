@@ -11,8 +11,8 @@ import pytest
 from test_widgets import Recorder, columns
 
 import neuron_widgets as nw
-from neuron_widgets.model import profile as model_profile
 from neuron_widgets.model import grouping as model_grouping
+from neuron_widgets.model import profile as model_profile
 from neuron_widgets.model.problems import error_rows, incomplete_rows
 from neuron_widgets.widgets import Timeline, wire
 
@@ -143,3 +143,20 @@ def test_a_failed_build_raises_in_every_waiting_thread(sample_dir: Path, monkeyp
     for t in threads:
         t.join(30)
     assert len(errors) == 3 and not p._building
+
+
+def test_prepare_builds_the_preview_first_and_drops_it_when_done(sample_dir: Path, small_previews: None) -> None:
+    p = nw.load_profile(sample_dir, prepare=False)
+    built: list[str] = []
+    real = model_profile.Profile.lod
+
+    def noted(self: model_profile.Profile, grouping: str = "default"):  # type: ignore[no-untyped-def]
+        built.append("preview" if self is not p else "whole")
+        return real(self, grouping)
+
+    model_profile.Profile.lod = noted  # type: ignore[method-assign]
+    try:
+        p.prepare("default", background=False)
+    finally:
+        model_profile.Profile.lod = real  # type: ignore[method-assign]
+    assert built[:2] == ["preview", "whole"] and p.ready("default") and p._preview is None

@@ -378,6 +378,8 @@ class Profile(EventAccess):
                 if len(self) >= PREVIEW_MIN_EVENTS:
                     self.preview().lod(grouping)  # what a view opened meanwhile draws
                 self.lod(grouping)
+                with self._lock:
+                    self._preview = None  # a view drawing it holds its own reference until it swaps
 
         if not background:
             work()
