@@ -129,6 +129,9 @@ def test_on_select_runs_before_the_details(tl: Timeline, sample: nw.Profile) -> 
     tl.selected_row = 7
     tl.selected_row = 9
     assert seen == [(7, None), (9, 7)]
+    tl.grouping = "thread"  # the selection is placed anew on the new tracks, but it is no new selection
+    assert seen == [(7, None), (9, 7)] and tl.selection_detail["row"] == 9
+    tl.grouping = "default"
     tl.on_select(callback, remove=True)
     tl.selected_row = 11
     assert len(seen) == 2 and tl.selection_detail["row"] == 11

@@ -114,17 +114,17 @@ class Timeline(anywidget.AnyWidget):
             elif self.status.startswith("preview:"):
                 self.status, self.loading = "", False
         if self._drawn is not profile:
-            threading.Thread(target=self._preview_until_ready, args=(profile,), name="neuron-widgets-preview",
-                             daemon=True).start()
+            threading.Thread(target=self._preview_until_ready, args=(profile, self.generation),
+                             name="neuron-widgets-preview", daemon=True).start()
         self._scan_args_in_background()
 
-    def _preview_until_ready(self, profile: Profile) -> None:
+    def _preview_until_ready(self, profile: Profile, generation: int) -> None:
         """Wait for the grouping shown to be built on the whole profile, then draw from it."""
         try:
             while True:
                 grouping = self.grouping
                 profile.lod(grouping)
-                if profile is not self.profile:
+                if generation != self.generation:  # the widget was pointed at another profile meanwhile
                     return
                 if grouping == self.grouping:
                     break
@@ -152,7 +152,7 @@ class Timeline(anywidget.AnyWidget):
         self.tracks = [{"label": str(r.label), "lanes": int(r.lanes), "events": int(r.events)}
                        for r in tracks.itertuples()]
         if self.selected_row >= 0:
-            self._selection_changed({"new": self.selected_row})
+            self._refresh_detail(self.selected_row)  # placed anew; not a new selection for on_select
 
     def on_select(self, callback: Callable[[int], None], remove: bool = False) -> None:
         """Call `callback(row)` on each selection (-1: none), before the event's details are read.
@@ -171,6 +171,9 @@ class Timeline(anywidget.AnyWidget):
         row = int(change["new"])
         for callback in list(self._select_callbacks):
             callback(row)
+        self._refresh_detail(row)
+
+    def _refresh_detail(self, row: int) -> None:
         self.selection_detail = self._detail(row) if 0 <= row < len(self.profile) else {}
 
     @t.observe("brush")
@@ -194,10 +197,11 @@ class Timeline(anywidget.AnyWidget):
         generation = self.generation  # read before the profile: a retarget sets the profile first
         try:
             if kind == "viewport":
-                meta, buffers = wire.viewport_reply(self._drawn, content.get("grouping", self.grouping),
+                drawn = self._drawn  # read once: the preview thread may swap it meanwhile
+                meta, buffers = wire.viewport_reply(drawn, content.get("grouping", self.grouping),
                                                     float(content["t0"]), float(content["t1"]), int(content["width"]),
                                                     content.get("tracks"), self._marked, self._color,
-                                                    self._drawn.source_rows)
+                                                    drawn.source_rows)
                 if self._color is not None:
                     meta["color_keys"] = self._color_keys
                 self.send({**meta, "uuid": uuid, "revision": self.revision, "generation": generation}, buffers)
