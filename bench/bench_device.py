@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, machine
+from common import OUT, device_sample, machine
 
 
 def main() -> None:
@@ -23,10 +23,7 @@ def main() -> None:
     args = ap.parse_args()
     import neuron_widgets as nw
 
-    path = OUT / f"device_{args.instructions}"
-    if not (path / "SystemProfileEvents.parquet").exists():
-        nw.write_sample(path, events=args.events, instances=1, processes=1, cores=1,
-                        device_instructions=args.instructions)
+    path = device_sample(args.instructions, args.events)
     p = nw.load_profile(path)
     ev = p.core.to_pandas()
     first = int(ev[ev["name"] == "nc_exec_running"].iloc[0]["id"])

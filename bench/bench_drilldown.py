@@ -25,7 +25,7 @@ from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import OUT, machine  # noqa: E402
+from bench.common import OUT, device_sample, machine  # noqa: E402
 from tests.browser.lab import jupyter_lab, launch, open_notebook, run_all, wait_cells_done  # noqa: E402
 
 SETTLE_MS = 3000
@@ -90,9 +90,7 @@ def main() -> None:
     ap.add_argument("--instructions", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    path = OUT / f"device_{args.instructions}"
-    if not (path / "SystemProfileEvents.parquet").exists():
-        sys.exit(f"{path} is missing: run `python bench/bench_device.py --instructions {args.instructions}` first")
+    path = device_sample(args.instructions)
     runs = []
     for _ in range(args.repeat):
         root = Path(tempfile.mkdtemp())

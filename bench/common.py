@@ -42,3 +42,13 @@ def in_child(code: str) -> dict:
     env = dict(os.environ, NEURON_WIDGETS_PROGRESS="0")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def device_sample(instructions: int, events: int = 1_000_000) -> Path:
+    """The drill-down benchmarks' sample: one core, one device profile of `instructions`, written once."""
+    import neuron_widgets as nw
+
+    path = OUT / f"device_{instructions}"
+    if not (path / "SystemProfileEvents.parquet").exists():
+        nw.write_sample(path, events=events, instances=1, processes=1, cores=1, device_instructions=instructions)
+    return path

@@ -69,8 +69,12 @@ def engine_active(trace: DeviceTrace) -> pd.DataFrame:
     # One stable pass groups the rows by engine, each group still in time order (no mask per engine).
     order = np.argsort(codes.astype(np.int16) if len(engines) < 2**15 else codes, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(counts)])
-    rows = [{"engine": e, "active_ns": busy_ns(start[order[bounds[k]:bounds[k + 1]]], end[order[bounds[k]:bounds[k + 1]]]),
-             "instructions": None if use_active else int(counts[k])} for k, e in enumerate(engines) if counts[k]]
+    rows = []
+    for k, e in enumerate(engines):
+        if counts[k]:
+            mine = order[bounds[k]:bounds[k + 1]]
+            rows.append({"engine": e, "active_ns": busy_ns(start[mine], end[mine]),
+                         "instructions": None if use_active else int(counts[k])})
     return pd.DataFrame(rows)
 
 

@@ -24,6 +24,7 @@ from ..progress import progress
 EVENTS = "SystemProfileEvents"
 _TABLE_FILE = re.compile(r"^(?P<table>[A-Za-z][A-Za-z0-9]*?)(?:_(?P<part>\d+))?\.parquet$")
 _RERUN = "Re-create it with `neuron-explorer view -d <capture dir> --output-format parquet`"
+# Lazy values of this many recently looked-up events are kept (ParquetLazy.value).
 RECENT_EVENTS = 8
 # Up to this many events are read one by one from their row groups rather than by one scan.
 FEW_EVENTS = 4
@@ -154,7 +155,6 @@ class ParquetLazy:
         got = self.dataset.to_table(columns=self.present, filter=expr)
         return {n: got.column(n)[0].as_py() if got.num_rows else None for n in self.present}
 
-
     def _at_row(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """The event's lazy values read from its own row group, decoding pages only up to its row.
 
@@ -184,21 +184,21 @@ class ParquetLazy:
         return None
 
     def _row_groups(self) -> dict[str, Any]:
-        with self._recent_lock:
-            if self._groups is None:
-                files, group, first, rows = [], [], [], []
-                at = 0
-                for f in self.dataset.files:
-                    meta = pq.ParquetFile(f).metadata
-                    for g in range(meta.num_row_groups):
-                        files.append(f)
-                        group.append(g)
-                        first.append(at)
-                        rows.append(meta.row_group(g).num_rows)
-                        at += rows[-1]
-                self._groups = {"file": files, "group": np.array(group), "first": np.array(first, np.int64),
-                                "rows": np.array(rows, np.int64)}
-            return self._groups
+        """Each row group's file, index, first source row and size (read once; called under `_read_lock`)."""
+        if self._groups is None:
+            files, group, first, rows = [], [], [], []
+            at = 0
+            for f in self.dataset.files:
+                meta = pq.ParquetFile(f).metadata
+                for g in range(meta.num_row_groups):
+                    files.append(f)
+                    group.append(g)
+                    first.append(at)
+                    rows.append(meta.row_group(g).num_rows)
+                    at += rows[-1]
+            self._groups = {"file": files, "group": np.array(group), "first": np.array(first, np.int64),
+                            "rows": np.array(rows, np.int64)}
+        return self._groups
 
     def values(self, name: str, events: list[dict[str, Any]]) -> list[Any]:
         """Several events' values in one scan (row groups pruned by their ids); a few, each from its row group."""
