@@ -68,10 +68,16 @@ def test_profile_text_is_never_markup(page: Page, lab: str, lab_root: Path) -> N
         ".some(e => (e.getAttribute('data-status') || e.title || e.textContent || '').toLowerCase().includes('busy'))",
         timeout=10_000)
     tl = page.locator(".nw-timeline").first
-    tl.locator(".nw-corner").click()
     before = page.evaluate("() => document.querySelector('.nw-timeline').dataset.view")
-    for _ in range(4):  # to a quarter of the width: finer than anything held, so the view must ask
-        page.keyboard.press("w")
+    # JupyterLab moves focus to the next cell once the run starts, which can come after our click:
+    # focus the widget until the keys reach it.
+    for _ in range(5):
+        tl.locator(".nw-corner").click()
+        page.wait_for_function("() => document.activeElement?.classList.contains('nw-timeline')", timeout=5_000)
+        for _ in range(4):  # to a quarter of the width: finer than anything held, so the view must ask
+            page.keyboard.press("w")
+        if page.evaluate("() => document.querySelector('.nw-timeline').dataset.view") != before:
+            break
     # ipykernel 7 may answer widget messages while a cell runs: then the new data simply arrives.
     # If it does not, the view must say it is waiting.
     page.wait_for_function("""() => { const v = document.querySelector('.nw-timeline').__nwView;
