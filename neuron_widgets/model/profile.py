@@ -209,6 +209,24 @@ class Profile(EventAccess):
         # Joined outside the lock: other columns stay readable, and other threads join theirs.
         return self._once(f"join:{name}", joined, build)
 
+    def values_at(self, name: str, rows: np.ndarray) -> pa.Array:
+        """One column (held or lazy) at some rows, in the order given, without reading the rest.
+
+        A lazy column is read only at those rows (Parquet streams its batches), so the arguments
+        of the hardware events of a 10M-event profile cost what those events hold, not the profile.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        if name in self._table.column_names or name in self._materialised:
+            return self.column(name).take(pa.array(rows)).combine_chunks()
+        if self._lazy is None or name not in self._lazy.names():
+            raise KeyError(f"profile has no column {name!r}; it has {', '.join(self.column_names)}")
+        source = self._table.column(ROW).to_numpy()[rows] if rows.size else np.zeros(0, np.int64)
+        order = np.argsort(source, kind="stable")
+        got = take_lazy(self._lazy, name, source[order])
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return got.take(pa.array(back))
+
     def array(self, name: str) -> np.ndarray:
         """A held numeric column as a NumPy view (no copy once joined)."""
         col = self._joined(name)
@@ -509,6 +527,14 @@ class Profile(EventAccess):
     def __repr__(self) -> str:
         return (f"<Profile {self.format} {self.source!r}: {len(self):,} events, "
                 f"{self.duration_ns / 1e6:,.3f} ms, warnings={sum(self.warnings.counts.values())}>")
+
+
+def take_lazy(lazy: LazyColumns, name: str, rows: np.ndarray) -> pa.Array:
+    """A lazy column at sorted source rows: the provider's own `take` when it has one, else its whole column."""
+    take = getattr(lazy, "take", None)
+    if take is not None:
+        return take(name, rows)
+    return lazy.column(name).take(pa.array(rows)).combine_chunks()
 
 
 def _is_identity(rows: pa.ChunkedArray) -> bool:

@@ -109,6 +109,12 @@ class ArgsLazy:
             return pa.chunked_array([self.flow_ids])
         return pa.chunked_array([pa.array([json_text(a) for a in self.args], pa.string())])
 
+    def take(self, name: str, rows: np.ndarray) -> pa.Array:
+        if name == "flow_id" and self.flow_ids is not None:
+            return self.flow_ids.take(pa.array(np.asarray(rows, dtype=np.int64)))
+        args = self.args
+        return pa.array([json_text(args[r]) for r in np.asarray(rows, dtype=np.int64).tolist()], pa.string())
+
     def value(self, name: str, event: dict[str, Any]) -> Any:
         row = event[ROW]
         if name == "flow_id" and self.flow_ids is not None:

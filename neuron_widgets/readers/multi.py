@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import LoadWarnings
-from ..model.profile import Counters, LazyColumns, Profile
+from ..model.profile import Counters, LazyColumns, Profile, take_lazy
 from ..model.schema import ROW
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # timestamps before this cannot be wall-clock times of a capture
@@ -59,6 +59,21 @@ class CompositeLazy:
             else:
                 chunks.append(pa.nulls(p.size, typ))
         return pa.chunked_array(chunks, type=typ)
+
+    def take(self, name: str, rows: np.ndarray) -> pa.Array:
+        """Values at sorted global rows: each part answers for its own rows."""
+        rows = np.asarray(rows, dtype=np.int64)
+        typ = pa.list_(pa.string()) if name == "flow_id" else pa.string()
+        which = np.searchsorted(self.starts, rows, side="right") - 1
+        out = []
+        for k in np.unique(which):
+            part, local = self.parts[int(k)], rows[which == k] - self.parts[int(k)].offset
+            if part.lazy is None or name not in part.lazy.names():
+                out.append(pa.nulls(local.size, typ))
+                continue
+            got = take_lazy(part.lazy, name, local)
+            out.append(got.cast(typ) if got.type != typ else got)
+        return pa.concat_arrays(out) if out else pa.array([], typ)
 
     def value(self, name: str, event: dict[str, Any]) -> Any:
         k = int(np.searchsorted(self.starts, event[ROW], side="right")) - 1

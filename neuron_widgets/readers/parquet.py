@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -199,6 +200,32 @@ class ParquetLazy:
             self._groups = {"file": files, "group": np.array(group), "first": np.array(first, np.int64),
                             "rows": np.array(rows, np.int64)}
         return self._groups
+
+    def take(self, name: str, rows: np.ndarray) -> pa.Array:
+        """One column at sorted source rows, streamed batch by batch (memory stays that of the rows taken)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        parts, at, k = [], 0, 0
+        for batch in self._batches(name):
+            n = batch.num_rows
+            stop = int(np.searchsorted(rows, at + n, side="left"))
+            if stop > k:
+                parts.append(batch.column(0).take(pa.array(rows[k:stop] - at)))
+                k = stop
+            at += n
+            if k >= rows.size:
+                break
+        typ = self.dataset.schema.field(name).type
+        out = pa.concat_arrays([c.cast(typ) if c.type != typ else c for c in parts]) if parts else pa.array([], typ)
+        pa.default_memory_pool().release_unused()  # the decoded batches, so the process shrinks back
+        return out
+
+    def _batches(self, name: str) -> Iterator[pa.RecordBatch]:
+        """One column in scan order, a batch at a time (no read-ahead: memory stays a batch's)."""
+        if self.expr is None:
+            for f in self.dataset.files:
+                yield from pq.ParquetFile(f).iter_batches(batch_size=4 * _BATCH_ROWS, columns=[name])
+        else:
+            yield from self.dataset.to_batches(columns=[name], filter=self.expr, batch_readahead=1, fragment_readahead=1)
 
     def values(self, name: str, events: list[dict[str, Any]]) -> list[Any]:
         """Several events' values in one scan (row groups pruned by their ids); a few, each from its row group."""

@@ -1,0 +1,17 @@
+"""Analyses of a Profile as pandas DataFrames: where the time goes, why devices idle, who is late, what failed.
+
+Times are int64 nanoseconds (HTA-shaped Kineto tables keep HTA's microseconds where HTA has
+them), shares are percent. Each result's `attrs["notes"]` says what the analysis could not know.
+"""
+
+from .compare import compare
+from .idle import idle_time_breakdown
+from .kernels import kernel_breakdown
+from .launches import launch_stats
+from .overlap import comm_comp_overlap
+from .problems import NRT_STATUS, errors_and_hangs, last_events
+from .stragglers import stragglers
+from .temporal import temporal_breakdown
+
+__all__ = ["NRT_STATUS", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown", "kernel_breakdown",
+           "last_events", "launch_stats", "stragglers", "temporal_breakdown"]

@@ -1,0 +1,77 @@
+"""Two profiles side by side: what got slower, what ran more often (HTA's trace diff, for any two profiles)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+from .devices import kind_of
+from .frame import frame_of, notes_of
+from .kernels import _by_neff, group_stats
+from .temporal import temporal_breakdown
+
+BY = ("name", "neff", "core")
+
+
+def compare(a: Profile, b: Profile, by: str = "name") -> pd.DataFrame:
+    """Per event name (`by="name"`), NEFF (`"neff"`) or device (`"core"`), a's numbers beside b's.
+
+    name / neff: `count_a`, `count_b`, `total_ns_a`, `total_ns_b`, `delta_total_ns` (b - a),
+    `mean_ns_a`, `mean_ns_b`, `delta_mean_ns`, largest absolute `delta_total_ns` first; a name
+    in one profile only has zeros for the other. core: the temporal breakdown of each, devices
+    matched by `worker_gid` (Neuron, else by position) or `rank` (Kineto), with `delta_*_pctg`.
+    """
+    if by not in BY:
+        raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
+    if by == "core":
+        return _cores(a, b)
+    ta, tb = (_totals(p, by) for p in (a, b))
+    key = ta.columns[0]
+    df = ta.merge(tb, on=key, how="outer", suffixes=("_a", "_b"))
+    for c in ("count", "total_ns"):
+        for s in ("_a", "_b"):
+            df[c + s] = df[c + s].fillna(0).astype(np.int64)
+    for s in ("_a", "_b"):
+        df["mean_ns" + s] = df["mean_ns" + s].fillna(0.0)
+    df["delta_total_ns"] = df["total_ns_b"] - df["total_ns_a"]
+    df["delta_mean_ns"] = df["mean_ns_b"] - df["mean_ns_a"]
+    df = df[[key, "count_a", "count_b", "total_ns_a", "total_ns_b", "delta_total_ns", "mean_ns_a", "mean_ns_b",
+             "delta_mean_ns"]]
+    df = df.iloc[np.argsort(-df["delta_total_ns"].abs().to_numpy(), kind="stable")].reset_index(drop=True)
+    return notes_of(df, ta.attrs.get("notes", []) + tb.attrs.get("notes", []))
+
+
+def _totals(p: Profile, by: str) -> pd.DataFrame:
+    fr = frame_of(p)
+    if by == "neff":
+        if kind_of(fr) != "neuron":
+            return notes_of(pd.DataFrame(columns=["model_name", "count", "total_ns", "mean_ns"]),
+                            [f"{p.source}: no nc_exec_running, so no NEFFs to compare"])
+        t = _by_neff(fr)
+        return notes_of(t.rename(columns={"sum_ns": "total_ns"})[["model_name", "count", "total_ns", "mean_ns"]],
+                        t.attrs.get("notes", []))
+    st = group_stats(fr.name, fr.end - fr.start, len(fr.names))
+    st.insert(0, "name", fr.names)
+    st = st[st["count"] > 0].groupby("name", as_index=False).agg(count=("count", "sum"), total_ns=("sum_ns", "sum"))
+    st["mean_ns"] = st["total_ns"] / st["count"]
+    return notes_of(st, [])
+
+
+def _cores(a: Profile, b: Profile) -> pd.DataFrame:
+    ta, tb = temporal_breakdown(a), temporal_breakdown(b)
+    notes = ta.attrs.get("notes", []) + tb.attrs.get("notes", [])
+    if "rank" in ta and "rank" in tb:
+        key = ["rank"]
+    elif "worker_gid" in ta and "worker_gid" in tb and ta["worker_gid"].notna().all() and tb["worker_gid"].notna().all():
+        key = ["worker_gid"]
+    else:
+        ta, tb = ta.assign(device=np.arange(len(ta))), tb.assign(device=np.arange(len(tb)))
+        key = ["device"]
+        notes.append("devices matched by position (no worker_gid in both profiles)")
+    pctg = [c for c in ta.columns if c.endswith("_pctg") and c in tb.columns]
+    label = [c for c in ("instance_id", "nc_idx") if c in ta.columns]
+    df = ta[key + label + pctg].merge(tb[key + pctg], on=key, how="outer", suffixes=("_a", "_b"))
+    for c in pctg:
+        df[f"delta_{c}"] = df[f"{c}_b"] - df[f"{c}_a"]
+    return notes_of(df, notes)

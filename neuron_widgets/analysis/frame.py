@@ -1,0 +1,209 @@
+"""What the analyses read of a profile, as NumPy columns, built once per profile.
+
+No pandas frame of the whole profile is ever made: names and sources stay dictionary codes,
+times stay the profile's int64 arrays, and arguments are read only for the rows an analysis
+asks about (`Profile.values_at`), then parsed per key with one Arrow regex pass.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..model.profile import Profile
+from ..model.schema import INCOMPLETE
+
+# Kineto device events (GPU kernels, memory copies and sets), as HTA's kernel categories.
+KERNEL_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"})
+_NULL = -1
+
+
+@dataclass
+class Frame:
+    profile: Profile
+    names: list[str]
+    name: np.ndarray  # int32 code per event
+    start: np.ndarray
+    end: np.ndarray
+    source: np.ndarray  # code per event into `sources`
+    sources: list[str]
+    _cache: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __len__(self) -> int:
+        return int(self.name.size)
+
+    # -- rows ----------------------------------------------------------------------------
+    def codes_of(self, names: Iterable[str]) -> np.ndarray:
+        wanted = set(names)
+        return np.array([i for i, n in enumerate(self.names) if n in wanted], np.int64)
+
+    def rows_named(self, *names: str) -> np.ndarray:
+        codes = self.codes_of(names)
+        if codes.size == 0:
+            return np.zeros(0, np.int64)
+        if codes.size == 1:
+            return np.flatnonzero(self.name == codes[0])
+        return np.flatnonzero(np.isin(self.name, codes))
+
+    def rows_of_source(self, source: str) -> np.ndarray:
+        if source not in self.sources:
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(self.source == self.sources.index(source))
+
+    @property
+    def incomplete(self) -> np.ndarray:
+        return self._cached(INCOMPLETE, lambda: (
+            self.profile.column(INCOMPLETE).fill_null(False).to_numpy(zero_copy_only=False)
+            if INCOMPLETE in self.profile.column_names else np.zeros(len(self), bool)))
+
+    # -- per-event keys from the few distinct combos ------------------------------------
+    def combo_values(self, column: str) -> np.ndarray:
+        """A grouping column (instance_id, process_id, nc_idx, ...) per event, through the combos table."""
+        def build() -> np.ndarray:
+            combos = self.profile._combo_codes()
+            vals = combos.table[column].to_numpy(dtype=object)
+            return vals[combos.codes]
+
+        return self._cached(f"combo:{column}", build)
+
+    def core_codes(self) -> tuple[np.ndarray, pd.DataFrame]:
+        """A NeuronCore code per event (-1 for events not on a core) and one row per core.
+
+        A core is (instance, process, nc_idx): nc_idx is process-local. Its worker_gid is the
+        one its hardware events carry (unique across the job).
+        """
+        def build() -> tuple[np.ndarray, pd.DataFrame]:
+            combos = self.profile._combo_codes()
+            t = combos.table
+            has = t["nc_idx"].notna().to_numpy()
+            keys = t.loc[has, ["instance_id", "process_id", "nc_idx"]].astype(object)
+            code_of_combo = np.full(len(t), _NULL, np.int64)
+            if has.any():
+                codes, uniq = pd.MultiIndex.from_frame(keys).factorize()
+                code_of_combo[has] = codes
+                cores = pd.DataFrame(list(uniq), columns=["instance_id", "process_id", "nc_idx"])
+                worker = t.loc[has, "worker_gid"].to_numpy(dtype=object)
+                gid = pd.Series(worker).groupby(codes).agg(lambda v: next((x for x in v if x is not None
+                                                                             and x == x), None))
+                cores["worker_gid"] = gid.reindex(range(len(cores))).to_numpy(dtype=object)
+            else:
+                cores = pd.DataFrame(columns=["instance_id", "process_id", "nc_idx", "worker_gid"])
+            cores["nc_idx"] = cores["nc_idx"].astype("Int64")
+            cores["process_id"] = cores["process_id"].astype("Int64")
+            cores["worker_gid"] = pd.array(cores["worker_gid"].tolist(), dtype="Int64")
+            return code_of_combo[combos.codes], cores
+
+        return self._cached("cores", build)
+
+    def column_codes(self, column: str) -> tuple[np.ndarray, list]:
+        """Dictionary codes of a held string column (nulls: -1) and its values."""
+        def build() -> tuple[np.ndarray, list]:
+            chunk = self.profile.column(column).combine_chunks()
+            if not pa.types.is_dictionary(chunk.type):
+                chunk = chunk.dictionary_encode()
+            codes = chunk.indices.fill_null(_NULL).to_numpy(zero_copy_only=False).astype(np.int64)
+            return codes, chunk.dictionary.to_pylist()
+
+        return self._cached(f"codes:{column}", build)
+
+    # -- arguments ----------------------------------------------------------------------
+    def arg_texts(self, rows: np.ndarray) -> pa.Array:
+        """extra_attributes_json at rows (read once per row set, then kept)."""
+        rows = np.asarray(rows, np.int64)
+        key = ("args", rows.size, int(rows[:64].sum()), int(rows[-64:].sum()) if rows.size else 0)
+        if "extra_attributes_json" not in self.profile.column_names:
+            return pa.nulls(rows.size, pa.string())
+        return self._cached(key, lambda: self.profile.values_at("extra_attributes_json", rows).cast(pa.string()))
+
+    def arg(self, rows: np.ndarray, key: str, kind: str = "int") -> np.ndarray:
+        """One argument of events as a NumPy array: int64 (missing: -1), float, or object strings (missing: None)."""
+        texts = self.arg_texts(rows)
+        return values_of(texts, key, kind)
+
+    def flow_ids(self, rows: np.ndarray) -> pa.Array:
+        rows = np.asarray(rows, np.int64)
+        if "flow_id" not in self.profile.column_names:
+            return pa.nulls(rows.size, pa.list_(pa.string()))
+        key = ("flows", rows.size, int(rows[:64].sum()), int(rows[-64:].sum()) if rows.size else 0)
+        return self._cached(key, lambda: self.profile.values_at("flow_id", rows))
+
+    def _cached(self, key, build):
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        got = build()
+        with self._lock:
+            self._cache[key] = got
+        return got
+
+
+def values_of(texts: pa.Array, key: str, kind: str = "int") -> np.ndarray:
+    """A top-level JSON value by key, for each text, by one regex pass (no JSON parse per event)."""
+    n = len(texts)
+    if n == 0:
+        return np.zeros(0, np.int64) if kind == "int" else np.zeros(0, object)
+    k = re.escape(key)
+    if kind == "str":
+        got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"(?P<v>(?:[^"\\]|\\.)*)"')
+        out = got.field("v").to_numpy(zero_copy_only=False).astype(object)
+        return np.where(pc.is_null(got).to_numpy(zero_copy_only=False), None, out)
+    got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"?(?P<v>-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"?')
+    # A text the pattern missed is a null struct whose field still holds "": null it.
+    vals = pc.if_else(pc.is_null(got), pa.scalar(None, pa.string()), got.field("v"))
+    if kind == "float":
+        return pc.cast(vals, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    floats = pc.cast(vals, pa.float64()).fill_null(_NULL).to_numpy(zero_copy_only=False)
+    ints = np.full(n, _NULL, np.int64)
+    ok = np.isfinite(floats) & (np.abs(floats) < 2**63)
+    ints[ok] = floats[ok].astype(np.int64)
+    # Large integers lose nothing: read them exactly where float64 would round.
+    big = ok & (np.abs(floats) >= 2**53)
+    if big.any():
+        exact = vals.to_numpy(zero_copy_only=False)
+        ints[big] = [int(float(v)) if ("." in v or "e" in v.lower()) else int(v) for v in exact[big]]
+    return ints
+
+
+_FRAMES: weakref.WeakKeyDictionary[Profile, Frame] = weakref.WeakKeyDictionary()
+_FRAMES_LOCK = threading.Lock()
+
+
+def frame_of(profile: Profile) -> Frame:
+    """The analyses' view of a profile (built once, kept while the profile lives)."""
+    if not isinstance(profile, Profile):
+        raise TypeError(f"expected a Profile (neuron_widgets.load_profile), got {type(profile).__name__}")
+    with _FRAMES_LOCK:
+        got = _FRAMES.get(profile)
+    if got is not None:
+        return got
+    names = profile.name_dictionary()
+    src = profile._joined("trace_event_source").chunk(0) if len(profile) else None
+    if src is not None and pa.types.is_dictionary(src.type):
+        source = src.indices.fill_null(_NULL).to_numpy(zero_copy_only=False)
+        sources = src.dictionary.to_pylist()
+    else:
+        source, sources = np.zeros(len(profile), np.int32), []
+    fr = Frame(profile, names, profile.name_codes() if len(profile) else np.zeros(0, np.int32),
+               profile.array("start_ts"), profile.array("end_ts"), source, sources)
+    with _FRAMES_LOCK:
+        _FRAMES.setdefault(profile, fr)
+        return _FRAMES[profile]
+
+
+def notes_of(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """Attach what an analysis could not know (`df.attrs["notes"]`, each said once)."""
+    seen: list[str] = []
+    for n in notes:
+        if n not in seen:
+            seen.append(n)
+    df.attrs["notes"] = seen
+    return df

@@ -1,0 +1,80 @@
+"""Why a device sat idle: each gap between consecutive kernels / executions, by cause (HTA's idle time)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+from .devices import EXECUTION, kind_of, kineto_kernels
+from .frame import frame_of, notes_of
+from .launches import kineto_launchers, neuron_launchers
+
+CATEGORIES = ("host_wait", "kernel_wait", "other")
+# HTA's default threshold is 30 in the trace's unit, microseconds for Kineto JSON.
+KERNEL_WAIT_NS = 30_000
+
+
+def idle_time_breakdown(profile: Profile, kind: str = "auto", kernel_wait_ns: int = KERNEL_WAIT_NS,
+                        include_last_step: bool = False, round_us: bool = True) -> pd.DataFrame:
+    """Idle time per device and stream (Kineto) or NeuronCore (Neuron), split by cause.
+
+    Each gap between consecutive kernels / executions on one stream or core is one of:
+    `host_wait` when the runtime call that launched the next one (Kineto: by correlation id;
+    Neuron: the `nrt_execute` linked by flow id, else the latest `nrt_execute` on that core before
+    it) started after the previous one ended: the host was late; `kernel_wait` when the gap is
+    shorter than `kernel_wait_ns` (launch overhead); `other` otherwise. Columns: the device keys,
+    `idle_category`, `idle_time_ns`, `idle_time_ratio` (the category's share of that device's idle
+    time), `gaps`.
+    """
+    fr = frame_of(profile)
+    notes: list[str] = []
+    if kind_of(fr, kind) == "neuron":
+        codes, cores = fr.core_codes()
+        ex = fr.rows_named(EXECUTION)
+        ex = ex[codes[ex] >= 0]
+        group = codes[ex]
+        rt, _ = neuron_launchers(fr, ex, group, notes)
+        launch = np.where(rt >= 0, fr.start[np.maximum(rt, 0)], -1).astype(np.float64)
+        launch[rt < 0] = np.nan
+        start, end = fr.start[ex], fr.end[ex]
+        keys = cores
+    else:
+        k = kineto_kernels(fr, include_last_step, round_us)
+        notes += k.notes
+        rt, rt_start, _ = kineto_launchers(fr, k, None, round_us)
+        launch = np.where(rt >= 0, rt_start, 0).astype(np.float64)
+        launch[rt < 0] = np.nan
+        pairs = pd.MultiIndex.from_arrays([k.rank, k.stream])
+        group, uniq = pairs.factorize()
+        group = np.asarray(group, np.int64)
+        start, end = k.start, k.end
+        keys = pd.DataFrame({"rank": [k.ranks[r] for r, _ in uniq], "stream": [s for _, s in uniq]})
+    return notes_of(_classify(group, start, end, launch, keys, kernel_wait_ns), notes)
+
+
+def _classify(group: np.ndarray, start: np.ndarray, end: np.ndarray, launch: np.ndarray,
+              keys: pd.DataFrame, kernel_wait_ns: int) -> pd.DataFrame:
+    order = np.lexsort((start, group))
+    g, s, e, ls = group[order], start[order], end[order], launch[order]
+    same = np.r_[False, g[1:] == g[:-1]]
+    prev_end = np.r_[0, e[:-1]]
+    gap = (s - prev_end).astype(np.float64)
+    host = same & (ls > prev_end)  # NaN (no launch found) compares False
+    kernel = same & ~host & (gap < kernel_wait_ns)
+    other = same & ~host & ~kernel
+    n = len(keys)
+    rows = []
+    for cat, mask in zip(CATEGORIES, (host, kernel, other), strict=True):
+        t = np.bincount(g[mask], weights=gap[mask], minlength=n) if n else np.zeros(0)
+        c = np.bincount(g[mask], minlength=n) if n else np.zeros(0, np.int64)
+        rows.append(keys.assign(idle_category=cat, idle_time_ns=np.rint(t).astype(np.int64), gaps=c))
+    df = pd.concat(rows, ignore_index=True) if rows else keys.assign(idle_category=[], idle_time_ns=[], gaps=[])
+    present = np.bincount(g, minlength=n) > 0 if n else np.zeros(0, bool)
+    df = df[np.tile(present, len(CATEGORIES))] if n else df
+    key_cols = list(keys.columns)
+    total = df.groupby(key_cols, dropna=False, sort=False)["idle_time_ns"].transform("sum")
+    df["idle_time_ratio"] = np.where(total > 0, df["idle_time_ns"] / total.where(total > 0, 1), 0.0)
+    cat_order = pd.Categorical(df["idle_category"], categories=list(CATEGORIES), ordered=True)
+    return df.assign(idle_category=cat_order).sort_values([*key_cols, "idle_category"]).assign(
+        idle_category=lambda d: d["idle_category"].astype(str)).reset_index(drop=True)

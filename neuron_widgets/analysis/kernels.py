@@ -1,0 +1,157 @@
+"""Where device time goes by kind and by name: HTA's kernel breakdown; NEFFs and event names for Neuron."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+from .devices import COMMUNICATION, COMPUTATION, EXECUTION, MEMORY, kind_of, kineto_kernels
+from .frame import Frame, frame_of, notes_of
+from .intervals import Intervals, union
+
+
+def kernel_breakdown(profile: Profile, kind: str = "auto", num_kernels: int = 10, duration_ratio: float = 0.8,
+                     include_memory_kernels: bool = True, include_last_step: bool = False,
+                     round_us: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two tables of where device time goes.
+
+    Kineto, as HTA's `get_gpu_kernel_breakdown` (microseconds, HTA's column names so the two
+    compare): by kernel type (`kernel_type`, `sum`, `percentage`; time when two types run at once
+    is its own row, "COMPUTATION overlapping COMMUNICATION"), and by name per rank and type
+    (`name`, `sum (us)`, `max (us)`, `min (us)`, `stddev`, `mean (us)`, `count`, `kernel_type`,
+    `rank`; past `num_kernels` names, or past `duration_ratio` of the cumulated time, the rest
+    is one `others` row).
+
+    Neuron (nanoseconds): by NEFF, the `model_name` of `nc_exec_running` (`count`, `sum_ns`,
+    `mean_ns`, `min_ns`, `max_ns`, `std_ns`, `percentage` of all execution time), and by event
+    name (`name`, `source`, the same statistics, `percentage` of its source's total).
+    """
+    fr = frame_of(profile)
+    if kind_of(fr, kind) == "neuron":
+        return _by_neff(fr), _by_name(fr)
+    return _kineto(fr, num_kernels, duration_ratio, include_memory_kernels, include_last_step, round_us)
+
+
+# -- statistics per code in one pass ---------------------------------------------------------
+@numba.njit(cache=True, nogil=True)
+def _stats(codes, values, n):  # pragma: no cover - numba
+    count = np.zeros(n, np.int64)
+    total = np.zeros(n, np.int64)
+    sq = np.zeros(n, np.float64)
+    lo = np.full(n, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(n, np.iinfo(np.int64).min, np.int64)
+    for i in range(codes.size):
+        c, v = codes[i], values[i]
+        count[c] += 1
+        total[c] += v
+        sq[c] += float(v) * float(v)
+        if v < lo[c]:
+            lo[c] = v
+        if v > hi[c]:
+            hi[c] = v
+    return count, total, sq, lo, hi
+
+
+def group_stats(codes: np.ndarray, values: np.ndarray, n: int) -> pd.DataFrame:
+    """count, sum, mean, min, max and sample std of int64 values per code 0..n-1."""
+    count, total, sq, lo, hi = _stats(np.asarray(codes, np.int64), np.asarray(values, np.int64), n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = total / np.maximum(count, 1)
+        var = (sq - count * mean * mean) / np.maximum(count - 1, 1)
+    std = np.where(count > 1, np.sqrt(np.maximum(var, 0)), 0.0)
+    return pd.DataFrame({"count": count, "sum_ns": total, "mean_ns": mean, "min_ns": lo, "max_ns": hi, "std_ns": std})
+
+
+def _by_neff(fr: Frame) -> pd.DataFrame:
+    ex = fr.rows_named(EXECUTION)
+    models = fr.arg(ex, "model_name", "str")
+    notes = []
+    if ex.size and all(m is None for m in models):
+        notes.append("nc_exec_running events carry no model_name: NEFFs cannot be told apart")
+    codes, uniq = pd.factorize(pd.Series(models, dtype=object).fillna("(no model_name)"))
+    df = group_stats(codes, fr.end[ex] - fr.start[ex], len(uniq))
+    df.insert(0, "model_name", list(uniq))
+    total = df["sum_ns"].sum()
+    df["percentage"] = 100.0 * df["sum_ns"] / total if total else 0.0
+    return notes_of(df.sort_values("sum_ns", ascending=False, ignore_index=True), notes)
+
+
+def _by_name(fr: Frame) -> pd.DataFrame:
+    n = len(fr.names)
+    df = group_stats(fr.name, fr.end - fr.start, n)
+    # The source an event name comes from (a name seen under several sources takes the most common).
+    src = pd.Series(fr.source).groupby(fr.name).agg(lambda v: v.value_counts().index[0]) if len(fr) else pd.Series()
+    df.insert(0, "name", fr.names)
+    df.insert(1, "source", [fr.sources[int(src[c])] if c in src.index and src[c] >= 0 else None for c in range(n)])
+    df = df[df["count"] > 0]
+    per_source = df.groupby("source", dropna=False)["sum_ns"].transform("sum")
+    df["percentage"] = np.where(per_source > 0, 100.0 * df["sum_ns"] / per_source.where(per_source > 0, 1), 0.0)
+    return notes_of(df.sort_values("sum_ns", ascending=False, ignore_index=True), [])
+
+
+# -- Kineto, as HTA -------------------------------------------------------------------------
+def _kineto(fr: Frame, num_kernels: int, duration_ratio: float, include_memory: bool, include_last_step: bool,
+            round_us: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    k = kineto_kernels(fr, include_last_step, round_us)
+    types = k.types(fr)
+    wanted = [COMPUTATION, COMMUNICATION] + ([MEMORY] if include_memory else [])
+    sets = {t: union(k.rank[types == t], k.start[types == t], k.end[types == t]) for t in wanted}
+    by_type = _overlaps(sets, wanted)
+    dur_us = (k.end - k.start) // 1000
+    rows = []
+    for r, rank in enumerate(k.ranks):
+        for t in wanted:
+            m = (k.rank == r) & (types == t)
+            if m.any():
+                rows.append(_top(fr.name[k.rows[m]], dur_us[m], fr.names, num_kernels, duration_ratio)
+                            .assign(kernel_type=t, rank=rank))
+    cols = ["name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "count", "kernel_type", "rank"]
+    by_name = pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
+    by_name = by_name.sort_values(["kernel_type", "name", "rank"], ignore_index=True)
+    return notes_of(by_type, k.notes), notes_of(by_name, k.notes)
+
+
+def _overlaps(sets: dict[str, Intervals], order: list[str]) -> pd.DataFrame:
+    """Time by which types run: alone, or together ("A overlapping B"), summed over ranks, in microseconds."""
+    out = []
+    for mask in range(1, 1 << len(order)):
+        inside = [t for i, t in enumerate(order) if mask >> i & 1]
+        outside = [t for i, t in enumerate(order) if not mask >> i & 1]
+        piece = sets[inside[0]]
+        for t in inside[1:]:
+            piece = piece & sets[t]
+        for t in outside:
+            piece = piece - sets[t]
+        total_ns = int((piece.end - piece.start).sum())
+        if total_ns:
+            out.append((" overlapping ".join(inside), total_ns // 1000))
+    df = pd.DataFrame(out, columns=["kernel_type", "sum"])
+    df = df.sort_values("sum", ascending=False, ignore_index=True)
+    total = df["sum"].sum()
+    df["percentage"] = (100.0 * df["sum"] / total).round(1) if total else 0.0
+    return df
+
+
+def _top(codes: np.ndarray, dur: np.ndarray, names: list[str], num: int, ratio: float) -> pd.DataFrame:
+    uniq, inv = np.unique(codes, return_inverse=True)
+    st = group_stats(inv, dur, uniq.size)
+    st.insert(0, "name", [names[c] for c in uniq])
+    st["inv"] = np.arange(uniq.size)
+    st = st.sort_values("sum_ns", ascending=False, ignore_index=True)
+    others = np.zeros(len(st), bool)
+    if len(st) > num:
+        cum = st["sum_ns"].cumsum().to_numpy()
+        others = (cum > np.quantile(cum, ratio)) | (np.arange(len(st)) >= num)
+    kept = st[~others]
+    out = pd.DataFrame({"name": kept["name"], "sum (us)": kept["sum_ns"], "max (us)": kept["max_ns"],
+                        "min (us)": kept["min_ns"], "stddev": kept["std_ns"], "mean (us)": kept["mean_ns"],
+                        "count": kept["count"]})
+    if others.any():
+        sel = np.isin(inv, st.loc[others, "inv"].to_numpy())
+        d = dur[sel]
+        out = pd.concat([out, pd.DataFrame([{"name": "others", "sum (us)": int(d.sum()), "max (us)": int(d.max()),
+                                             "min (us)": int(d.min()), "stddev": float(d.std(ddof=1)) if d.size > 1 else 0.0,
+                                             "mean (us)": float(d.mean()), "count": int(d.size)}])], ignore_index=True)
+    return out

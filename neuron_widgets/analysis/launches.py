@@ -1,0 +1,159 @@
+"""Who launched each device execution: the runtime call behind a kernel or a NEFF execution.
+
+Kineto: the CPU runtime call with the kernel's correlation id (cudaLaunchKernel and kin).
+Neuron: the `nrt_execute` that shares a flow id with the `nc_exec_running` on the same core, else
+the latest `nrt_execute` on that core that started before the execution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..model.profile import Profile
+from .devices import (
+    EXECUTION,
+    RUNTIME_EXECUTE,
+    Kernels,
+    correlation,
+    kind_of,
+    kineto_kernels,
+    launch_rows,
+    rank_codes,
+    rounded_us,
+)
+from .frame import Frame, frame_of, notes_of
+
+LAUNCH_NAMES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel",
+                "hipExtLaunchKernel", "hipModuleLaunchKernel", "runFunction - job_prep_and_submit_for_execution")
+MEMORY_LAUNCH_NAMES = ("cudaMemcpyAsync", "cudaMemsetAsync", "hipMemcpyAsync", "hipMemsetAsync")
+
+
+def kineto_launchers(fr: Frame, k: Kernels, names: tuple[str, ...] | None = None,
+                     round_us: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per kernel, the row of the runtime call with its correlation id in its rank (-1: none), its start and end."""
+    launches = launch_rows(fr)
+    if names is not None:
+        launches = launches[np.isin(fr.name[launches], fr.codes_of(names))]
+    rank_all = rank_codes(fr)[0]
+    corr_l, corr_k = correlation(fr, launches), correlation(fr, k.rows)
+    table = pd.DataFrame({"rank": rank_all[launches], "corr": corr_l, "row": launches})
+    table = table[table["corr"] >= 0].drop_duplicates(["rank", "corr"], keep="last")
+    idx = pd.MultiIndex.from_frame(table[["rank", "corr"]])
+    pos = idx.get_indexer(pd.MultiIndex.from_arrays([k.rank, corr_k]))
+    found = np.where(pos >= 0, table["row"].to_numpy()[np.maximum(pos, 0)], -1)
+    found[corr_k < 0] = -1
+    at = np.maximum(found, 0)
+    start, end = fr.start[at], fr.end[at]
+    if round_us and found.size:
+        start, end = rounded_us(fr, start, end, k.rank, k.ranks)
+    return found, start, end
+
+
+def neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per execution, the row of its nrt_execute (-1: none) and how it was found (True: by flow id)."""
+    rt = fr.rows_named(RUNTIME_EXECUTE)
+    codes, _ = fr.core_codes()
+    rt = rt[codes[rt] >= 0]
+    found = np.full(ex.size, -1, np.int64)
+    by_flow = np.zeros(ex.size, bool)
+    if rt.size == 0:
+        notes.append("no nrt_execute events: host waits cannot be told from other idle time")
+        return found, by_flow
+    rt_core = codes[rt]
+    if "flow_id" in fr.profile.column_names:
+        ex_ids, ex_of = _exploded(fr.flow_ids(ex))
+        rt_ids, rt_of = _exploded(fr.flow_ids(rt))
+        if ex_ids.size and rt_ids.size:
+            left = pd.DataFrame({"flow": ex_ids, "e": ex_of})
+            left["core"] = core[left["e"].to_numpy()]
+            right = pd.DataFrame({"flow": rt_ids, "r": rt_of})
+            right["core"] = rt_core[right["r"].to_numpy()]
+            m = left.merge(right, on=["flow", "core"])
+            m["rs"] = fr.start[rt[m["r"].to_numpy()]]
+            m = m[m["rs"] <= fr.start[ex[m["e"].to_numpy()]]]
+            m = m.sort_values("rs").drop_duplicates("e", keep="last")
+            found[m["e"].to_numpy()] = rt[m["r"].to_numpy()]
+            by_flow[m["e"].to_numpy()] = True
+    missing = np.flatnonzero(found < 0)
+    if missing.size:
+        # The latest nrt_execute on the same core that started before the execution.
+        order = np.lexsort((fr.start[rt], rt_core))
+        rt_sorted, core_sorted, start_sorted = rt[order], rt_core[order], fr.start[rt][order]
+        for c in np.unique(core[missing]):
+            lo, hi = np.searchsorted(core_sorted, c, "left"), np.searchsorted(core_sorted, c, "right")
+            if lo == hi:
+                continue
+            want = missing[core[missing] == c]
+            k = np.searchsorted(start_sorted[lo:hi], fr.start[ex[want]], side="right") - 1
+            ok = k >= 0
+            found[want[ok]] = rt_sorted[lo:hi][k[ok]]
+        if not by_flow.any():
+            notes.append("no flow ids link nrt_execute to nc_exec_running: each execution is matched to the latest "
+                         "nrt_execute on its core before it")
+    return found, by_flow
+
+
+def _exploded(lists: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Flow id strings and the position of the event each came from."""
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    if len(lists) == 0 or lists.null_count == len(lists):
+        return np.zeros(0, object), np.zeros(0, np.int64)
+    parent = pc.list_parent_indices(lists).to_numpy()
+    values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
+    return values, parent
+
+
+def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bool = True,
+                 include_last_step: bool = False, round_us: bool = True) -> pd.DataFrame:
+    """Per launch: the runtime call's duration, the device work's duration and the launch delay (ns).
+
+    Kineto (HTA's `get_cuda_kernel_launch_stats`, every rank): kernels joined to their
+    cudaLaunchKernel-like call by correlation id; `launch_delay_ns` = kernel start - call end,
+    0 when the kernel starts before the call returns (the last ProfilerStep and microsecond rounding as in `temporal_breakdown`).
+    Neuron: `nc_exec_running` joined to its `nrt_execute` (flow id, else the latest on the core);
+    the runtime call encloses the execution, so `launch_delay_ns` = execution start - call start.
+    """
+    fr = frame_of(profile)
+    notes: list[str] = []
+    if kind_of(fr, kind) == "neuron":
+        ex = fr.rows_named(EXECUTION)
+        codes, cores = fr.core_codes()
+        ex = ex[codes[ex] >= 0]
+        core = codes[ex]
+        rt, by_flow = neuron_launchers(fr, ex, core, notes)
+        ok = rt >= 0
+        ex, core, rt, by_flow = ex[ok], core[ok], rt[ok], by_flow[ok]
+        df = cores.iloc[core].reset_index(drop=True)
+        df["exec_id"] = fr.arg(ex, "exec_id")
+        df["model_name"] = fr.arg(ex, "model_name", "str")
+        df["start_ts"] = fr.start[ex]
+        df["cpu_duration_ns"] = fr.end[rt] - fr.start[rt]
+        df["device_duration_ns"] = fr.end[ex] - fr.start[ex]
+        df["launch_delay_ns"] = fr.start[ex] - fr.start[rt]
+        df["linked_by"] = np.where(by_flow, "flow", "time")
+        df["id"] = fr.profile.array("id")[ex]
+        df["runtime_id"] = fr.profile.array("id")[rt]
+        return notes_of(df, notes)
+    k = kineto_kernels(fr, include_last_step, round_us)
+    names = LAUNCH_NAMES + (MEMORY_LAUNCH_NAMES if include_memory_events else ())
+    rt, rt_start, rt_end = kineto_launchers(fr, k, names, round_us)
+    ok = rt >= 0
+    df = pd.DataFrame({
+        "rank": np.asarray(k.ranks, dtype=object)[k.rank[ok]] if ok.any() else [],
+        "correlation": correlation(fr, k.rows)[ok],
+        "name": [fr.names[c] for c in fr.name[k.rows[ok]]],
+        "stream": k.stream[ok],
+        "start_ts": k.start[ok],
+        "cpu_duration_ns": (rt_end - rt_start)[ok],
+        "device_duration_ns": (k.end - k.start)[ok],
+        # A kernel that starts before its launch call returns waited for nothing (HTA clips too).
+        "launch_delay_ns": np.maximum(k.start - rt_end, 0)[ok],
+        "id": fr.profile.array("id")[k.rows[ok]],
+    })
+    if not ok.any():
+        notes.append("no kernel could be joined to a launch call by correlation id")
+    return notes_of(df, k.notes + notes)
