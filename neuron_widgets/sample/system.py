@@ -71,13 +71,50 @@ def _attributes(kind: np.ndarray, model: np.ndarray, exec_id: np.ndarray, nc: np
         tp.HW_EXEC: _join('{"model_name":"', mname, '","model_id":', mid, ',"exec_id":', eid,
                           ',"device_core_idx":', core, ',"nc_idx":', core, "}"),
         tp.SYNC: _join('{"cpu_timestamp_ns":', host_ts, ',"nc_timestamp_ns":', dev_ts, ',"exec_id":', eid, "}"),
-        tp.CC: _join('{"cc_op":"all_reduce","algorithm":"ring","replica_group":"0-', core, '"}'),
+        tp.CC: _join('{"cc_op":"all_reduce","algorithm":"ring","replica_group":"0-', core, '","exec_id":', eid, "}"),
         tp.TENSOR: _join('{"tensor_name":"output_', core, '","size":', pa.array(np.full(n, 4_194_304)).cast(pa.string()), "}"),
         tp.COPY: _join('{"size":', pa.array(np.full(n, 1_048_576)).cast(pa.string()), ',"model_id":', mid, "}"),
     }
     for k, arr in forms.items():
         out = pc.if_else(pa.array(kind == k), arr, out)
     return out
+
+
+def collectives(tmpl: dict[str, np.ndarray], layout: Layout, steps: np.ndarray, special: Special,
+                rng: np.random.Generator, step0: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+    """Per step, every core's barrier lasts until the last core arrives; the all-reduce and the
+    rest of each backward execution follow that release. One core is late most steps (a straggler).
+
+    `start` and `end` are (steps, groups, template events), changed in place.
+    """
+    names = tmpl["names"]
+    code, core, execution = tmpl["name_code"], tmpl["core"], tmpl["execution"]
+
+    def at(name: str, c: int) -> int:
+        return int(np.flatnonzero((code == names.index(name)) & (core == c) & (execution == 1))[0])
+
+    s, g = start.shape[0], start.shape[1]
+    late_group, late_core = g - 1, layout.cores - 1
+    # Every core has the same compute before the all-reduce, give or take a few microseconds;
+    # the late one takes 40-120 us more in most steps.
+    jitter = rng.integers(0, 10_000, size=(s, g, layout.cores))
+    late = rng.random(s) < 0.85
+    jitter[late, late_group, late_core] += rng.integers(40_000, 120_000, size=int(late.sum()))
+    bars = [at("cc_exec_barrier", c) for c in range(layout.cores)]
+    arrive = step0 + (0.96 * tmpl["start"][bars]).astype(np.int64)[None, None, :] + jitter
+    hung = np.isin(steps, [special.hang_step])
+    arrive_max = arrive.copy()
+    arrive_max[hung, 0, 0] = np.iinfo(np.int64).min  # the hung core does not take part
+    release = arrive_max.max(axis=(1, 2)) + 2_000
+    for c, b in enumerate(bars):
+        start[:, :, b] = arrive[:, :, c]
+        end[:, :, b] = release[:, None]
+        delta = release[:, None] + 1_000 - start[:, :, at("cc_running", c)]
+        for name in ("cc_running", "kbl_exec_post", "dmem_buf_copyout"):
+            start[:, :, at(name, c)] += delta
+            end[:, :, at(name, c)] += delta
+        for name in ("nc_exec_running", "kbl_exec_wait", "nrt_execute"):
+            end[:, :, at(name, c)] += delta
 
 
 def _flows(flow_key: np.ndarray) -> pa.Array:
@@ -100,6 +137,7 @@ def chunk(layout: Layout, tmpl: dict[str, np.ndarray], steps: np.ndarray, rng: n
     step0 = BASE_NS + steps[:, None, None] * tp.STEP_NS + shift
     start = (step0 + (tmpl["start"][None, None, :] * scale).astype(np.int64))
     end = start + (tmpl["dur"][None, None, :] * scale).astype(np.int64)
+    collectives(tmpl, layout, steps, special, rng, step0, start, end)
     group = np.broadcast_to(np.arange(g)[None, :, None], (s, g, k))
     step = np.broadcast_to(steps[:, None, None], (s, g, k))
     kind = np.broadcast_to(tmpl["kind"][None, None, :], (s, g, k))
@@ -134,7 +172,8 @@ def chunk(layout: Layout, tmpl: dict[str, np.ndarray], steps: np.ndarray, rng: n
     ret[err] = 1003
     incomplete = (step == special.hang_step) & (group == 0) & (core == 0) & (execution == 1)
     hang_names = [tmpl["names"].index(n) for n in ("nrt_execute", "kbl_exec_wait", "nc_exec_running")]
-    gone_names = [tmpl["names"].index(n) for n in ("kbl_exec_post", "dmem_buf_copyout")]
+    # The hung core never reaches the all-reduce: the others' barriers release without it.
+    gone_names = [tmpl["names"].index(n) for n in ("kbl_exec_post", "dmem_buf_copyout", "cc_exec_barrier", "cc_running")]
     open_end = incomplete & np.isin(name_code, hang_names)
     keep = ~(incomplete & np.isin(name_code, gone_names))
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 STEP_NS = 2_000_000  # a 2 ms training step
+BARRIER_AT = 1_480_000  # where a core's backward compute ends and it arrives at the all-reduce
 LAYERS = 6
 FWD_MODEL, BWD_MODEL = 1, 2
 MODEL_NAMES = {FWD_MODEL: "neff_fwd_5c1f9a77", BWD_MODEL: "neff_bwd_9e02d4b1"}
@@ -100,7 +101,10 @@ def build(cores: int) -> Template:
         stagger = c * 3_000
         _execution(t, c, fwd[1] - 360_000 + stagger, 320_000, FWD_MODEL, 0)
         _execution(t, c, bwd[1] - 460_000 + stagger, 420_000, BWD_MODEL, 1)
-        t.add("cc_exec_barrier", "neuron_hw", HARDWARE, bwd[1] + 10_000 + stagger, 20_000, c, CC)
-        t.add("cc_running", "neuron_hw", HARDWARE, bwd[1] + 32_000 + stagger, 120_000, c, CC)
+        # The gradient all-reduce inside the backward NEFF: each core arrives at the barrier when
+        # its compute is done; the barrier's end and everything after it are set per step by
+        # system.collectives (the last core to arrive releases them all).
+        t.add("cc_exec_barrier", "neuron_hw", HARDWARE, BARRIER_AT + stagger, 0, c, CC, BWD_MODEL, execution=1)
+        t.add("cc_running", "neuron_hw", HARDWARE, BARRIER_AT + 22_000 + stagger, 60_000, c, CC, BWD_MODEL, execution=1)
         t.add("nrt_tensor_read", "neuron_rt", RUNTIME, 1_950_000 + stagger, 15_000, c, TENSOR)
     return t
