@@ -61,16 +61,16 @@ def _totals(p: Profile, by: str) -> pd.DataFrame:
 def _cores(a: Profile, b: Profile) -> pd.DataFrame:
     ta, tb = temporal_breakdown(a), temporal_breakdown(b)
     notes = ta.attrs.get("notes", []) + tb.attrs.get("notes", [])
-    if "rank" in ta and "rank" in tb:
+    if "rank" in ta and "rank" in tb and set(ta["rank"]) & set(tb["rank"]):
         key = ["rank"]
     elif "worker_gid" in ta and "worker_gid" in tb and ta["worker_gid"].notna().all() and tb["worker_gid"].notna().all():
         key = ["worker_gid"]
     else:
         ta, tb = ta.assign(device=np.arange(len(ta))), tb.assign(device=np.arange(len(tb)))
         key = ["device"]
-        notes.append("devices matched by position (no worker_gid in both profiles)")
+        notes.append("devices matched by position (no rank or worker_gid common to both profiles)")
     pctg = [c for c in ta.columns if c.endswith("_pctg") and c in tb.columns]
-    label = [c for c in ("instance_id", "nc_idx") if c in ta.columns]
+    label = [c for c in ("rank", "instance_id", "nc_idx") if c in ta.columns and c not in key]
     df = ta[key + label + pctg].merge(tb[key + pctg], on=key, how="outer", suffixes=("_a", "_b"))
     for c in pctg:
         df[f"delta_{c}"] = df[f"{c}_b"] - df[f"{c}_a"]

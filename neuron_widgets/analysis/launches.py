@@ -134,6 +134,7 @@ def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bo
         df["cpu_duration_ns"] = fr.end[rt] - fr.start[rt]
         df["device_duration_ns"] = fr.end[ex] - fr.start[ex]
         df["launch_delay_ns"] = fr.start[ex] - fr.start[rt]
+        df["launch_name"] = RUNTIME_EXECUTE
         df["linked_by"] = np.where(by_flow, "flow", "time")
         df["id"] = fr.profile.array("id")[ex]
         df["runtime_id"] = fr.profile.array("id")[rt]
@@ -146,6 +147,7 @@ def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bo
         "rank": np.asarray(k.ranks, dtype=object)[k.rank[ok]] if ok.any() else [],
         "correlation": correlation(fr, k.rows)[ok],
         "name": [fr.names[c] for c in fr.name[k.rows[ok]]],
+        "launch_name": [fr.names[c] for c in fr.name[rt[ok]]],
         "stream": k.stream[ok],
         "start_ts": k.start[ok],
         "cpu_duration_ns": (rt_end - rt_start)[ok],
