@@ -4,6 +4,10 @@ Times are int64 nanoseconds (HTA-shaped Kineto tables keep HTA's microseconds wh
 them), shares are percent. Each result's `attrs["notes"]` says what the analysis could not know.
 """
 
+import threading
+
+import numpy as np
+
 from .compare import compare
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
@@ -11,7 +15,20 @@ from .launches import launch_stats
 from .overlap import comm_comp_overlap
 from .problems import NRT_STATUS, errors_and_hangs, last_events
 from .stragglers import stragglers
+from .suite import all_analyses
 from .temporal import temporal_breakdown
 
-__all__ = ["NRT_STATUS", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown", "kernel_breakdown",
-           "last_events", "launch_stats", "stragglers", "temporal_breakdown"]
+__all__ = ["NRT_STATUS", "all_analyses", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown",
+           "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown"]
+
+
+def _warm() -> None:
+    from .intervals import warm
+    from .kernels import group_stats
+
+    warm()
+    group_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), 1)
+
+
+# The numba kernels load in the background from the import on, while the user loads a profile.
+threading.Thread(target=_warm, name="neuron-widgets-analysis-warm", daemon=True).start()

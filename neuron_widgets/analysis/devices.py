@@ -99,7 +99,7 @@ def kineto_kernels(fr: Frame, include_last_step: bool = False, round_us: bool = 
     rank, ranks = rank_codes(fr)
     if device.size and not include_last_step:
         device = _drop_last_step(fr, device, rank, notes)
-    stream = np.asarray(fr.combo_values("thread_id")[device], dtype=np.int64) if device.size else np.zeros(0, np.int64)
+    stream = np.asarray(fr.combo_values("thread_id", device), dtype=np.int64) if device.size else np.zeros(0, np.int64)
     if device.size == 0:
         notes.append("no device kernels in this profile (no Kineto kernel, memcpy or memset events)")
     start, end = fr.start[device], fr.end[device]

@@ -23,6 +23,9 @@ from ..model.schema import INCOMPLETE
 
 # Kineto device events (GPU kernels, memory copies and sets), as HTA's kernel categories.
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"})
+# Events whose arguments the Neuron analyses read (exec_id, model_name, ret), fetched in one pass.
+ARG_EVENTS = ("nc_exec_running", "nrt_execute", "cc_exec_barrier")
+FLOW_EVENTS = ("nc_exec_running", "nrt_execute")
 _NULL = -1
 
 
@@ -37,6 +40,7 @@ class Frame:
     sources: list[str]
     _cache: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _building: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return int(self.name.size)
@@ -47,12 +51,20 @@ class Frame:
         return np.array([i for i, n in enumerate(self.names) if n in wanted], np.int64)
 
     def rows_named(self, *names: str) -> np.ndarray:
-        codes = self.codes_of(names)
+        def build() -> np.ndarray:
+            return self.rows_with_codes(self.codes_of(names))
+
+        return self._cached(("named", names), build)
+
+    def rows_with_codes(self, codes: np.ndarray) -> np.ndarray:
+        """Rows whose name code is one of `codes` (a table look-up per event, not a set test)."""
         if codes.size == 0:
             return np.zeros(0, np.int64)
         if codes.size == 1:
             return np.flatnonzero(self.name == codes[0])
-        return np.flatnonzero(np.isin(self.name, codes))
+        table = np.zeros(len(self.names) + 1, bool)
+        table[codes] = True
+        return np.flatnonzero(table[self.name])
 
     def rows_of_source(self, source: str) -> np.ndarray:
         if source not in self.sources:
@@ -66,14 +78,20 @@ class Frame:
             if INCOMPLETE in self.profile.column_names else np.zeros(len(self), bool)))
 
     # -- per-event keys from the few distinct combos ------------------------------------
-    def combo_values(self, column: str) -> np.ndarray:
-        """A grouping column (instance_id, process_id, nc_idx, ...) per event, through the combos table."""
+    def combo_values(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """A grouping column (instance_id, process_id, nc_idx, ...) at some rows, through the combos table."""
+        combos = self.profile._combo_codes()
+        vals = combos.table[column].to_numpy(dtype=object)
+        return vals[combos.codes[rows]]
+
+    def combo_codes(self, columns: tuple[str, ...]) -> np.ndarray:
+        """A code per event for the distinct values of some grouping columns (e.g. a thread)."""
         def build() -> np.ndarray:
             combos = self.profile._combo_codes()
-            vals = combos.table[column].to_numpy(dtype=object)
-            return vals[combos.codes]
+            per_combo = pd.MultiIndex.from_frame(combos.table[list(columns)].astype(object)).factorize()[0]
+            return np.asarray(per_combo, np.int64)[combos.codes]
 
-        return self._cached(f"combo:{column}", build)
+        return self._cached(("combo", columns), build)
 
     def core_codes(self) -> tuple[np.ndarray, pd.DataFrame]:
         """A NeuronCore code per event (-1 for events not on a core) and one row per core.
@@ -116,34 +134,83 @@ class Frame:
         return self._cached(f"codes:{column}", build)
 
     # -- arguments ----------------------------------------------------------------------
-    def arg_texts(self, rows: np.ndarray) -> pa.Array:
-        """extra_attributes_json at rows (read once per row set, then kept)."""
+    def _store(self, column: str, prefetch: tuple[str, ...]) -> tuple[np.ndarray, pa.Array]:
+        """One read of a lazy column for every event the analyses ask about (sorted rows, values)."""
+        def build() -> tuple[np.ndarray, pa.Array]:
+            rows = self.rows_named(*prefetch)
+            if column == "extra_attributes_json":
+                from ..model.problems import error_name_codes
+
+                self.prefetch()
+
+                errs = self.rows_with_codes(error_name_codes(self.names))
+                rows = sorted_union(rows, errs, np.flatnonzero(self.incomplete))
+            return rows, self.profile.values_at(column, rows)
+
+        return self._cached(("store", column), build)
+
+    def _lazy_at(self, column: str, rows: np.ndarray, prefetch: tuple[str, ...]) -> pa.Array:
         rows = np.asarray(rows, np.int64)
-        key = ("args", rows.size, int(rows[:64].sum()), int(rows[-64:].sum()) if rows.size else 0)
-        if "extra_attributes_json" not in self.profile.column_names:
-            return pa.nulls(rows.size, pa.string())
-        return self._cached(key, lambda: self.profile.values_at("extra_attributes_json", rows).cast(pa.string()))
+        if column not in self.profile.column_names:
+            typ = pa.list_(pa.string()) if column == "flow_id" else pa.string()
+            return pa.nulls(rows.size, typ)
+        have, values = self._store(column, prefetch)
+        pos = np.searchsorted(have, rows)
+        if have.size and rows.size and (pos < have.size).all() and (have[np.minimum(pos, have.size - 1)] == rows).all():
+            return values.take(pa.array(pos))
+        if rows.size == 0:
+            return values.slice(0, 0)
+        return self._cached((column, _fingerprint(rows)), lambda: self.profile.values_at(column, rows))
+
+    def arg_texts(self, rows: np.ndarray) -> pa.Array:
+        """extra_attributes_json at rows (the usual events are read together once, then kept)."""
+        return self._lazy_at("extra_attributes_json", rows, ARG_EVENTS).cast(pa.string())
 
     def arg(self, rows: np.ndarray, key: str, kind: str = "int") -> np.ndarray:
         """One argument of events as a NumPy array: int64 (missing: -1), float, or object strings (missing: None)."""
-        texts = self.arg_texts(rows)
-        return values_of(texts, key, kind)
+        rows = np.asarray(rows, np.int64)
+        return self._cached(("arg", key, kind, _fingerprint(rows)), lambda: values_of(self.arg_texts(rows), key, kind))
 
     def flow_ids(self, rows: np.ndarray) -> pa.Array:
-        rows = np.asarray(rows, np.int64)
-        if "flow_id" not in self.profile.column_names:
-            return pa.nulls(rows.size, pa.list_(pa.string()))
-        key = ("flows", rows.size, int(rows[:64].sum()), int(rows[-64:].sum()) if rows.size else 0)
-        return self._cached(key, lambda: self.profile.values_at("flow_id", rows))
+        return self._lazy_at("flow_id", rows, FLOW_EVENTS)
 
     def _cached(self, key, build):
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-        got = build()
-        with self._lock:
-            self._cache[key] = got
-        return got
+        """build() once per key: other threads asking meanwhile wait for it instead of building it again."""
+        while True:
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key]
+                waiting = self._building.get(key)
+                if waiting is None:
+                    done = self._building[key] = threading.Event()
+                    break
+            waiting.wait()
+        try:
+            got = build()
+            with self._lock:
+                self._cache[key] = got
+            return got
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+            done.set()
+
+    def prefetch(self) -> None:
+        """Start reading the flow ids in a thread while the caller reads arguments (Parquet decodes off the GIL)."""
+        if "flow_id" in self.profile.column_names and ("store", "flow_id") not in self._cache:
+            threading.Thread(target=lambda: self._store("flow_id", FLOW_EVENTS), daemon=True,
+                             name="neuron-widgets-analysis-flows").start()
+
+
+def sorted_union(*arrays: np.ndarray) -> np.ndarray:
+    """Distinct values of int arrays, sorted (a sort, not NumPy's hashing unique, which is slow on millions)."""
+    c = np.concatenate([np.asarray(a, np.int64) for a in arrays])
+    c.sort()
+    return c[np.r_[True, c[1:] != c[:-1]]] if c.size else c
+
+
+def _fingerprint(rows: np.ndarray) -> tuple[int, int, int]:
+    return (rows.size, int(rows[:64].sum()), int(rows[-64:].sum())) if rows.size else (0, 0, 0)
 
 
 def values_of(texts: pa.Array, key: str, kind: str = "int") -> np.ndarray:
@@ -156,7 +223,7 @@ def values_of(texts: pa.Array, key: str, kind: str = "int") -> np.ndarray:
         got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"(?P<v>(?:[^"\\]|\\.)*)"')
         out = got.field("v").to_numpy(zero_copy_only=False).astype(object)
         return np.where(pc.is_null(got).to_numpy(zero_copy_only=False), None, out)
-    got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"?(?P<v>-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"?')
+    got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"?(?P<v>-?[0-9][0-9.eE+-]*)')
     # A text the pattern missed is a null struct whose field still holds "": null it.
     vals = pc.if_else(pc.is_null(got), pa.scalar(None, pa.string()), got.field("v"))
     if kind == "float":

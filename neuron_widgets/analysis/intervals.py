@@ -168,3 +168,12 @@ def _depth2(g, t, d, og, os_, oe):  # pragma: no cover - numba
                 og[n], os_[n], oe[n] = g[i], since, t[i]
                 n += 1
     return n
+
+
+def warm() -> None:
+    """Load the compiled kernels (numba's cache) before the first analysis needs them."""
+    g = np.zeros(2, np.int64)
+    a = union(g, np.array([0, 1]), np.array([2, 3]))
+    _ = (a & a) - a
+    _ = a.length(1)
+    covered_twice(g, np.array([0, 1]), np.array([2, 3]))

@@ -82,9 +82,11 @@ def _by_name(fr: Frame) -> pd.DataFrame:
     n = len(fr.names)
     df = group_stats(fr.name, fr.end - fr.start, n)
     # The source an event name comes from (a name seen under several sources takes the most common).
-    src = pd.Series(fr.source).groupby(fr.name).agg(lambda v: v.value_counts().index[0]) if len(fr) else pd.Series()
+    m = len(fr.sources) + 1
+    pairs = np.bincount(fr.name.astype(np.int64) * m + (fr.source.astype(np.int64) + 1), minlength=n * m).reshape(n, m)
+    src = pairs.argmax(axis=1) - 1
     df.insert(0, "name", fr.names)
-    df.insert(1, "source", [fr.sources[int(src[c])] if c in src.index and src[c] >= 0 else None for c in range(n)])
+    df.insert(1, "source", [fr.sources[c] if c >= 0 else None for c in src])
     df = df[df["count"] > 0]
     per_source = df.groupby("source", dropna=False)["sum_ns"].transform("sum")
     df["percentage"] = np.where(per_source > 0, 100.0 * df["sum_ns"] / per_source.where(per_source > 0, 1), 0.0)

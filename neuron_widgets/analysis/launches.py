@@ -24,7 +24,7 @@ from .devices import (
     rank_codes,
     rounded_us,
 )
-from .frame import Frame, frame_of, notes_of
+from .frame import Frame, frame_of, notes_of, sorted_union
 
 LAUNCH_NAMES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel",
                 "hipExtLaunchKernel", "hipModuleLaunchKernel", "runFunction - job_prep_and_submit_for_execution")
@@ -54,6 +54,14 @@ def kineto_launchers(fr: Frame, k: Kernels, names: tuple[str, ...] | None = None
 
 def neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Per execution, the row of its nrt_execute (-1: none) and how it was found (True: by flow id)."""
+    found, by_flow, said = fr._cached(("launchers", ex.size, int(ex[:64].sum()), int(ex[-64:].sum())),
+                                      lambda: _neuron_launchers(fr, ex, core))
+    notes += said
+    return found, by_flow
+
+
+def _neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    notes: list[str] = []
     rt = fr.rows_named(RUNTIME_EXECUTE)
     codes, _ = fr.core_codes()
     rt = rt[codes[rt] >= 0]
@@ -61,28 +69,35 @@ def neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray, notes: list[st
     by_flow = np.zeros(ex.size, bool)
     if rt.size == 0:
         notes.append("no nrt_execute events: host waits cannot be told from other idle time")
-        return found, by_flow
+        return found, by_flow, notes
     rt_core = codes[rt]
     if "flow_id" in fr.profile.column_names:
         ex_ids, ex_of = _exploded(fr.flow_ids(ex))
         rt_ids, rt_of = _exploded(fr.flow_ids(rt))
         if ex_ids.size and rt_ids.size:
-            left = pd.DataFrame({"flow": ex_ids, "e": ex_of})
-            left["core"] = core[left["e"].to_numpy()]
-            right = pd.DataFrame({"flow": rt_ids, "r": rt_of})
-            right["core"] = rt_core[right["r"].to_numpy()]
-            m = left.merge(right, on=["flow", "core"])
-            m["rs"] = fr.start[rt[m["r"].to_numpy()]]
-            m = m[m["rs"] <= fr.start[ex[m["e"].to_numpy()]]]
-            m = m.sort_values("rs").drop_duplicates("e", keep="last")
-            found[m["e"].to_numpy()] = rt[m["r"].to_numpy()]
-            by_flow[m["e"].to_numpy()] = True
+            # One key per (flow id, core); the nrt_execute of an execution is the latest with its key
+            # that started no later than the execution.
+            ids, _ = pd.factorize(np.concatenate([rt_ids, ex_ids]))
+            n_cores = int(codes.max()) + 1
+            rk = ids[:rt_ids.size].astype(np.int64) * n_cores + rt_core[rt_of]
+            ek = ids[rt_ids.size:].astype(np.int64) * n_cores + core[ex_of]
+            rs = fr.start[rt][rt_of]
+            order = np.lexsort((rs, rk))
+            rk, rs, rrow = rk[order], rs[order], rt[rt_of][order]
+            at = np.searchsorted(rk, ek, side="right") - 1
+            ok = (at >= 0) & (rk[np.maximum(at, 0)] == ek) & (rs[np.maximum(at, 0)] <= fr.start[ex][ex_of])
+            hit_ex, hit_rt = ex_of[ok], rrow[at[ok]]
+            # An execution with several flow ids keeps the latest launch among them.
+            o = np.lexsort((fr.start[hit_rt], hit_ex))
+            hit_ex, hit_rt = hit_ex[o], hit_rt[o]
+            found[hit_ex] = hit_rt
+            by_flow[hit_ex] = True
     missing = np.flatnonzero(found < 0)
     if missing.size:
         # The latest nrt_execute on the same core that started before the execution.
         order = np.lexsort((fr.start[rt], rt_core))
         rt_sorted, core_sorted, start_sorted = rt[order], rt_core[order], fr.start[rt][order]
-        for c in np.unique(core[missing]):
+        for c in sorted_union(core[missing]):
             lo, hi = np.searchsorted(core_sorted, c, "left"), np.searchsorted(core_sorted, c, "right")
             if lo == hi:
                 continue
@@ -93,7 +108,7 @@ def neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray, notes: list[st
         if not by_flow.any():
             notes.append("no flow ids link nrt_execute to nc_exec_running: each execution is matched to the latest "
                          "nrt_execute on its core before it")
-    return found, by_flow
+    return found, by_flow, notes
 
 
 def _exploded(lists: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -103,8 +118,11 @@ def _exploded(lists: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if len(lists) == 0 or lists.null_count == len(lists):
         return np.zeros(0, object), np.zeros(0, np.int64)
     parent = pc.list_parent_indices(lists).to_numpy()
-    values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
-    return values, parent
+    flat = pc.list_flatten(lists)
+    try:  # numeric ids (the usual case) join far faster as integers than as strings
+        return pc.cast(flat, pa.int64()).to_numpy(zero_copy_only=False), parent
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return flat.to_numpy(zero_copy_only=False), parent
 
 
 def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bool = True,
@@ -127,9 +145,11 @@ def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bo
         rt, by_flow = neuron_launchers(fr, ex, core, notes)
         ok = rt >= 0
         ex, core, rt, by_flow = ex[ok], core[ok], rt[ok], by_flow[ok]
-        df = cores.iloc[core].reset_index(drop=True)
+        # Repeated text (instance, NEFF) as categoricals: one string per distinct value, not per launch.
+        df = pd.DataFrame({c: pd.Categorical(cores[c].astype(str))[core] if c == "instance_id" else cores[c].array[core]
+                           for c in cores.columns})
         df["exec_id"] = fr.arg(ex, "exec_id")
-        df["model_name"] = fr.arg(ex, "model_name", "str")
+        df["model_name"] = pd.Categorical(fr.arg(ex, "model_name", "str"))
         df["start_ts"] = fr.start[ex]
         df["cpu_duration_ns"] = fr.end[rt] - fr.start[rt]
         df["device_duration_ns"] = fr.end[ex] - fr.start[ex]

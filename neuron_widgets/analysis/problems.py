@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 
-from ..model.problems import ARGS_SCAN_LIMIT, error_name_codes
+from ..model.problems import ARGS_SCAN_LIMIT, RETURN_CODE, error_name_codes
 from ..model.profile import Profile
 from .devices import EXECUTION, RUNTIME_EXECUTE
-from .frame import Frame, frame_of, notes_of, values_of
+from .frame import Frame, frame_of, notes_of, sorted_union, values_of
 
 # The Neuron runtime's status codes (nrt_status.h), in words.
 NRT_STATUS: dict[int, str] = {
@@ -43,6 +44,7 @@ NRT_STATUS: dict[int, str] = {
     1206: "NRT_NETWORK_PROXY_FAILURE: network proxy failure",
 }
 CODE_KEYS = ("ret", "status", "return_code", "error_code", "rc")
+THREAD = ("instance_id", "process_id", "thread_id")
 COLUMNS = ["kind", "name", "instance_id", "process_id", "thread_id", "nc_idx", "exec_id", "model_name", "code", "meaning",
            "start_ts", "id", "row"]
 
@@ -82,7 +84,7 @@ def errors_and_hangs(profile: Profile, scan_args: bool | None = None) -> pd.Data
 
 def _error_rows(fr: Frame, scan_args: bool | None, notes: list[str]) -> np.ndarray:
     codes = error_name_codes(fr.names)
-    by_name = np.flatnonzero(np.isin(fr.name, codes)) if codes.size else np.zeros(0, np.int64)
+    by_name = fr.rows_with_codes(codes)
     if scan_args is None:
         scan_args = len(fr) <= ARGS_SCAN_LIMIT
         if not scan_args:
@@ -92,12 +94,8 @@ def _error_rows(fr: Frame, scan_args: bool | None, notes: list[str]) -> np.ndarr
     if scan.size == 0 or "extra_attributes_json" not in fr.profile.column_names:
         return by_name
     texts = fr.arg_texts(scan)
-    bad = np.zeros(scan.size, bool)
-    for key in CODE_KEYS:
-        v = values_of(texts, key)
-        bad |= v > 0
-        bad |= v < -1  # -1 is "absent"; other negative codes are failures
-    return np.union1d(by_name, scan[bad])
+    bad = pc.match_substring_regex(texts, RETURN_CODE).fill_null(False).to_numpy(zero_copy_only=False)
+    return sorted_union(by_name, scan[bad])
 
 
 def _hang_rows(fr: Frame) -> np.ndarray:
@@ -108,8 +106,7 @@ def _hang_rows(fr: Frame) -> np.ndarray:
     codes, _ = fr.core_codes()
     core = codes[rows]
     exec_id = fr.arg(rows, "exec_id")
-    thread = pd.MultiIndex.from_arrays([fr.combo_values("instance_id")[rows], fr.combo_values("process_id")[rows],
-                                        fr.combo_values("thread_id")[rows]]).factorize()[0]
+    thread = fr.combo_codes(THREAD)[rows]
     hw = fr.sources.index("neuron_hw") if "neuron_hw" in fr.sources else -2
     df = pd.DataFrame({"row": rows, "core": core, "thread": thread, "exec": exec_id,
                        "hw": fr.source[rows] == hw, "start": fr.start[rows]})
@@ -134,11 +131,11 @@ def _describe(fr: Frame, rows: np.ndarray, kinds: np.ndarray) -> pd.DataFrame:
     if missing.any():
         model[missing] = _model_of_execution(fr, codes[rows][missing], exec_id[missing])
     names = [fr.names[c] for c in fr.name[rows]]
-    nc = fr.combo_values("nc_idx")[rows]
+    nc = fr.combo_values("nc_idx", rows)
     return pd.DataFrame({
         "kind": kinds, "name": names,
-        "instance_id": fr.combo_values("instance_id")[rows], "process_id": fr.combo_values("process_id")[rows],
-        "thread_id": fr.combo_values("thread_id")[rows], "nc_idx": pd.array(list(nc), dtype="Int64"),
+        "instance_id": fr.combo_values("instance_id", rows), "process_id": fr.combo_values("process_id", rows),
+        "thread_id": fr.combo_values("thread_id", rows), "nc_idx": pd.array(list(nc), dtype="Int64"),
         "exec_id": _nullable(exec_id, exec_id >= 0),
         "model_name": model,
         "code": _nullable(code, code != -1),
@@ -183,9 +180,8 @@ def last_events(profile: Profile, problem: Any, n: int = 20) -> pd.DataFrame:
         same = np.flatnonzero(codes == codes[row])
         where = "NeuronCore"
     else:
-        same = np.flatnonzero((fr.combo_values("instance_id") == fr.combo_values("instance_id")[row])
-                              & (fr.combo_values("process_id") == fr.combo_values("process_id")[row])
-                              & (fr.combo_values("thread_id") == fr.combo_values("thread_id")[row]))
+        thread = fr.combo_codes(THREAD)
+        same = np.flatnonzero(thread == thread[row])
         where = "thread"
     same = same[(fr.start[same] < fr.start[row]) | (same == row)]
     tail = same[np.lexsort((same, fr.start[same]))][-max(int(n), 1):]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..model.profile import Profile
 from .devices import BARRIER, COMMUNICATION, kind_of, kineto_kernels
-from .frame import frame_of, notes_of
+from .frame import frame_of, notes_of, sorted_union
 
 
 def stragglers(profile: Profile, kind: str = "auto", per_step: bool = False) -> pd.DataFrame:
@@ -79,7 +79,7 @@ def _steps(step_key: np.ndarray, step_label: np.ndarray, dev: np.ndarray, arrive
     df = pd.DataFrame({"step": step_key, "label": step_label, "dev": dev, "arrive": arrive,
                        "length": release - arrive, "release": release, "id": ids})
     df = df.sort_values(["step", "arrive"]).drop_duplicates(["step", "dev"], keep="first")
-    participants = np.unique(dev)
+    participants = sorted_union(dev)
     counts = df.groupby("step")["dev"].transform("size")
     missing = int((len(participants) - df.groupby("step")["dev"].size()).clip(lower=0).sum()) if len(df) else 0
     if missing and len(participants) > 1:

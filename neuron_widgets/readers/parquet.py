@@ -6,6 +6,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,8 +203,10 @@ class ParquetLazy:
         return self._groups
 
     def take(self, name: str, rows: np.ndarray) -> pa.Array:
-        """One column at sorted source rows, streamed batch by batch (memory stays that of the rows taken)."""
+        """One column at sorted source rows, streamed (memory stays that of the rows taken plus two row groups)."""
         rows = np.asarray(rows, dtype=np.int64)
+        if self.expr is None:
+            return self._take_by_group(name, rows)
         parts, at, k = [], 0, 0
         for batch in self._batches(name):
             n = batch.num_rows
@@ -217,6 +220,28 @@ class ParquetLazy:
         typ = self.dataset.schema.field(name).type
         out = pa.concat_arrays([c.cast(typ) if c.type != typ else c for c in parts]) if parts else pa.array([], typ)
         pa.default_memory_pool().release_unused()  # the decoded batches, so the process shrinks back
+        return out
+
+    def _take_by_group(self, name: str, rows: np.ndarray) -> pa.Array:
+        """An unfiltered load's rows are the files' rows: decode only the row groups that hold some, two at a time."""
+        with self._read_lock:
+            groups = self._row_groups()
+        first, size = groups["first"], groups["rows"]
+        lo = np.searchsorted(rows, first, side="left")
+        hi = np.searchsorted(rows, first + size, side="left")
+        wanted = [k for k in range(first.size) if hi[k] > lo[k]]
+        typ = self.dataset.schema.field(name).type
+
+        def one(k: int) -> pa.Array:
+            col = pq.ParquetFile(groups["file"][k]).read_row_group(int(groups["group"][k]), columns=[name],
+                                                                   use_threads=False).column(0)
+            got = col.take(pa.array(rows[lo[k]:hi[k]] - first[k])).combine_chunks()
+            return got.cast(typ) if got.type != typ else got
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            parts = list(pool.map(one, wanted))
+        out = pa.concat_arrays(parts) if parts else pa.array([], typ)
+        pa.default_memory_pool().release_unused()
         return out
 
     def _batches(self, name: str) -> Iterator[pa.RecordBatch]:

@@ -1,0 +1,43 @@
+"""Every analysis of one profile at once, overlapping the argument reads with the work that needs none."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..model.profile import Profile
+from .devices import kind_of
+from .frame import ARG_EVENTS, frame_of
+from .idle import idle_time_breakdown
+from .kernels import kernel_breakdown
+from .launches import launch_stats
+from .overlap import comm_comp_overlap
+from .problems import errors_and_hangs
+from .stragglers import stragglers
+from .temporal import temporal_breakdown
+
+
+def all_analyses(profile: Profile, kind: str = "auto") -> dict[str, Any]:
+    """temporal, idle, kernels (a pair), overlap, launches, stragglers, straggler_steps, problems.
+
+    On a Neuron profile the lazy arguments and flow ids are read in threads (Parquet decodes off
+    the GIL) while the breakdowns that need only times run, so the whole set costs little more
+    than its slowest part.
+    """
+    fr = frame_of(profile)
+    kind = kind_of(fr, kind)
+    if kind == "neuron":
+        fr.prefetch()
+        reader = threading.Thread(target=lambda: fr.arg_texts(fr.rows_named(*ARG_EVENTS)), daemon=True,
+                                  name="neuron-widgets-analysis-args")
+        reader.start()
+    out: dict[str, Any] = {"kind": kind}
+    out["temporal"] = temporal_breakdown(profile, kind)
+    out["overlap"] = comm_comp_overlap(profile, kind)
+    out["kernels"] = kernel_breakdown(profile, kind)
+    out["idle"] = idle_time_breakdown(profile, kind)
+    out["launches"] = launch_stats(profile, kind)
+    out["stragglers"] = stragglers(profile, kind)
+    out["straggler_steps"] = stragglers(profile, kind, per_step=True)
+    out["problems"] = errors_and_hangs(profile)
+    return out
