@@ -9,7 +9,7 @@ with several ProfilerStep markers drops the kernels launched from the last step 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -62,13 +62,14 @@ class Kernels:
     notes: list[str]
     start: np.ndarray  # as HTA reads them when rounded: start up, end down to whole microseconds
     end: np.ndarray
+    _types: list = field(default_factory=list)  # computed once, shared by copies
 
     def types(self, fr: Frame) -> np.ndarray:
         """Kernel type per kernel, decided once per distinct name."""
-        codes = fr.name[self.rows]
-        uniq, inv = np.unique(codes, return_inverse=True)
-        per = np.array([kernel_type(fr.names[c]) for c in uniq], dtype=object)
-        return per[inv] if uniq.size else np.zeros(0, object)
+        if not self._types:
+            per = np.array([kernel_type(n) if n else OTHER for n in fr.names] or [OTHER], dtype=object)
+            self._types.append(per[fr.name[self.rows]] if self.rows.size else np.zeros(0, object))
+        return self._types[0]
 
 
 def rank_codes(fr: Frame) -> tuple[np.ndarray, list]:
@@ -89,6 +90,12 @@ def rank_codes(fr: Frame) -> tuple[np.ndarray, list]:
 
 
 def kineto_kernels(fr: Frame, include_last_step: bool = False, round_us: bool = True) -> Kernels:
+    """The profile's device kernels (built once per profile and options)."""
+    k = fr._cached(("kernels", include_last_step, round_us), lambda: _kineto_kernels(fr, include_last_step, round_us))
+    return Kernels(k.rows, k.rank, k.ranks, k.stream, list(k.notes), k.start, k.end, k._types)
+
+
+def _kineto_kernels(fr: Frame, include_last_step: bool, round_us: bool) -> Kernels:
     p = fr.profile
     notes: list[str] = []
     device = fr.rows_of_source("device")
@@ -136,6 +143,11 @@ def launch_rows(fr: Frame) -> np.ndarray:
     return rows[fr.source[rows] != (fr.sources.index("device") if "device" in fr.sources else -2)]
 
 
+def pair_key(rank: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """(rank, id) packed in one int64 (ranks < 2^20, ids < 2^43: what correlation ids are)."""
+    return np.asarray(rank, np.int64) << 43 | (np.asarray(value, np.int64) & ((1 << 43) - 1))
+
+
 def correlation(fr: Frame, rows: np.ndarray) -> np.ndarray:
     return fr.arg(rows, "correlation")
 
@@ -155,8 +167,7 @@ def _drop_last_step(fr: Frame, kernels: np.ndarray, rank: np.ndarray, notes: lis
     corr_k = correlation(fr, kernels)
     cutoff = last_start.reindex(rank[launches]).to_numpy(dtype=np.float64, na_value=np.inf)
     early = (fr.start[launches] < cutoff) & (corr_l >= 0)
-    keys_early = pd.MultiIndex.from_arrays([rank[launches][early], corr_l[early]])
-    keep = pd.MultiIndex.from_arrays([rank[kernels], corr_k]).isin(keys_early) & (corr_k >= 0)
+    keep = np.isin(pair_key(rank[kernels], corr_k), pair_key(rank[launches][early], corr_l[early])) & (corr_k >= 0)
     dropped = int((~keep).sum())
     if dropped:
         notes.append(f"{dropped} kernels launched in the last ProfilerStep (usually cut short by the profiler) "

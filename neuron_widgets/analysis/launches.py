@@ -21,6 +21,7 @@ from .devices import (
     kind_of,
     kineto_kernels,
     launch_rows,
+    pair_key,
     rank_codes,
     rounded_us,
 )
@@ -39,12 +40,14 @@ def kineto_launchers(fr: Frame, k: Kernels, names: tuple[str, ...] | None = None
         launches = launches[np.isin(fr.name[launches], fr.codes_of(names))]
     rank_all = rank_codes(fr)[0]
     corr_l, corr_k = correlation(fr, launches), correlation(fr, k.rows)
-    table = pd.DataFrame({"rank": rank_all[launches], "corr": corr_l, "row": launches})
-    table = table[table["corr"] >= 0].drop_duplicates(["rank", "corr"], keep="last")
-    idx = pd.MultiIndex.from_frame(table[["rank", "corr"]])
-    pos = idx.get_indexer(pd.MultiIndex.from_arrays([k.rank, corr_k]))
-    found = np.where(pos >= 0, table["row"].to_numpy()[np.maximum(pos, 0)], -1)
-    found[corr_k < 0] = -1
+    ok = corr_l >= 0
+    lkey, lrow = pair_key(rank_all[launches][ok], corr_l[ok]), launches[ok]
+    order = np.argsort(lkey, kind="stable")
+    lkey, lrow = lkey[order], lrow[order]
+    kkey = pair_key(k.rank, corr_k)
+    at = np.searchsorted(lkey, kkey, side="right") - 1  # the last launch with that id, as a later one wins
+    hit = (at >= 0) & (lkey[np.maximum(at, 0)] == kkey) & (corr_k >= 0)
+    found = np.where(hit, lrow[np.maximum(at, 0)], -1)
     at = np.maximum(found, 0)
     start, end = fr.start[at], fr.end[at]
     if round_us and found.size:

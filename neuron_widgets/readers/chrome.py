@@ -108,7 +108,7 @@ def _ns(values: list, warnings: LoadWarnings, origin: str, what: str) -> tuple[n
     """Microsecond values (ints, floats, numeric strings) as int64 ns, and which were usable."""
     try:
         first = np.array(values) if values else np.zeros(0, dtype=np.int64)
-        if first.ndim != 1 or first.dtype.kind not in "iuf" or any(type(v) is bool for v in values):
+        if first.ndim != 1 or first.dtype.kind not in "iuf" or bool in set(map(type, values)):
             raise TypeError("not plain numbers")  # true/false are not times, though NumPy reads them as 1/0
         exact = first if first.dtype == np.int64 else None
         arr = first.astype(np.float64)
@@ -133,7 +133,7 @@ def _int_ids(values: list, names: dict[Any, str], kind: str) -> np.ndarray:
         arr = np.array(values)
     except (OverflowError, ValueError):
         arr = np.array([0], dtype=object)
-    if arr.dtype == np.int64 and arr.ndim == 1 and not any(type(v) is bool for v in values):
+    if arr.dtype == np.int64 and arr.ndim == 1 and bool not in set(map(type, values)):
         return arr
     try:
         codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
@@ -287,8 +287,12 @@ class _Builder:
         neg = (dur < 0) & ok_dur
         dur = np.where(ok_dur & ~neg, dur, 0)
         w.add(f"{origin}: events with a negative duration, shown with zero duration", int(neg.sum()))
-        names = [n if type(n) is str else ("" if n is None else str(n)) for n in (e.name for e in events)]
-        cats = [c if c is None or type(c) is str else str(c) for c in (e.cat for e in events)]
+        names = [e.name for e in events]
+        if set(map(type, names)) - {str}:  # rare: numbers or nulls as names
+            names = [n if type(n) is str else ("" if n is None else str(n)) for n in names]
+        cats = [e.cat for e in events]
+        if set(map(type, cats)) - {str, type(None)}:
+            cats = [c if c is None or type(c) is str else str(c) for c in cats]
         end = start + dur
         flag = np.zeros(len(events), dtype=bool)
         flag[n_plain:] = incomplete

@@ -35,7 +35,7 @@ def ints(values: list[Any], warnings: LoadWarnings, what: str) -> tuple[np.ndarr
     try:
         arr = np.array(values)
         # NumPy would read true/false as 1/0: booleans are not times or ids.
-        if arr.ndim == 1 and arr.dtype == np.int64 and not any(type(v) is bool for v in values):
+        if arr.ndim == 1 and arr.dtype == np.int64 and bool not in set(map(type, values)):
             return arr, np.ones(arr.size, dtype=bool)
     except (OverflowError, ValueError):
         pass
@@ -91,6 +91,11 @@ def json_text(args: Any) -> str | None:
         return msgspec.json.encode(args).decode()
 
 
+def _encoded(args: Any) -> bytes | None:
+    text = json_text(args)
+    return None if text is None else text.encode()
+
+
 @dataclass
 class ArgsLazy:
     """extra_attributes_json and flow_id of a JSON reader, built only when asked for.
@@ -113,7 +118,10 @@ class ArgsLazy:
         if name == "flow_id" and self.flow_ids is not None:
             return self.flow_ids.take(pa.array(np.asarray(rows, dtype=np.int64)))
         args = self.args
-        return pa.array([json_text(args[r]) for r in np.asarray(rows, dtype=np.int64).tolist()], pa.string())
+        raw = msgspec.Raw
+        # Raw JSON bytes go to Arrow as they are (one UTF-8 check for all); other values are serialised.
+        values = [bytes(a) if type(a) is raw else _encoded(a) for a in (args[r] for r in np.asarray(rows, np.int64).tolist())]
+        return pa.array(values, pa.binary()).cast(pa.string())
 
     def value(self, name: str, event: dict[str, Any]) -> Any:
         row = event[ROW]
