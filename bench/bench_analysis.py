@@ -4,7 +4,9 @@
    HTA's `TraceAnalysis(trace_dir)` + its four (`get_temporal_breakdown`,
    `get_idle_time_breakdown` for every rank, `get_gpu_kernel_breakdown`, `get_comm_comp_overlap`),
    same files, medians reported: in this one interpreter with imports done once (alternating
-   runs after a warm-up round), and each run in a fresh interpreter (imports included).
+   runs after a warm-up round; with the default load, which also prepares the timeline in a
+   background thread, and with `prepare=False`), and each run in a fresh interpreter (imports
+   included).
 2. The 10M-event sample: `all_analyses` (all eight), right after `load_profile` returns (the
    background preparation of the timeline still running) and once it is done; peak RSS and the
    memory the analyses add.
@@ -91,11 +93,13 @@ def med(runs: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def in_process(files: list[str], repeat: int) -> dict:
+def in_process(files: list[str], repeat: int, prepare: bool = True) -> dict:
     """Both tools in this interpreter, imports done once (what a notebook pays per trace), alternating runs."""
+    import gc
     import logging
     import shutil
     import tempfile
+    import threading
     import time
     import warnings
 
@@ -110,23 +114,33 @@ def in_process(files: list[str], repeat: int) -> dict:
     for f in files:
         shutil.copy(f, d)
     ours, theirs = [], []
+    def settle() -> None:
+        # Each side is timed alone: the other's garbage collected, our background preparation done.
+        gc.collect()
+        for t in threading.enumerate():
+            if t.name.startswith("neuron-widgets"):
+                t.join()
+
     for _ in range(repeat + 1):  # the first round warms both (numba's cache, HTA's parser set-up)
+        settle()
         t0 = time.perf_counter()
-        p = nw.load_profile(files if len(files) > 1 else files[0])
+        p = nw.load_profile(files if len(files) > 1 else files[0], prepare=prepare)
         A.temporal_breakdown(p)
         A.idle_time_breakdown(p)
         A.kernel_breakdown(p)
         A.comm_comp_overlap(p)
-        t1 = time.perf_counter()
+        ours.append(time.perf_counter() - t0)
+        del p
+        settle()
+        t0 = time.perf_counter()
         ta = TraceAnalysis(trace_dir=d)
         ta.get_temporal_breakdown(visualize=False)
         for r in ta.t.get_ranks():
             ta.get_idle_time_breakdown(ranks=[r], visualize=False)
         ta.get_gpu_kernel_breakdown(visualize=False)
         ta.get_comm_comp_overlap(visualize=False)
-        t2 = time.perf_counter()
-        ours.append(t1 - t0)
-        theirs.append(t2 - t1)
+        theirs.append(time.perf_counter() - t0)
+        del ta
     ours, theirs = ours[1:], theirs[1:]
     return {"ours_s": statistics.median(ours), "hta_s": statistics.median(theirs),
             "speedup": statistics.median(theirs) / statistics.median(ours),
@@ -153,6 +167,8 @@ def main() -> None:
                    "runs_hta_total": [round(r["total"], 3) for r in hta]}
             row["speedup_fresh_interpreter"] = row["hta_total_s"] / row["ours_total_s"]
             row["in_process"] = in_process(files, args.repeat)
+            # An analysis-only session need not build the timeline's tracks in the background.
+            row["in_process_prepare_off"] = in_process(files, args.repeat, prepare=False)
             result[label] = row
             print(label, json.dumps(row), flush=True)
     if not args.skip_neuron:

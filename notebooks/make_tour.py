@@ -40,6 +40,21 @@ cells = [
          "kineto = nw.load_profile(kineto_path) if kineto_path.exists() else nw.sample_profile()\n"
          "tl_kineto = Timeline(kineto, grouping='thread', height=420)\ntl_kineto"),
     code("EventDetails(tl_kineto)"),
+    md("## Analyses\nWhere the time goes, why cores sit idle, who is late, what failed: functions of a profile "
+       "that return DataFrames (times in ns). On the sample, one core arrives last at most all-reduce barriers, one "
+       "execution hits a numerical error and one never completes."),
+    code("from neuron_widgets import analysis as A\n\n"
+         "A.temporal_breakdown(profile)[['instance_id', 'nc_idx', 'compute_time_pctg', 'collective_time_pctg', "
+         "'barrier_time_pctg', 'idle_time_pctg']]"),
+    code("A.stragglers(profile).head(3)  # worst first: how often last at the barrier, how late"),
+    code("problems = A.errors_and_hangs(profile)\nproblems[['kind', 'name', 'instance_id', 'nc_idx', 'exec_id', "
+         "'model_name', 'code', 'meaning']]"),
+    code("# What the hung core did last (NDET's advice: read the tail)\n"
+         "A.last_events(profile, problems.iloc[-1], n=6)[['name', 'start_ts', 'duration_ns', 'incomplete']]"),
+    code("neffs, names = A.kernel_breakdown(profile)\nneffs"),
+    md("The same functions on the Kineto trace follow HTA's definitions, so the numbers compare with HTA's."),
+    code("A.temporal_breakdown(kineto)"),
+    code("A.idle_time_breakdown(kineto).query('idle_time_ns > 0')"),
     md("## Device traces\nClick an `nc_exec_running` event in the first timeline (search for it with the search box): "
        "the instruction-level trace of that execution loads here, aligned to the host clock with the execution's "
        "sync point, with a track per engine and per DMA queue. It is read only then, and cached."),

@@ -84,14 +84,15 @@ class Frame:
         vals = combos.table[column].to_numpy(dtype=object)
         return vals[combos.codes[rows]]
 
-    def combo_codes(self, columns: tuple[str, ...]) -> np.ndarray:
-        """A code per event for the distinct values of some grouping columns (e.g. a thread)."""
+    def combo_codes(self, columns: tuple[str, ...], rows: np.ndarray | None = None) -> np.ndarray:
+        """A code for the distinct values of some grouping columns (e.g. a thread), at rows (default: every event)."""
         def build() -> np.ndarray:
             combos = self.profile._combo_codes()
-            per_combo = pd.MultiIndex.from_frame(combos.table[list(columns)].astype(object)).factorize()[0]
-            return np.asarray(per_combo, np.int64)[combos.codes]
+            return np.asarray(pd.MultiIndex.from_frame(combos.table[list(columns)].astype(object)).factorize()[0], np.int32)
 
-        return self._cached(("combo", columns), build)
+        per_combo = self._cached(("combo", columns), build)
+        codes = self.profile._combo_codes().codes
+        return per_combo[codes if rows is None else codes[rows]]
 
     def core_codes(self) -> tuple[np.ndarray, pd.DataFrame]:
         """A NeuronCore code per event (-1 for events not on a core) and one row per core.
@@ -104,7 +105,7 @@ class Frame:
             t = combos.table
             has = t["nc_idx"].notna().to_numpy()
             keys = t.loc[has, ["instance_id", "process_id", "nc_idx"]].astype(object)
-            code_of_combo = np.full(len(t), _NULL, np.int64)
+            code_of_combo = np.full(len(t), _NULL, np.int32)
             if has.any():
                 codes, uniq = pd.MultiIndex.from_frame(keys).factorize()
                 code_of_combo[has] = codes

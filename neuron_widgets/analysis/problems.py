@@ -106,7 +106,7 @@ def _hang_rows(fr: Frame) -> np.ndarray:
     codes, _ = fr.core_codes()
     core = codes[rows]
     exec_id = fr.arg(rows, "exec_id")
-    thread = fr.combo_codes(THREAD)[rows]
+    thread = fr.combo_codes(THREAD, rows)
     hw = fr.sources.index("neuron_hw") if "neuron_hw" in fr.sources else -2
     df = pd.DataFrame({"row": rows, "core": core, "thread": thread, "exec": exec_id,
                        "hw": fr.source[rows] == hw, "start": fr.start[rows]})
