@@ -44,8 +44,8 @@ cells = [
        "that return DataFrames (times in ns). On the sample, one core arrives last at most all-reduce barriers, one "
        "execution hits a numerical error and one never completes."),
     code("from neuron_widgets import analysis as A\n\n"
-         "A.temporal_breakdown(profile)[['instance_id', 'nc_idx', 'compute_time_pctg', 'collective_time_pctg', "
-         "'barrier_time_pctg', 'idle_time_pctg']]"),
+         "shares = ['compute_time_pctg', 'collective_time_pctg', 'barrier_time_pctg', 'idle_time_pctg']\n"
+         "A.temporal_breakdown(profile)[['instance_id', 'nc_idx', *shares]]"),
     code("A.stragglers(profile).head(3)  # worst first: how often last at the barrier, how late"),
     code("problems = A.errors_and_hangs(profile)\nproblems[['kind', 'name', 'instance_id', 'nc_idx', 'exec_id', "
          "'model_name', 'code', 'meaning']]"),
