@@ -38,12 +38,14 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
     """
     from ..widgets.details import EventDetails
     from ..widgets.grouping_selector import GroupingSelector
+    from ..widgets.summary import Summary
     from ..widgets.timeline import Timeline
 
     if not widgets:
         raise ValueError("export_html needs at least one widget (a Timeline, DeviceTraceViewer or EventDetails)")
     timelines: list[Timeline] = []
     layout: list[dict[str, Any]] = []
+    extras: dict[str, Any] = {}
 
     def timeline_index(tl: Timeline) -> int:
         for i, x in enumerate(timelines):
@@ -62,16 +64,37 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
             layout.append({"kind": "details", "source": i})
         elif isinstance(wdg, GroupingSelector):
             layout.append({"kind": "grouping", "source": timeline_index(wdg.timeline)})
+        elif isinstance(wdg, Summary):
+            source = -1
+            if wdg.timeline is not None and any(x is wdg.timeline for x in widgets):
+                source = timeline_index(wdg.timeline)
+            key = f"summary{len(extras)}"
+            extras[key] = summary_item(wdg)
+            layout.append({"kind": "summary", "source": source, "item": key})
         else:
-            raise TypeError(f"cannot export a {type(wdg).__name__}: export Timeline, DeviceTraceViewer, EventDetails "
-                            "or GroupingSelector widgets (a DeviceProfilePicker needs a kernel to load traces)")
+            raise TypeError(f"cannot export a {type(wdg).__name__}: export Timeline, DeviceTraceViewer, EventDetails, "
+                            "GroupingSelector or Summary widgets (a DeviceProfilePicker needs a kernel to load traces)")
     for i in range(len(timelines)):
         if not any(v["kind"] == "timeline" and v["source"] == i for v in layout):
             layout.insert(0, {"kind": "timeline", "source": i})
     sources = [_source_of(tl) for tl in timelines]
     ranges = [_range_of(s, time_range) for s in sources]
     page_title = title or next((s.state.title for s in sources if s.state.title), "") or "neuron-widgets export"
-    return write_page(path, sources, ranges, layout, page_title, max_mb)
+    return write_page(path, sources, ranges, layout, page_title, max_mb, extras)
+
+
+def summary_item(summary: Any) -> dict[str, Any]:
+    """A Summary's charts as a bokeh JSON item, built from its finished results in a document of their own."""
+    from bokeh.embed import json_item
+
+    from ..summary import SummaryCharts
+
+    summary.done.wait(120)
+    window = summary._range()
+    charts = SummaryCharts(summary.profile, summary.results, range_note=f"Summarised: {summary._describe(window)}.",
+                           device_numbers=summary.device_numbers if window is None else None,
+                           compare=summary.charts.compare_profile)
+    return json_item(charts.layout)
 
 
 def export_profile(path: str | Path, profile: Profile, *, grouping: str | None = None,
@@ -122,15 +145,28 @@ def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[in
 
 
 def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tuple[int, int]],
-               layout: list[dict[str, Any]], title: str, max_mb: float) -> dict[str, Any]:
+               layout: list[dict[str, Any]], title: str, max_mb: float,
+               extras: dict[str, Any] | None = None) -> dict[str, Any]:
     t_start = time.perf_counter()
+    extras = extras or {}
+    charts = any(v["kind"] == "summary" for v in layout)
     if max_mb <= 0:
         raise ValueError(f"max_mb must be positive, got {max_mb}")
-    budget = int(max_mb * 1e6) - page_overhead(title)
+    budget = int(max_mb * 1e6) - page_overhead(title, charts)
     if budget < 100_000:
         raise ValueError(f"max_mb={max_mb} leaves no room for data: the page's code alone takes "
-                         f"{page_overhead(title) / 1e6:.2f} MB")
+                         f"{page_overhead(title, charts) / 1e6:.2f} MB")
     plans = [_Plan(s, r) for s, r in zip(sources, ranges, strict=True)]
+    if not plans:  # a summary alone: no events to fit
+        blob = Blob()
+        for key, value in extras.items():
+            blob.json(key, value)
+        blob.json("layout", {"views": layout, "title": title, "timelines": 0})
+        manifest, data = blob.pack()
+        html = page(title, manifest, data, charts)
+        Path(path).write_text(html, encoding="utf-8")
+        return {"path": str(path), "bytes": len(html.encode("utf-8")), "seconds": time.perf_counter() - t_start,
+                "timelines": []}
     share = budget / len(plans)
     # The share of each timeline's events kept exact: searched so that the file fills most of
     # its budget. Size grows about linearly with it, so a few builds find it.
@@ -145,6 +181,8 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
         blob = Blob()
         for i, plan in enumerate(plans):
             plan.write(blob, f"t{i}:")
+        for key, value in extras.items():
+            blob.json(key, value)
         blob.json("layout", {"views": layout, "title": title, "timelines": len(plans)})
         manifest, data = blob.pack()
         size = len(data)
@@ -176,7 +214,7 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
     manifest, data, stats = fitted
     for plan, st in zip(plans, stats, strict=True):
         plan.stats = st
-    html = page(title, manifest, data)
+    html = page(title, manifest, data, charts)
     out = Path(path)
     out.write_text(html, encoding="utf-8")
     return {"path": str(out), "bytes": len(html.encode("utf-8")), "seconds": time.perf_counter() - t_start,

@@ -50,7 +50,19 @@ def _json_for_script(obj: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def page(title: str, manifest: dict[str, Any], data_b64: str) -> str:
+def bokeh_scripts() -> str:
+    """BokehJS (core, widgets, tables) as inline scripts, for pages with Summary charts."""
+    from bokeh.resources import Resources
+
+    # Core, widgets (Divs, layouts) and tables; not MathJax or WebGL, which no chart here uses.
+    inline = Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"])
+
+    # A "</script" inside the library's code would end its element; "<\\/" means the same to JavaScript.
+    escaped = "<" + "\\" + "/"
+    return "".join("<script>" + _UNSAFE.sub(lambda m: escaped + m.group(1), js) + "</script>\n" for js in inline.js_raw)
+
+
+def page(title: str, manifest: dict[str, Any], data_b64: str, charts: bool = False) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
@@ -61,10 +73,11 @@ def page(title: str, manifest: dict[str, Any], data_b64: str) -> str:
         "<main class=\"nw-export\" id=\"nw-export\"><noscript>This exported view needs JavaScript.</noscript></main>\n"
         f"<script type=\"application/json\" id=\"nw-manifest\">{_json_for_script(manifest)}</script>\n"
         f"<script type=\"application/octet-stream\" id=\"nw-data\">{data_b64}</script>\n"
-        f"<script>{_asset('export.js')}</script>\n</body></html>\n"
+        + (bokeh_scripts() if charts else "")
+        + f"<script>{_asset('export.js')}</script>\n</body></html>\n"
     )
 
 
-def page_overhead(title: str) -> int:
-    """Bytes of a page without its data (the bundle dominates), with room for the manifest."""
-    return len(page(title, {"version": 1, "sections": {}}, "").encode("utf-8")) + 64_000
+def page_overhead(title: str, charts: bool = False) -> int:
+    """Bytes of a page without its data (the bundles dominate), with room for the manifest."""
+    return len(page(title, {"version": 1, "sections": {}}, "", charts).encode("utf-8")) + 64_000

@@ -105,6 +105,12 @@ export class TimelineHost {
     this.brushChanged();
   }
 
+  /** The page row of an exact event by its id (as text: ids pass 2^53), or -1. */
+  rowOfId(id: string): number {
+    for (let r = 0; r < this.store.nExact; r++) if (this.value(r, "id") === id) return r;
+    return -1;
+  }
+
   select(row: number, focus: boolean): void {
     this.model.set("selected_row", row);
     if (focus && row >= 0) {

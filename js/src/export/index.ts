@@ -6,11 +6,12 @@ import details from "../details/index";
 import { TimelineView } from "../timeline/index";
 import { TimelineHost, type Meta } from "./host";
 import { inflate, Payload, type Manifest } from "./payload";
+import { renderSummary } from "./summary";
 
 interface Layout {
   title: string;
   timelines: number;
-  views: { kind: "timeline" | "details" | "grouping"; source: number }[];
+  views: { kind: "timeline" | "details" | "grouping" | "summary"; source: number; item?: string }[];
 }
 
 function groupingButtons(host: TimelineHost): HTMLElement {
@@ -41,15 +42,18 @@ async function boot(root: HTMLElement): Promise<void> {
       "Wheel to zoom, drag to pan, Shift+drag to measure a range, click an event for its details." }),
   );
   const views: TimelineView[] = [];
+  const charts: Promise<void>[] = [];
   for (const v of layout.views) {
     const host = hosts[v.source];
     const box = h("div", { class: `nw-view nw-view-${v.kind}` });
     root.appendChild(box);
-    if (v.kind === "timeline") views.push(new TimelineView(host.model, box));
+    if (v.kind === "summary") charts.push(renderSummary(payload.json<unknown>(v.item ?? ""), box, host ?? null));
+    else if (v.kind === "timeline") views.push(new TimelineView(host.model, box));
     else if (v.kind === "details") details.render({ model: host.details, el: box });
     else box.appendChild(groupingButtons(host));
   }
   (window as unknown as { __nwExport: unknown }).__nwExport = { hosts, views, payload };
+  await Promise.all(charts);
   root.dataset.ready = "1";
 }
 

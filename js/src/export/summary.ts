@@ -1,0 +1,83 @@
+// Summary charts in an exported page: drawn by BokehJS (inlined by the page) from the item the
+// kernel wrote, and linked to the page's timeline as the notebook's widget is: a click on a bar,
+// a point or a row selects its event (or moves the view to a step).
+
+import { h } from "../common/dom";
+import type { TimelineHost } from "./host";
+
+// The little of BokehJS's model API used here.
+interface BkModel {
+  name?: string | null;
+  properties: Record<string, { change: { connect(slot: () => void): void } }>;
+  setv(attrs: Record<string, unknown>): void;
+  data?: Record<string, unknown[]>;
+  selected?: BkModel & { indices: number[] };
+  [key: string]: unknown;
+}
+interface BkDocument {
+  all_models: Set<BkModel>;
+  get_model_by_name(name: string): BkModel | null;
+}
+interface BokehGlobal {
+  embed: { embed_item(item: unknown, target: HTMLElement): Promise<unknown> };
+  documents: BkDocument[];
+}
+
+const DARK = { text: "#e6edf3", muted: "#9da7b3", grid: "#3d444d" };
+const CLICKABLE = ["nw-temporal", "nw-stragglers", "nw-top-a", "nw-straggler-steps", "nw-problems"];
+
+export function pageIsDark(): boolean {
+  return document.body.dataset.theme !== "light" && typeof matchMedia === "function" &&
+    matchMedia("(prefers-color-scheme: dark)").matches;
+}
+
+export async function renderSummary(item: unknown, box: HTMLElement, host: TimelineHost | null): Promise<void> {
+  const bokeh = (window as unknown as { Bokeh?: BokehGlobal }).Bokeh;
+  if (!bokeh?.embed) {
+    box.appendChild(h("div", { class: "nw-boot-error", text: "The charts' library is missing from this page." }));
+    return;
+  }
+  const target = h("div", { class: "nw-summary-charts" });
+  box.appendChild(target);
+  const before = bokeh.documents.length;
+  await bokeh.embed.embed_item(item, target);
+  const doc = bokeh.documents[bokeh.documents.length - 1];
+  if (!doc || bokeh.documents.length === before) return;
+  if (pageIsDark()) darken(doc);
+  if (host) link(doc, host);
+  box.dataset.ready = "1";
+}
+
+/** Canvas-drawn text and lines in the dark page's colours (DOM parts follow the page's CSS). */
+function darken(doc: BkDocument): void {
+  for (const m of doc.all_models) {
+    const p = m.properties;
+    if ("major_label_text_color" in p) {
+      m.setv({ major_label_text_color: DARK.muted, axis_label_text_color: DARK.muted, axis_line_color: DARK.grid,
+        major_tick_line_color: DARK.grid });
+    } else if ("grid_line_color" in p && m.grid_line_color != null) m.setv({ grid_line_color: DARK.grid });
+    else if ("label_text_color" in p) m.setv({ label_text_color: DARK.text });
+    else if ("text_color" in p && "text" in p && "align" in p) m.setv({ text_color: DARK.text });
+  }
+}
+
+function link(doc: BkDocument, host: TimelineHost): void {
+  for (const name of CLICKABLE) {
+    const src = doc.get_model_by_name(name);
+    const sel = src?.selected;
+    if (!src || !sel) continue;
+    sel.properties.indices.change.connect(() => {
+      const i = sel.indices[0];
+      if (i === undefined || !src.data) return;
+      const column = (key: string) => (src.data?.[key] ?? []) as unknown[];
+      if (name === "nw-straggler-steps") {
+        const t0 = Number(column("t0")[i]);
+        const t1 = Number(column("t1")[i]);
+        if (Number.isFinite(t0) && t1 > t0) host.model.set("view", [t0, t1]);
+      }
+      const id = String(column("event_id")[i] ?? "");
+      const row = id ? host.rowOfId(id) : -1;
+      if (row >= 0) host.select(row, name !== "nw-straggler-steps");
+    });
+  }
+}

@@ -1,0 +1,218 @@
+"""The Summary's charts from the analyses: built once, then updated in place (a brushed range).
+
+Every clickable source carries what a click means: `event_id` (an event to select, as text:
+ids pass 2^53), and for steps `t0`/`t1` (a window, ns from the profile's origin). The widget
+and the exported page read the same columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column, row
+from bokeh.models import ColumnDataSource, Div, FactorRange
+
+from ..analysis import compare as compare_profiles
+from ..analysis.device_profiles import device_profile_summary
+from ..model.profile import Profile
+from . import charts as C
+from . import data as D
+
+EMPTY = {"kind": "neuron", "temporal": pd.DataFrame(), "idle": pd.DataFrame(), "kernels": (pd.DataFrame(), pd.DataFrame()),
+         "stragglers": pd.DataFrame(), "straggler_steps": pd.DataFrame(), "problems": pd.DataFrame()}
+
+
+def _wrap(*children: Any) -> Any:
+    """Side by side when there is room, one under the other when not (400 to 1600 px)."""
+    for c in children:
+        c.min_width = 360
+    return row(*children, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "gap": "8px"})
+
+
+class SummaryCharts:
+    """Every chart of the Summary, and the data behind each click."""
+
+    def __init__(self, profile: Profile, results: dict[str, Any] | None = None, *, dark: bool = False,
+                 range_note: str = "", device_numbers: int | None = 16, compare: Profile | None = None) -> None:
+        self.profile = profile
+        self.kind = (results or EMPTY)["kind"]
+        self.dark = dark
+        r = results or EMPTY
+        self.head = C.headline_div(D.headline(profile, r, range_note))
+        tcols = D.temporal_columns(r["temporal"], self.kind)
+        self.temporal = C.temporal_chart(self._temporal_click(tcols, r), self.kind)
+        self.idle = C.idle_chart(D.idle_columns(r["idle"], tcols["device"]))
+        first, second = self._top_cols(r)
+        titles = (("Top NEFFs by execution time (ms)", "Top events by total time (ms)") if self.kind == "neuron" else
+                  ("Top kernels by total time (ms)", "Kernel time by type (ms)"))
+        self.top_a = C.top_chart(first, titles[0], "nw-top-a")
+        self.top_b = C.top_chart(second, titles[1], "nw-top-b", color="#8bbc21")
+        self.stragglers = C.straggler_chart(self._straggler_cols(r))
+        self.steps = C.straggler_steps_chart(self._step_cols(r))
+        self.problems = C.problems_table(self._problem_cols(r))
+        self.devices = None
+        if self.kind == "neuron" and len(profile.device_profiles):
+            self.devices = C.device_table(device_profile_summary(profile, limit=device_numbers)
+                                          if device_numbers else profile.device_profiles)
+        self.counters = C.counters_chart(profile) if not (profile.host_memory.empty and profile.hbm_usage.empty) else None
+        self.compare = None
+        self.compare_profile = compare
+        if compare is not None:
+            self.compare = C.compare_table(compare_profiles(profile, compare))
+        self.layout = self._layout()
+        C.apply_theme(self.layout, dark)
+
+    # -- layout ---------------------------------------------------------------------------
+    def _layout(self) -> Any:
+        label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
+        parts: list[Any] = [self.head, _wrap(self.temporal, self.idle), _wrap(self.top_a, self.top_b),
+                            _wrap(self.stragglers, self.steps),
+                            Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems]
+        if self.devices is not None:
+            parts += [Div(text="Device profiles", render_as_text=True, styles=label), self.devices]
+        if self.counters is not None:
+            parts.append(self.counters)
+        if self.compare is not None:
+            parts += [Div(text="Compared with the other profile (b - a)", render_as_text=True, styles=label),
+                      self.compare]
+        return column(*parts, sizing_mode="stretch_width", name="nw-summary")
+
+    # -- updates ----------------------------------------------------------------------------
+    def update(self, results: dict[str, Any], range_note: str = "", parts: tuple[str, ...] | None = None) -> None:
+        """Point the charts at new results (those named in `parts`, or all)."""
+        want = set(parts) if parts is not None else None
+
+        def wanted(name: str) -> bool:
+            return want is None or name in want
+
+        r = {**EMPTY, **results}
+        if wanted("headline"):
+            h = D.headline(self.profile, r, range_note)
+            for (k, v), card in zip(h.cards(), self.head.children[0].children, strict=True):
+                card.text = f"{k}\n{v}"
+            self.head.children[1].text = h.sentence
+            self.head.children[2].text = h.range_note
+        if wanted("temporal"):
+            tcols = D.temporal_columns(r["temporal"], self.kind)
+            self._set(self.temporal, self._temporal_click(tcols, r), "device")
+            self._set(self.idle, D.idle_columns(r["idle"], tcols["device"]), "device")
+        if wanted("kernels"):
+            a, b = self._top_cols(r)
+            self._set(self.top_a, a, "label", reverse=False)
+            self._set(self.top_b, b, "label", reverse=False)
+        if wanted("stragglers"):
+            self._set(self.stragglers, self._straggler_cols(r), "device")
+            self.steps.select_one({"type": ColumnDataSource}).data = self._step_cols(r)
+        if wanted("problems"):
+            self.problems.source.data = self._problem_cols(r)
+
+    def set_devices(self, df: pd.DataFrame) -> None:
+        """Fill the device-profile table with its numbers (read after the rest: it reads device tables)."""
+        if self.devices is None:
+            return
+        cols, columns = C._device_columns(df)
+        self.devices.columns = columns
+        self.devices.source.data = cols
+
+    @staticmethod
+    def _set(fig: Any, cols: dict[str, list], factor: str, reverse: bool = True) -> None:
+        src = fig.select_one({"type": ColumnDataSource})
+        src.selected.indices = []
+        factors = list(reversed(cols[factor])) if reverse else list(cols[factor])
+        fig.y_range = FactorRange(factors=factors) if not isinstance(fig.y_range, FactorRange) else fig.y_range
+        fig.y_range.factors = factors
+        fig.height = C._bar_height(len(factors))
+        src.data = cols
+
+    # -- columns and their click targets -----------------------------------------------------
+    def _ids(self, rows: Any) -> list[str]:
+        ids = self.profile.array("id")
+        return [str(int(ids[r])) if r is not None and r >= 0 else "" for r in rows]
+
+    def _temporal_click(self, tcols: dict[str, list], r: dict[str, Any]) -> dict[str, list]:
+        """A device's bar selects its longest execution (or kernel); the widget also highlights them all."""
+        from ..analysis.frame import frame_of
+
+        t = r["temporal"]
+        out = dict(tcols)
+        if t.empty:
+            out["event_id"] = []
+            return out
+        fr = frame_of(self.profile)
+        if self.kind == "neuron":
+            codes, cores = fr.core_codes()
+            rows = fr.rows_named("nc_exec_running")
+            dev = codes[rows]
+            core_of_key = {D.device_key(cores.loc[c]): c for c in cores.index}
+            target = []
+            for i in tcols["row"]:
+                mine = rows[dev == core_of_key.get(D.device_key(t.loc[i]), -1)]
+                target.append(int(mine[np.argmax(fr.end[mine] - fr.start[mine])]) if mine.size else -1)
+        else:
+            target = [-1] * len(tcols["row"])
+        out["event_id"] = self._ids(target)
+        return out
+
+    def _top_cols(self, r: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]]:
+        first, second = r["kernels"]
+        if self.kind == "neuron":
+            a = D.top_columns(first, "model_name", "sum_ns", "count", "mean_ns")
+            b = D.top_columns(second, "name", "sum_ns", "count", "mean_ns")
+        else:
+            names = second.groupby("name", as_index=False).agg(total=("sum (us)", "sum"), count=("count", "sum")) \
+                if len(second) else pd.DataFrame(columns=["name", "total", "count"])
+            names["mean"] = names["total"] / names["count"].clip(lower=1)
+            a = D.top_columns(names, "name", "total", "count", "mean", scale=1e3)
+            types = first.assign(count=0, mean=0.0) if len(first) else pd.DataFrame(columns=["kernel_type", "sum",
+                                                                                            "count", "mean"])
+            b = D.top_columns(types, "kernel_type", "sum", "count", "mean", scale=1e3, shorten=False)
+        return a, b
+
+    def _straggler_cols(self, r: dict[str, Any]) -> dict[str, list]:
+        s, steps = r["stragglers"], r["straggler_steps"]
+        if s.empty:
+            return {"device": [], "times_last": [], "steps": [], "mean_lag": [], "max_lag": [], "caused": [], "event_id": []}
+        labels = D.device_labels(s)
+        # A device's bar selects its barrier in the step where it was latest.
+        known = steps[steps["id"] >= 0]
+        worst = known.groupby(pd.Series(D.device_labels(known), index=known.index))["lag_ns"].idxmax() \
+            if len(known) else pd.Series(dtype=object)
+        target = [int(known.loc[worst[lab], "id"]) if lab in worst.index else -1 for lab in labels]
+        return {"device": labels, "times_last": [int(x) for x in s["times_last"]], "steps": [int(x) for x in s["steps"]],
+                "mean_lag": [D.duration(x) for x in s["mean_lag_ns"]], "max_lag": [D.duration(x) for x in s["max_lag_ns"]],
+                "caused": [D.duration(x) for x in s["wait_caused_ns"]],
+                "event_id": [str(t) if t >= 0 else "" for t in target]}
+
+    def _step_cols(self, r: dict[str, Any]) -> dict[str, list]:
+        steps = r["straggler_steps"]
+        origin = self.profile.origin_ts
+        if steps.empty:
+            return {"t_ms": [], "lag_us": [], "step": [], "device": [], "lag": [], "wait": [], "t0": [], "t1": [],
+                    "event_id": []}
+        start = steps["start_ts"].to_numpy(np.int64) - origin
+        lag = steps["lag_ns"].to_numpy(np.int64)
+        pad = np.maximum(lag * 4, 20_000)
+        return {"t_ms": (start / 1e6).tolist(), "lag_us": (lag / 1e3).tolist(), "step": [str(x) for x in steps["step"]],
+                "device": D.device_labels(steps), "lag": [D.duration(x) for x in lag],
+                "wait": [D.duration(x) for x in steps["mean_wait_ns"]],
+                "t0": (start - pad).astype(float).tolist(), "t1": (start + lag + pad).astype(float).tolist(),
+                "event_id": [str(int(x)) if x >= 0 else "" for x in steps["id"]]}
+
+    def _problem_cols(self, r: dict[str, Any]) -> dict[str, list]:
+        p = r["problems"]
+        origin = self.profile.origin_ts
+        if p.empty:
+            return {k: [] for k in ("kind", "name", "device", "exec_id", "model", "code", "meaning", "t_ms", "event_id")}
+
+        def text(v: Any) -> str:
+            return "" if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v)
+
+        device = [f"{text(x.instance_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else f"{text(x.instance_id)} "
+                  f"tid {text(x.thread_id)}" for x in p.itertuples()]
+        return {"kind": p["kind"].tolist(), "name": [text(x) for x in p["name"]], "device": device,
+                "exec_id": [text(x) for x in p["exec_id"]], "model": [text(x) for x in p["model_name"]],
+                "code": [text(x) for x in p["code"]], "meaning": [text(x) for x in p["meaning"]],
+                "t_ms": ((p["start_ts"].to_numpy(np.int64) - origin) / 1e6).tolist(),
+                "event_id": [str(int(x)) for x in p["id"]]}

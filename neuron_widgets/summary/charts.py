@@ -1,0 +1,269 @@
+"""Bokeh charts of the analyses. Each builder returns a bokeh model usable alone (`show(temporal_chart(df))`).
+
+Profile text (names, NEFFs, instance ids) reaches the charts only as column data, which bokeh
+draws as text on a canvas or in table cells through its text formatters; Divs are rendered as
+text (`render_as_text`). Sources carry stable names ("nw-<chart>") so the widget and the
+exported page find them to link clicks to the timeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column, row
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    Div,
+    FactorRange,
+    HoverTool,
+    InlineStyleSheet,
+    Legend,
+    LegendItem,
+    NumberFormatter,
+    StringFormatter,
+    TableColumn,
+    TapTool,
+)
+from bokeh.plotting import figure
+
+from ..model.profile import Profile
+from . import data as D
+
+COLORS = {"compute": "#2f7ed8", "collective": "#8bbc21", "barrier": "#f28f43", "idle": "#c7c7c7",
+          "non_compute": "#8bbc21", "host_wait": "#e4572e", "kernel_wait": "#f3a712", "other": "#a0a4a8"}
+LINE_COLORS = ["#2f7ed8", "#e4572e", "#8bbc21", "#910000", "#1aadce", "#492970", "#f28f43", "#77a1e5"]
+THEMES = {"light": {"text": "#1f2328", "muted": "#57606a", "grid": "#d0d7de"},
+          "dark": {"text": "#e6edf3", "muted": "#9da7b3", "grid": "#3d444d"}}
+# DOM parts (Divs, tables) take JupyterLab's own colours, so they follow its theme by themselves.
+TABLE_CSS = """
+:host { --nw-fg: var(--jp-ui-font-color1, #1f2328); --nw-bg: var(--jp-layout-color1, #fff);
+        --nw-line: var(--jp-border-color2, #d0d7de); }
+.slick-header-column, .slick-cell, .slick-row, .bk-data-table, .slick-viewport, .grid-canvas
+  { color: var(--nw-fg) !important; background: var(--nw-bg) !important; border-color: var(--nw-line) !important; }
+.slick-row.active .slick-cell, .slick-cell.selected { background: rgba(47, 126, 216, .25) !important; }
+"""
+
+
+def _table_css() -> InlineStyleSheet:
+    return InlineStyleSheet(css=TABLE_CSS)  # a model belongs to one document: one per table
+
+
+def _figure(title: str, height: int, **kw: Any):
+    f = figure(title=title, height=height, sizing_mode="stretch_width", toolbar_location=None,
+               background_fill_color=None, border_fill_color=None, outline_line_color=None, **kw)
+    f.xgrid.grid_line_alpha = 0.5
+    f.ygrid.grid_line_color = None
+    f.title.text_font_size = "13px"
+    return f
+
+
+def _source(name: str, data: dict[str, list]) -> ColumnDataSource:
+    return ColumnDataSource(data=data, name=name)
+
+
+def headline_div(h: D.Headline, name: str = "nw-headline") -> Any:
+    """The headline: a row of cards and the bottleneck sentence, all as text."""
+    card = {"padding": "4px 10px", "border": "1px solid var(--jp-border-color2, #d0d7de)", "border-radius": "6px",
+            "color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "12px", "min-width": "88px"}
+    cards = [Div(text=f"{k}\n{v}", render_as_text=True, name=f"{name}-{k.lower()}",
+                 styles={**card, "white-space": "pre-line"}) for k, v in h.cards()]
+    sentence = Div(text=h.sentence, render_as_text=True, name=f"{name}-sentence", sizing_mode="stretch_width",
+                   styles={"color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "13px", "font-weight": "600"})
+    note = Div(text=h.range_note, render_as_text=True, name=f"{name}-note", sizing_mode="stretch_width",
+               styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"})
+    return column(row(*cards, sizing_mode="stretch_width"), sentence, note, sizing_mode="stretch_width", name=name)
+
+
+def temporal_chart(cols: dict[str, list], kind: str = "neuron", name: str = "nw-temporal"):
+    """Stacked bars per device, worst first: compute, collective, barrier, idle (shares of the span)."""
+    parts = list(D.NEURON_PARTS if kind == "neuron" else D.KINETO_PARTS)
+    src = _source(name, cols)
+    devices = list(reversed(cols["device"]))
+    f = _figure("Where the time goes (share of each device's span)", _bar_height(len(devices)),
+                y_range=FactorRange(factors=devices), x_range=(0, 100), tools="tap")
+    renderers = f.hbar_stack([f"{p}_pctg" for p in parts], y="device", height=0.72, source=src,
+                             color=[COLORS[p] for p in parts], line_color=None)
+    f.add_layout(Legend(items=[LegendItem(label=p.replace("_", " "), renderers=[r]) for p, r in zip(parts, renderers,
+                                                                                                   strict=True)],
+                        orientation="horizontal", location="top_left", click_policy="none"), "above")
+    f.add_tools(HoverTool(renderers=renderers, tooltips=[("device", "@device"), ("span", "@span")] +
+                          [(p.replace("_", " "), f"@{p}_ns (@{p}_pctg{{0.0}}%)") for p in parts]))
+    f.xaxis.axis_label = "% of span"
+    f.select_one(TapTool).renderers = renderers
+    return f
+
+
+def idle_chart(cols: dict[str, list], name: str = "nw-idle"):
+    """Idle time per device (and stream) by cause: host wait, kernel wait, other (ms)."""
+    parts = ["host_wait", "kernel_wait", "other"]
+    src = _source(name, cols)
+    f = _figure("Why devices idle (ms)", _bar_height(len(cols["device"])),
+                y_range=FactorRange(factors=list(reversed(cols["device"]))))
+    renderers = f.hbar_stack(parts, y="device", height=0.72, source=src, color=[COLORS[p] for p in parts],
+                             line_color=None)
+    f.add_layout(Legend(items=[LegendItem(label=p.replace("_", " "), renderers=[r]) for p, r in zip(parts, renderers,
+                                                                                                   strict=True)],
+                        orientation="horizontal", location="top_left"), "above")
+    f.add_tools(HoverTool(renderers=renderers, tooltips=[("device", "@device"), ("idle", "@total"),
+                                                         ("host wait", "@host_wait{0,0.000} ms"),
+                                                         ("kernel wait", "@kernel_wait{0,0.000} ms"),
+                                                         ("other", "@other{0,0.000} ms")]))
+    f.xaxis.axis_label = "ms"
+    return f
+
+
+def top_chart(cols: dict[str, list], title: str, name: str, color: str = "#2f7ed8"):
+    """Horizontal bars of the largest totals (ms), count, mean and share on hover."""
+    src = _source(name, cols)
+    f = _figure(title, _bar_height(len(cols["label"])), y_range=FactorRange(factors=list(cols["label"])), tools="tap")
+    r = f.hbar(y="label", right="total_ms", height=0.7, source=src, color=color, line_color=None)
+    f.add_tools(HoverTool(renderers=[r], tooltips=[("", "@full"), ("total", "@total_ms{0,0.000} ms (@share)"),
+                                                   ("count", "@count{0,0}"), ("mean", "@mean")]))
+    f.xaxis.axis_label = "ms"
+    f.select_one(TapTool).renderers = [r]
+    return f
+
+
+def straggler_chart(cols: dict[str, list], name: str = "nw-stragglers"):
+    """Per device, how often it arrived last at a collective (bars), its mean and largest lag on hover."""
+    src = _source(name, cols)
+    f = _figure("Last to arrive at collectives (steps)", _bar_height(len(cols["device"])),
+                y_range=FactorRange(factors=list(reversed(cols["device"]))), tools="tap")
+    r = f.hbar(y="device", right="times_last", height=0.7, source=src, color="#e4572e", line_color=None)
+    f.add_tools(HoverTool(renderers=[r], tooltips=[("device", "@device"), ("last", "@times_last of @steps steps"),
+                                                   ("mean lag", "@mean_lag"), ("largest lag", "@max_lag"),
+                                                   ("others waited", "@caused")]))
+    f.xaxis.axis_label = "steps where it was last"
+    f.select_one(TapTool).renderers = [r]
+    return f
+
+
+def straggler_steps_chart(cols: dict[str, list], name: str = "nw-straggler-steps"):
+    """Lag per step (last minus first arrival, µs) over time; a click moves the timeline to that step."""
+    src = _source(name, cols)
+    f = _figure("Lag per collective step (µs)", 220, tools="tap,xwheel_zoom,xpan,reset")
+    f.line(x="t_ms", y="lag_us", source=src, color="#e4572e", line_width=1.5)
+    r = f.scatter(x="t_ms", y="lag_us", source=src, size=6, color="#e4572e")
+    f.add_tools(HoverTool(renderers=[r], tooltips=[("step", "@step"), ("at", "@t_ms{0,0.000} ms"),
+                                                   ("last", "@device"), ("lag", "@lag"), ("others waited", "@wait")]))
+    f.xaxis.axis_label = "ms from the profile's start"
+    f.select_one(TapTool).renderers = [r]
+    return f
+
+
+def problems_table(cols: dict[str, list], name: str = "nw-problems"):
+    """Errors and hangs, oldest first; a click selects the event in the timeline."""
+    src = _source(name, cols)
+    text = StringFormatter()
+    columns = [TableColumn(field="kind", title="kind", formatter=text, width=50),
+               TableColumn(field="name", title="event", formatter=text, width=120),
+               TableColumn(field="device", title="device", formatter=text, width=190),
+               TableColumn(field="exec_id", title="execution", formatter=text, width=70),
+               TableColumn(field="model", title="NEFF", formatter=text, width=140),
+               TableColumn(field="code", title="code", formatter=text, width=50),
+               TableColumn(field="meaning", title="meaning", formatter=text, width=330),
+               TableColumn(field="t_ms", title="at (ms)", formatter=NumberFormatter(format="0,0.000"), width=80)]
+    return DataTable(source=src, columns=columns, height=min(60 + 25 * max(len(cols["kind"]), 1), 260),
+                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
+
+
+def device_table(df: pd.DataFrame, name: str = "nw-devices"):
+    """Device profiles with their summary numbers (MFU, HFU, MBU, engine active shares, DMA)."""
+    cols, columns = _device_columns(df)
+    src = _source(name, cols)
+    return DataTable(source=src, columns=columns, height=min(60 + 25 * max(len(df), 1), 320),
+                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
+
+
+def _device_columns(df: pd.DataFrame) -> tuple[dict[str, list], list[TableColumn]]:
+    text = StringFormatter()
+    pct = NumberFormatter(format="0.0")
+    keys = [("device_profile_name", "device profile"), ("instance_id", "instance"), ("nc_id", "NC"), ("model_id", "model")]
+    cols: dict[str, list] = {}
+    columns = []
+    for c, title in keys:
+        cols[c] = [("" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)) for v in df.get(c, [])]
+        columns.append(TableColumn(field=c, title=title, formatter=text))
+    cols["execution"] = [D.duration(v) if pd.notna(v) else "" for v in df.get("execution_ns", [np.nan] * len(df))]
+    columns.append(TableColumn(field="execution", title="execution", formatter=text))
+    numeric = [c for c in df.columns if c.endswith("_pctg")]
+    numeric.sort(key=lambda c: (not c.startswith(("mfu", "hfu", "mbu")), c))
+    for c in numeric:
+        cols[c] = [float(v) if pd.notna(v) else float("nan") for v in df[c]]
+        columns.append(TableColumn(field=c, title=c.replace("_active_pctg", " %").replace("_pctg", " %").upper()
+                                   if c.startswith(("mfu", "hfu", "mbu")) else c.replace("_active_pctg", " %")
+                                   .replace("_pctg", " %"), formatter=pct))
+    if "dma_bytes" in df:
+        cols["dma"] = [f"{v / 1e6:,.1f} MB" if pd.notna(v) else "" for v in df["dma_bytes"]]
+        columns.append(TableColumn(field="dma", title="DMA", formatter=text))
+    return cols, columns
+
+
+def counters_chart(profile: Profile, name: str = "nw-counters", max_points: int = 1500):
+    """Host memory and HBM in use over time, a line per instance (and device), in GB."""
+    series = []
+    origin = profile.origin_ts
+    for what, df, value, keys in (("host memory", profile.host_memory, "used_bytes", ["instance_id"]),
+                                  ("HBM", profile.hbm_usage, "total_bytes", ["instance_id", "device_idx"])):
+        if df is None or df.empty or value not in df or "timestamp" not in df:
+            continue
+        keys = [k for k in keys if k in df]
+        for key, part in (df.groupby(keys, observed=True, sort=True) if keys else [((), df)]):
+            part = part.sort_values("timestamp")
+            step = max(len(part) // max_points, 1)
+            part = part.iloc[::step]
+            key = key if isinstance(key, tuple) else (key,)
+            label = f"{what} " + " ".join(str(k) for k in key)
+            series.append((label, ((part["timestamp"] - origin) / 1e6).tolist(), (part[value] / 1e9).tolist()))
+    series = series[:16]
+    src = _source(name, {"xs": [s[1] for s in series], "ys": [s[2] for s in series], "label": [s[0] for s in series],
+                         "color": [LINE_COLORS[i % len(LINE_COLORS)] for i in range(len(series))]})
+    f = _figure("Memory in use (GB)", 240, tools="xwheel_zoom,xpan,reset")
+    r = f.multi_line(xs="xs", ys="ys", line_color="color", line_width=1.5, source=src)
+    f.add_tools(HoverTool(renderers=[r], tooltips=[("", "@label"), ("at", "$data_x{0,0.000} ms"),
+                                                   ("in use", "$data_y{0,0.00} GB")]))
+    f.xaxis.axis_label = "ms from the profile's start"
+    return f
+
+
+def compare_table(df: pd.DataFrame, name: str = "nw-compare", n: int = 25):
+    """a beside b per event name (or NEFF), largest change first."""
+    key = df.columns[0] if len(df.columns) else "name"
+    top = df.head(n)
+    cols = {"key": [str(x) for x in top.get(key, [])],
+            **{c: [float(v) for v in top[c]] for c in ("count_a", "count_b") if c in top},
+            **{c: [D.duration(v) for v in top[c]] for c in ("total_ns_a", "total_ns_b", "delta_total_ns",
+                                                             "mean_ns_a", "mean_ns_b", "delta_mean_ns") if c in top}}
+    text, num = StringFormatter(), NumberFormatter(format="0,0")
+    columns = [TableColumn(field="key", title=str(key), formatter=text, width=220)]
+    columns += [TableColumn(field=c, title=c.replace("_", " "), formatter=num if c.startswith("count") else text)
+                for c in cols if c != "key"]
+    return DataTable(source=_source(name, cols), columns=columns, height=min(60 + 25 * max(len(top), 1), 400),
+                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
+
+
+def apply_theme(root: Any, dark: bool) -> None:
+    """Colour the canvas-drawn parts (axes, titles, legends, grids) for a light or dark page."""
+    c = THEMES["dark" if dark else "light"]
+    for f in root.select({"type": figure}) if hasattr(root, "select") else []:
+        f.title.text_color = c["text"]
+        for ax in (*f.xaxis, *f.yaxis):
+            ax.major_label_text_color = c["muted"]
+            ax.axis_label_text_color = c["muted"]
+            ax.axis_line_color = c["grid"]
+            ax.major_tick_line_color = c["grid"]
+            ax.minor_tick_line_color = None
+        for g in (*f.xgrid, *f.ygrid):
+            if g.grid_line_color is not None:
+                g.grid_line_color = c["grid"]
+        for legend in f.legend:
+            legend.label_text_color = c["text"]
+            legend.background_fill_alpha = 0
+            legend.border_line_alpha = 0
+
+
+def _bar_height(n: int) -> int:
+    return int(min(max(90 + 26 * n, 160), 900))

@@ -1,0 +1,191 @@
+"""The analyses as chart columns: device labels, worst-first orders, the headline and its sentence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+
+NEURON_PARTS = ("compute", "collective", "barrier", "idle")
+KINETO_PARTS = ("compute", "non_compute", "idle")
+
+
+def duration(ns: float) -> str:
+    """A duration as a person reads it: 1.23 ms, 45.6 µs, 789 ns."""
+    ns = float(ns)
+    if not np.isfinite(ns):
+        return "–"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(ns) >= scale:
+            return f"{ns / scale:,.3g} {unit}" if abs(ns) < 1000 * scale else f"{ns / scale:,.0f} {unit}"
+    return f"{ns:,.0f} ns"
+
+
+def device_labels(df: pd.DataFrame) -> list[str]:
+    """One short, unique label per device row: `rank 3`, or `<instance> NC1` (with the pid when an instance has several)."""
+    if df.empty:
+        return []
+    if "rank" in df.columns:
+        return [f"rank {r}" for r in df["rank"]]
+    pids_per_instance = df.groupby("instance_id", observed=True)["process_id"].nunique()
+    out = []
+    for r in df.itertuples():
+        several = pids_per_instance.get(r.instance_id, 1) > 1
+        where = f"{r.instance_id}/{r.process_id}" if several else f"{r.instance_id}"
+        out.append(f"{where} NC{r.nc_idx}")
+    return out
+
+
+def device_key(row: pd.Series | dict) -> tuple:
+    """What identifies a device across analyses (rank, or instance/process/NeuronCore)."""
+    if "rank" in row and row["rank"] is not None and not (isinstance(row["rank"], float) and np.isnan(row["rank"])):
+        return ("rank", row["rank"])
+    return (str(row["instance_id"]), int(row["process_id"]), int(row["nc_idx"]))
+
+
+@dataclass
+class Headline:
+    span_ns: int
+    events: int
+    devices: int
+    device_word: str
+    busy_pctg: float
+    errors: int
+    hangs: int
+    sentence: str
+    range_note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def cards(self) -> list[tuple[str, str]]:
+        return [("Span", duration(self.span_ns)), ("Events", f"{self.events:,}"),
+                (self.device_word, f"{self.devices:,}"), ("Busy", f"{self.busy_pctg:.1f}%"),
+                ("Errors", f"{self.errors:,}"), ("Hangs", f"{self.hangs:,}")]
+
+
+def headline(profile: Profile, results: dict[str, Any], range_note: str = "") -> Headline:
+    t = results.get("temporal", pd.DataFrame())
+    kind = results.get("kind", "neuron")
+    if t.empty:
+        busy = 0.0
+    elif kind == "neuron":
+        busy = 100.0 * t["busy_time_ns"].sum() / max(int(t["span_ns"].sum()), 1)
+    else:
+        busy = 100.0 - 100.0 * t["idle_time_ns"].sum() / max(int(t["span_ns"].sum()), 1)
+    problems = results.get("problems", pd.DataFrame(columns=["kind"]))
+    errors = int((problems["kind"] == "error").sum()) if len(problems) else 0
+    hangs = int((problems["kind"] == "hang").sum()) if len(problems) else 0
+    return Headline(span_ns=profile.duration_ns, events=len(profile), devices=len(t),
+                    device_word="NeuronCores" if kind == "neuron" else "Ranks", busy_pctg=busy, errors=errors,
+                    hangs=hangs, sentence=bottleneck(results), range_note=range_note)
+
+
+def bottleneck(results: dict[str, Any]) -> str:
+    """The top bottleneck in one sentence, from the strongest signal the analyses found."""
+    s = results.get("stragglers", pd.DataFrame())
+    steps = results.get("straggler_steps", pd.DataFrame())
+    if len(s) and len(steps) and int(s["times_last"].iloc[0]) > 0:
+        top = s.iloc[0]
+        label = device_labels(s.iloc[[0]])[0]
+        n_last, n_steps = int(top["times_last"]), len(steps)
+        if n_last >= max(2, 0.3 * n_steps):
+            wait = top["wait_caused_ns"] / max(n_last, 1)
+            return (f"{label} arrives last at {n_last} of {n_steps} collectives; the others wait "
+                    f"{duration(wait)} per step for it.")
+    idle = results.get("idle", pd.DataFrame())
+    t = results.get("temporal", pd.DataFrame())
+    if len(idle) and len(t) and t["span_ns"].sum() > 0:
+        share = 100.0 * t["idle_time_ns"].sum() / t["span_ns"].sum()
+        by_cat = idle.groupby("idle_category")["idle_time_ns"].sum()
+        total = by_cat.sum()
+        if share >= 25 and total > 0:
+            cat = by_cat.idxmax()
+            why = {"host_wait": "waiting for the host to launch the next execution",
+                   "kernel_wait": "in launch overhead between back-to-back executions",
+                   "other": "for other reasons (no late launch, gaps longer than launch overhead)"}[cat]
+            return f"Devices are idle {share:.0f}% of their span, {100 * by_cat[cat] / total:.0f}% of it {why}."
+    problems = results.get("problems", pd.DataFrame())
+    if len(problems):
+        first = problems.iloc[0]
+        return f"First problem: {first['kind']} {first['name']} ({first['meaning']})."
+    if len(t):
+        return "No straggler, dominant idle cause or error stands out."
+    return "No device work in this range."
+
+
+def temporal_columns(t: pd.DataFrame, kind: str) -> dict[str, list]:
+    """Per device, worst first (least compute share), the shares and times of each part."""
+    parts = NEURON_PARTS if kind == "neuron" else KINETO_PARTS
+    if t.empty:
+        return {"device": [], "row": [], **{f"{p}_pctg": [] for p in parts}, **{f"{p}_ns": [] for p in parts}}
+    order = np.argsort(t["compute_time_pctg"].to_numpy(), kind="stable")
+    t = t.iloc[order]
+    out: dict[str, list] = {"device": device_labels(t), "row": [int(i) for i in t.index]}
+    for p in parts:
+        out[f"{p}_pctg"] = t[f"{p}_time_pctg"].round(2).tolist()
+        out[f"{p}_ns"] = [duration(v) for v in t[f"{p}_time_ns"]]
+    out["span"] = [duration(v) for v in t["span_ns"]]
+    return out
+
+
+def idle_columns(idle: pd.DataFrame, order: list[str]) -> dict[str, list]:
+    keys = [c for c in ("rank", "stream", "instance_id", "process_id", "nc_idx") if c in idle.columns]
+    if idle.empty:
+        return {"device": [], "host_wait": [], "kernel_wait": [], "other": [], "total": []}
+    wide = idle.pivot_table(index=keys, columns="idle_category", values="idle_time_ns", aggfunc="sum", fill_value=0,
+                            observed=True).reset_index()
+    for c in ("host_wait", "kernel_wait", "other"):
+        if c not in wide:
+            wide[c] = 0
+    labels = device_labels(wide)
+    if "stream" in wide.columns:
+        labels = [f"{lab} stream {s}" for lab, s in zip(labels, wide["stream"], strict=True)]
+    wide["device"] = labels
+    rank = {d: i for i, d in enumerate(order)}
+    wide = wide.sort_values("device", key=lambda s: s.map(lambda d: rank.get(d, len(rank))))
+    return {"device": wide["device"].tolist(),
+            **{c: (wide[c] / 1e6).round(4).tolist() for c in ("host_wait", "kernel_wait", "other")},
+            "total": [duration(v) for v in wide[["host_wait", "kernel_wait", "other"]].sum(axis=1)]}
+
+
+def short_label(name: str, width: int = 40) -> str:
+    """A kernel or event name short enough for an axis: no argument list or template arguments, then cut."""
+    s = str(name)
+    for open_, close in (("(", ")"), ("<", ">")):
+        out, depth = [], 0
+        for ch in s:
+            if ch == open_:
+                depth += 1
+            elif ch == close and depth:
+                depth -= 1
+            elif depth == 0:
+                out.append(ch)
+        s = "".join(out) if "".join(out).strip() else s
+    s = s.replace("void ", "").strip().split(" ")[-1] or str(name)
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def unique_labels(names: list[str], width: int = 40) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        lab = short_label(n, width)
+        seen[lab] = seen.get(lab, 0) + 1
+        out.append(lab if seen[lab] == 1 else f"{lab} #{seen[lab]}")
+    return out
+
+
+def top_columns(df: pd.DataFrame, label: str, total: str, count: str, mean: str, n: int = 10,
+                scale: float = 1e6, shorten: bool = True) -> dict[str, list]:
+    """The n largest by total, largest on top; totals in ms (scale: units per ms of the source column)."""
+    if df.empty:
+        return {"label": [], "full": [], "total_ms": [], "count": [], "mean": [], "share": []}
+    top = df.nlargest(n, total)[::-1]
+    whole = float(df[total].sum()) or 1.0
+    full = [str(x) for x in top[label]]
+    return {"label": unique_labels(full) if shorten else full, "full": full, "total_ms": (top[total] / scale).round(4).tolist(),
+            "count": [int(x) for x in top[count]], "mean": [duration(v * 1e6 / scale) for v in top[mean]],
+            "share": [f"{100 * v / whole:.1f}%" for v in top[total]]}

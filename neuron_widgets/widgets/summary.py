@@ -1,0 +1,245 @@
+"""Summary: the analyses as bokeh charts in the notebook, bound to a Timeline like EventDetails.
+
+The charts are one bokeh layout shown through jupyter_bokeh (bokeh models as an ipywidget, with
+selections synced both ways). The analyses run in a thread, the cheapest first, and each chart
+fills in as its numbers arrive, so a large profile's summary paints at once and completes in the
+background. Following a timeline, a brushed range is summarised on its own (debounced; the newest
+brush wins), and a click on a bar, a point or a row selects or highlights in the timeline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+import traitlets as t
+
+from ..analysis import (
+    comm_comp_overlap,
+    errors_and_hangs,
+    idle_time_breakdown,
+    kernel_breakdown,
+    launch_stats,
+    stragglers,
+    temporal_breakdown,
+)
+from ..analysis.device_profiles import device_profile_summary
+from ..analysis.devices import kind_of
+from ..analysis.frame import ARG_EVENTS, frame_of
+from ..model.profile import Profile
+from ..summary import SummaryCharts, apply_theme
+from ..summary.data import duration
+from .static import asset
+from .timeline import Timeline
+
+DEBOUNCE_S = 0.3
+
+
+class ThemeProbe(anywidget.AnyWidget):
+    """Reports whether JupyterLab shows a dark theme (canvas-drawn chart text needs real colours)."""
+
+    _esm = asset("theme.js")
+    dark = t.Bool(False).tag(sync=True)
+
+
+class Summary(W.VBox):
+    """The analyses of a profile as charts and tables: `Summary(tl)`, `Summary(profile)`, `Summary(a, compare=b)`.
+
+    Following a Timeline, it summarises the brushed range (the whole profile when nothing is
+    brushed), and clicks select in the timeline: a device's bar highlights its executions and
+    selects its longest, a NEFF's bar highlights that NEFF's executions, a straggler's bar selects
+    its latest barrier, a step moves the view to that step, an error or hang row selects its event.
+    """
+
+    def __init__(self, source: Timeline | Profile, *, compare: Profile | Timeline | None = None,
+                 device_numbers: int | None = 16, **kwargs: Any) -> None:
+        from jupyter_bokeh import BokehModel
+
+        self.timeline = source if isinstance(source, Timeline) else None
+        self.profile: Profile = source.profile if isinstance(source, Timeline) else source
+        if not isinstance(self.profile, Profile):
+            raise TypeError(f"Summary takes a Timeline or a Profile, not {type(source).__name__}")
+        other = compare.profile if isinstance(compare, Timeline) else compare
+        self.kind = kind_of(frame_of(self.profile))
+        self.results: dict[str, Any] = {"kind": self.kind}
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._timer: threading.Timer | None = None
+        self._highlighted = False
+        self.device_numbers = device_numbers
+        self.status = W.HTML(layout=W.Layout(min_height="22px"))
+        self.probe = ThemeProbe()
+        self.charts = SummaryCharts(self.profile, None, compare=other, device_numbers=None)
+        self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
+        self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
+        self._wire_clicks()
+        super().__init__([self.status, self.bokeh, self.probe], **kwargs)
+        self.add_class("nw-summary")
+        if self.timeline is not None:
+            self.timeline.observe(self._brush_changed, "brush")
+        self.done = threading.Event()
+        self._start(self._range())
+
+    # -- computing ----------------------------------------------------------------------
+    def _range(self) -> tuple[int, int] | None:
+        return self.timeline.brush_range if self.timeline is not None else None
+
+    def _brush_changed(self, _change: dict[str, Any]) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(DEBOUNCE_S, lambda: self._start(self._range()))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _start(self, window: tuple[int, int] | None) -> None:
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+        self.done.clear()
+        self._say(f"Summarising {self._describe(window)}…", busy=True)
+        threading.Thread(target=self._compute, args=(window, generation), daemon=True,
+                         name="neuron-widgets-summary").start()
+
+    def _describe(self, window: tuple[int, int] | None) -> str:
+        if window is None:
+            return "the whole profile"
+        origin = self.profile.origin_ts
+        return f"{duration(window[0] - origin)} to {duration(window[1] - origin)} (the timeline's brushed range)"
+
+    def _compute(self, window: tuple[int, int] | None, generation: int) -> None:
+        started = time.perf_counter()
+        try:
+            p = self.profile if window is None else self.profile.filter(time_range=window)
+            fr = frame_of(p)
+            kind = self.kind
+            if kind == "neuron":
+                fr.prefetch()
+                threading.Thread(target=lambda: fr.arg_texts(fr.rows_named(*ARG_EVENTS)), daemon=True).start()
+            note = f"Summarised: {self._describe(window)}."
+            r: dict[str, Any] = {"kind": kind}
+            steps = (("temporal", lambda: {"temporal": temporal_breakdown(p, kind)}, ("headline", "temporal")),
+                     ("kernels", lambda: {"kernels": kernel_breakdown(p, kind)}, ("kernels",)),
+                     ("idle", lambda: {"idle": idle_time_breakdown(p, kind), "overlap": comm_comp_overlap(p, kind),
+                                       "launches": launch_stats(p, kind)}, ("temporal",)),
+                     ("stragglers", lambda: {"stragglers": stragglers(p, kind),
+                                             "straggler_steps": stragglers(p, kind, per_step=True)},
+                      ("stragglers", "headline")),
+                     ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
+            for label, work, parts in steps:
+                r.update(work())
+                if not self._current(generation):
+                    return
+                self._apply(r, note, parts, generation)
+                self._say(f"Summarising {self._describe(window)}… ({label} done)", busy=True)
+            self.results = r
+            if window is None and self.charts.devices is not None and self.device_numbers:
+                numbers = device_profile_summary(self.profile, limit=self.device_numbers)
+                if self._current(generation):
+                    with self._lock:
+                        self.charts.set_devices(numbers)
+            elapsed = time.perf_counter() - started
+            self._say(f"{note} {len(p):,} events in {elapsed:.2f} s.", busy=False)
+        except Exception as exc:  # shown in the widget: the kernel and the timeline go on
+            self._say(f"Could not summarise: {type(exc).__name__}: {exc}", busy=False, error=True)
+        finally:
+            if self._current(generation):
+                self.done.set()
+
+    def _current(self, generation: int) -> bool:
+        with self._lock:
+            return generation == self._generation
+
+    def _apply(self, r: dict[str, Any], note: str, parts: tuple[str, ...], generation: int) -> None:
+        with self._lock:
+            if generation != self._generation:
+                return
+            self.charts.update(r, note, parts)
+            apply_theme(self.charts.layout, self.probe.dark)
+
+    def _say(self, text: str, busy: bool, error: bool = False) -> None:
+        import html
+
+        spinner = '<span class="nw-spin" style="display:inline-block;width:10px;height:10px;margin-right:6px;' \
+                  'border:2px solid currentColor;border-right-color:transparent;border-radius:50%;' \
+                  'animation:nw-spin .8s linear infinite"></span><style>@keyframes nw-spin{to{transform:rotate(360deg)}}' \
+                  '</style>' if busy else ""
+        color = "#d62728" if error else "var(--jp-ui-font-color2, #57606a)"
+        self.status.value = f'<div style="font-size:12px;color:{color}">{spinner}{html.escape(text)}</div>'
+
+    def _themed(self, dark: bool) -> None:
+        with self._lock:
+            apply_theme(self.charts.layout, dark)
+
+    # -- clicks -------------------------------------------------------------------------
+    def _wire_clicks(self) -> None:
+        c = self.charts
+        for fig, action in ((c.temporal, self._device_clicked), (c.stragglers, self._select_clicked),
+                            (c.top_a, self._top_clicked), (c.steps, self._step_clicked)):
+            src = _source_of(fig)
+            src.selected.on_change("indices", lambda _a, _o, new, src=src, action=action: action(src, new))
+        c.problems.source.selected.on_change("indices", lambda _a, _o, new: self._select_clicked(c.problems.source, new))
+
+    def _select_clicked(self, src: Any, indices: list[int]) -> None:
+        event_id = _clicked(src, indices, "event_id")
+        if self.timeline is not None and event_id:
+            self.timeline.select(int(event_id))
+
+    def _device_clicked(self, src: Any, indices: list[int]) -> None:
+        event_id = _clicked(src, indices, "event_id")
+        if self.timeline is None or not event_id:
+            return
+        # Every execution of that core, marked; its longest selected (the view goes there).
+        fr = frame_of(self.profile)
+        codes, _ = fr.core_codes()
+        row = self.profile.row_of(int(event_id))
+        rows = fr.rows_named("nc_exec_running")
+        self.timeline.highlight(pd.DataFrame({"row": rows[codes[rows] == codes[row]]}))
+        self.timeline.select(int(event_id))
+
+    def _top_clicked(self, src: Any, indices: list[int]) -> None:
+        if self.timeline is None or not indices or self.kind != "neuron":
+            return
+        model = src.data["full"][indices[0]]
+        fr = frame_of(self.profile)
+        rows = fr.rows_named("nc_exec_running")
+        mine = rows[np.array([m == model for m in fr.arg(rows, "model_name", "str")], dtype=bool)]
+        if mine.size:
+            self.timeline.highlight(pd.DataFrame({"row": mine}))
+            self.timeline.select(row=int(mine[np.argmax(fr.end[mine] - fr.start[mine])]))
+
+    def _step_clicked(self, src: Any, indices: list[int]) -> None:
+        if self.timeline is None or not indices:
+            return
+        i = indices[0]
+        origin = self.profile.origin_ts
+        event_id = src.data["event_id"][i]
+        if event_id:
+            self.timeline.select(int(event_id), focus=False)
+        self.timeline.time_range = (origin + int(src.data["t0"][i]), origin + int(src.data["t1"][i]))
+
+    # -- export -------------------------------------------------------------------------
+    def to_html(self, path: str | Path, *, title: str | None = None, max_mb: float = 25.0) -> dict[str, Any]:
+        """Write the summary (with its timeline, when it follows one) to one self-contained HTML file."""
+        from ..export import export_html
+
+        widgets = (self.timeline, self) if self.timeline is not None else (self,)
+        return export_html(path, *widgets, title=title, max_mb=max_mb)
+
+
+def _source_of(fig: Any) -> Any:
+    from bokeh.models import ColumnDataSource
+
+    return fig.select_one({"type": ColumnDataSource})
+
+
+def _clicked(src: Any, indices: list[int], column: str) -> str | None:
+    if not indices:
+        return None
+    values = src.data.get(column, [])
+    return values[indices[0]] if indices[0] < len(values) else None
