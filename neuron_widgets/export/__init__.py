@@ -91,7 +91,8 @@ def summary_item(summary: Any) -> dict[str, Any]:
 
     summary.done.wait(120)
     window = summary._range()
-    charts = SummaryCharts(summary.profile, summary.results, range_note=f"Summarised: {summary._describe(window)}.",
+    shown = summary.profile if window is None else summary.profile.filter(time_range=window)
+    charts = SummaryCharts(shown, summary.results, range_note=f"Summarised: {summary._describe(window)}.",
                            device_numbers=summary.device_numbers if window is None else None,
                            compare=summary.charts.compare_profile)
     return json_item(charts.layout)

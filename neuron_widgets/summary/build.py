@@ -15,6 +15,7 @@ from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, Div, FactorRange
 
 from ..analysis import compare as compare_profiles
+from ..analysis import temporal_breakdown
 from ..analysis.device_profiles import device_profile_summary
 from ..model.profile import Profile
 from . import charts as C
@@ -58,16 +59,23 @@ class SummaryCharts:
                                           if device_numbers else profile.device_profiles)
         self.counters = C.counters_chart(profile) if not (profile.host_memory.empty and profile.hbm_usage.empty) else None
         self.compare = None
+        self.compare_temporal = None
         self.compare_profile = compare
         if compare is not None:
             self.compare = C.compare_table(compare_profiles(profile, compare))
+            other = temporal_breakdown(compare)
+            kind_b = "neuron" if "nc_idx" in other.columns else "kineto"
+            self.compare_temporal = C.temporal_chart(D.temporal_columns(other, kind_b), kind_b, name="nw-temporal-b",
+                                                     title="Compared profile (b): where the time goes")
         self.layout = self._layout()
         C.apply_theme(self.layout, dark)
 
     # -- layout ---------------------------------------------------------------------------
     def _layout(self) -> Any:
         label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
-        parts: list[Any] = [self.head, _wrap(self.temporal, self.idle), _wrap(self.top_a, self.top_b),
+        first = (_wrap(self.temporal, self.compare_temporal), _wrap(self.idle)) if self.compare_temporal is not None \
+            else (_wrap(self.temporal, self.idle),)
+        parts: list[Any] = [self.head, *first, _wrap(self.top_a, self.top_b),
                             _wrap(self.stragglers, self.steps),
                             Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems]
         if self.devices is not None:
@@ -80,8 +88,9 @@ class SummaryCharts:
         return column(*parts, sizing_mode="stretch_width", name="nw-summary")
 
     # -- updates ----------------------------------------------------------------------------
-    def update(self, results: dict[str, Any], range_note: str = "", parts: tuple[str, ...] | None = None) -> None:
-        """Point the charts at new results (those named in `parts`, or all)."""
+    def update(self, results: dict[str, Any], range_note: str = "", parts: tuple[str, ...] | None = None,
+               profile: Profile | None = None) -> None:
+        """Point the charts at new results (those named in `parts`, or all) of `profile` (a range of ours)."""
         want = set(parts) if parts is not None else None
 
         def wanted(name: str) -> bool:
@@ -89,7 +98,7 @@ class SummaryCharts:
 
         r = {**EMPTY, **results}
         if wanted("headline"):
-            h = D.headline(self.profile, r, range_note)
+            h = D.headline(profile if profile is not None else self.profile, r, range_note)
             for (k, v), card in zip(h.cards(), self.head.children[0].children, strict=True):
                 card.text = f"{k}\n{v}"
             self.head.children[1].text = h.sentence

@@ -51,8 +51,8 @@ def _table_css() -> InlineStyleSheet:
     return InlineStyleSheet(css=TABLE_CSS)  # a model belongs to one document: one per table
 
 
-def _figure(title: str, height: int, **kw: Any):
-    f = figure(title=title, height=height, sizing_mode="stretch_width", toolbar_location=None,
+def _figure(title: str, height: int, name: str = "", **kw: Any):
+    f = figure(title=title, height=height, sizing_mode="stretch_width", toolbar_location=None, name=f"{name}-fig",
                background_fill_color=None, border_fill_color=None, outline_line_color=None, **kw)
     f.xgrid.grid_line_alpha = 0.5
     f.ygrid.grid_line_color = None
@@ -77,12 +77,13 @@ def headline_div(h: D.Headline, name: str = "nw-headline") -> Any:
     return column(row(*cards, sizing_mode="stretch_width"), sentence, note, sizing_mode="stretch_width", name=name)
 
 
-def temporal_chart(cols: dict[str, list], kind: str = "neuron", name: str = "nw-temporal"):
+def temporal_chart(cols: dict[str, list], kind: str = "neuron", name: str = "nw-temporal",
+                   title: str = "Where the time goes (% of each device's span)"):
     """Stacked bars per device, worst first: compute, collective, barrier, idle (shares of the span)."""
     parts = list(D.NEURON_PARTS if kind == "neuron" else D.KINETO_PARTS)
     src = _source(name, cols)
     devices = list(reversed(cols["device"]))
-    f = _figure("Where the time goes (share of each device's span)", _bar_height(len(devices)),
+    f = _figure(title, _bar_height(len(devices)), name,
                 y_range=FactorRange(factors=devices), x_range=(0, 100), tools="tap")
     renderers = f.hbar_stack([f"{p}_pctg" for p in parts], y="device", height=0.72, source=src,
                              color=[COLORS[p] for p in parts], line_color=None)
@@ -100,7 +101,7 @@ def idle_chart(cols: dict[str, list], name: str = "nw-idle"):
     """Idle time per device (and stream) by cause: host wait, kernel wait, other (ms)."""
     parts = ["host_wait", "kernel_wait", "other"]
     src = _source(name, cols)
-    f = _figure("Why devices idle (ms)", _bar_height(len(cols["device"])),
+    f = _figure("Why devices idle (ms)", _bar_height(len(cols["device"])), name,
                 y_range=FactorRange(factors=list(reversed(cols["device"]))))
     renderers = f.hbar_stack(parts, y="device", height=0.72, source=src, color=[COLORS[p] for p in parts],
                              line_color=None)
@@ -118,7 +119,8 @@ def idle_chart(cols: dict[str, list], name: str = "nw-idle"):
 def top_chart(cols: dict[str, list], title: str, name: str, color: str = "#2f7ed8"):
     """Horizontal bars of the largest totals (ms), count, mean and share on hover."""
     src = _source(name, cols)
-    f = _figure(title, _bar_height(len(cols["label"])), y_range=FactorRange(factors=list(cols["label"])), tools="tap")
+    f = _figure(title, _bar_height(len(cols["label"])), name, y_range=FactorRange(factors=list(cols["label"])),
+                tools="tap")
     r = f.hbar(y="label", right="total_ms", height=0.7, source=src, color=color, line_color=None)
     f.add_tools(HoverTool(renderers=[r], tooltips=[("", "@full"), ("total", "@total_ms{0,0.000} ms (@share)"),
                                                    ("count", "@count{0,0}"), ("mean", "@mean")]))
@@ -130,7 +132,7 @@ def top_chart(cols: dict[str, list], title: str, name: str, color: str = "#2f7ed
 def straggler_chart(cols: dict[str, list], name: str = "nw-stragglers"):
     """Per device, how often it arrived last at a collective (bars), its mean and largest lag on hover."""
     src = _source(name, cols)
-    f = _figure("Last to arrive at collectives (steps)", _bar_height(len(cols["device"])),
+    f = _figure("Last to arrive at collectives (steps)", _bar_height(len(cols["device"])), name,
                 y_range=FactorRange(factors=list(reversed(cols["device"]))), tools="tap")
     r = f.hbar(y="device", right="times_last", height=0.7, source=src, color="#e4572e", line_color=None)
     f.add_tools(HoverTool(renderers=[r], tooltips=[("device", "@device"), ("last", "@times_last of @steps steps"),
@@ -144,7 +146,7 @@ def straggler_chart(cols: dict[str, list], name: str = "nw-stragglers"):
 def straggler_steps_chart(cols: dict[str, list], name: str = "nw-straggler-steps"):
     """Lag per step (last minus first arrival, µs) over time; a click moves the timeline to that step."""
     src = _source(name, cols)
-    f = _figure("Lag per collective step (µs)", 220, tools="tap,xwheel_zoom,xpan,reset")
+    f = _figure("Lag per collective step (µs)", 220, name, tools="tap,xwheel_zoom,xpan,reset")
     f.line(x="t_ms", y="lag_us", source=src, color="#e4572e", line_width=1.5)
     r = f.scatter(x="t_ms", y="lag_us", source=src, size=6, color="#e4572e")
     f.add_tools(HoverTool(renderers=[r], tooltips=[("step", "@step"), ("at", "@t_ms{0,0.000} ms"),
@@ -221,7 +223,7 @@ def counters_chart(profile: Profile, name: str = "nw-counters", max_points: int 
     series = series[:16]
     src = _source(name, {"xs": [s[1] for s in series], "ys": [s[2] for s in series], "label": [s[0] for s in series],
                          "color": [LINE_COLORS[i % len(LINE_COLORS)] for i in range(len(series))]})
-    f = _figure("Memory in use (GB)", 240, tools="xwheel_zoom,xpan,reset")
+    f = _figure("Memory in use (GB)", 240, name, tools="xwheel_zoom,xpan,reset")
     r = f.multi_line(xs="xs", ys="ys", line_color="color", line_width=1.5, source=src)
     f.add_tools(HoverTool(renderers=[r], tooltips=[("", "@label"), ("at", "$data_x{0,0.000} ms"),
                                                    ("in use", "$data_y{0,0.00} GB")]))

@@ -89,7 +89,7 @@ def bottleneck(results: dict[str, Any]) -> str:
     steps = results.get("straggler_steps", pd.DataFrame())
     if len(s) and len(steps) and int(s["times_last"].iloc[0]) > 0:
         top = s.iloc[0]
-        label = device_labels(s.iloc[[0]])[0]
+        label = device_labels(s)[0]  # labelled among all devices: with the pid when an instance has several
         n_last, n_steps = int(top["times_last"]), len(steps)
         if n_last >= max(2, 0.3 * n_steps):
             wait = top["wait_caused_ns"] / max(n_last, 1)
@@ -174,7 +174,10 @@ def unique_labels(names: list[str], width: int = 40) -> list[str]:
     for n in names:
         lab = short_label(n, width)
         seen[lab] = seen.get(lab, 0) + 1
-        out.append(lab if seen[lab] == 1 else f"{lab} #{seen[lab]}")
+        if seen[lab] > 1:  # the same short name twice: number it, still within the width
+            tag = f" #{seen[lab]}"
+            lab = (lab if len(lab) + len(tag) <= width else lab[: width - len(tag) - 1] + "…") + tag
+        out.append(lab)
     return out
 
 

@@ -39,6 +39,29 @@ from .static import asset
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
+_BOKEHJS_LOADED = False
+
+
+def load_bokehjs() -> None:
+    """Put BokehJS on the notebook page (jupyter_bokeh draws with it), inline: no network is needed.
+
+    Once per kernel: the load travels in the output of the cell that first shows a Summary.
+    """
+    global _BOKEHJS_LOADED
+    if _BOKEHJS_LOADED:
+        return
+    try:
+        from IPython import get_ipython
+
+        if get_ipython() is None or not hasattr(get_ipython(), "kernel"):
+            return  # not in a notebook: nothing to draw on
+    except ImportError:
+        return
+    from bokeh.io import output_notebook
+    from bokeh.resources import Resources
+
+    output_notebook(Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"]), hide_banner=True)
+    _BOKEHJS_LOADED = True
 
 
 class ThemeProbe(anywidget.AnyWidget):
@@ -61,6 +84,7 @@ class Summary(W.VBox):
                  device_numbers: int | None = 16, **kwargs: Any) -> None:
         from jupyter_bokeh import BokehModel
 
+        load_bokehjs()
         self.timeline = source if isinstance(source, Timeline) else None
         self.profile: Profile = source.profile if isinstance(source, Timeline) else source
         if not isinstance(self.profile, Profile):
@@ -80,7 +104,7 @@ class Summary(W.VBox):
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
         self._wire_clicks()
         super().__init__([self.status, self.bokeh, self.probe], **kwargs)
-        self.add_class("nw-summary")
+        self.add_class("nw-summary-widget")
         if self.timeline is not None:
             self.timeline.observe(self._brush_changed, "brush")
         self.done = threading.Event()
@@ -135,7 +159,7 @@ class Summary(W.VBox):
                 r.update(work())
                 if not self._current(generation):
                     return
-                self._apply(r, note, parts, generation)
+                self._apply(r, note, parts, generation, p)
                 self._say(f"Summarising {self._describe(window)}… ({label} done)", busy=True)
             self.results = r
             if window is None and self.charts.devices is not None and self.device_numbers:
@@ -155,11 +179,11 @@ class Summary(W.VBox):
         with self._lock:
             return generation == self._generation
 
-    def _apply(self, r: dict[str, Any], note: str, parts: tuple[str, ...], generation: int) -> None:
+    def _apply(self, r: dict[str, Any], note: str, parts: tuple[str, ...], generation: int, p: Profile) -> None:
         with self._lock:
             if generation != self._generation:
                 return
-            self.charts.update(r, note, parts)
+            self.charts.update(r, note, parts, profile=p)
             apply_theme(self.charts.layout, self.probe.dark)
 
     def _say(self, text: str, busy: bool, error: bool = False) -> None:

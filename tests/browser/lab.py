@@ -145,3 +145,35 @@ FIND_ITEM = """(args) => {
 def find_item(page: Page, index: int, min_px: float, name: str | None = None, skip: int = -1,
               plain: bool = False) -> dict | None:
     return page.evaluate(FIND_ITEM, [index, name, skip, min_px, plain])
+
+
+BOKEH_POINT = """([name, i, x]) => {
+  for (const v of window.Bokeh.index.all_views()) {
+    if (!v.model || v.model.name !== name) continue;
+    const r = v.model.renderers.find((r) => r.data_source && r.glyph && r.glyph.y !== undefined);
+    const factor = r.data_source.data[r.glyph.y.field ?? "y"][i];
+    v.canvas_view.el.scrollIntoView({ block: "center" });
+    const box = v.canvas_view.el.getBoundingClientRect();
+    return { x: box.left + v.frame.x_scale.compute(x), y: box.top + v.frame.y_scale.compute(factor), factor };
+  }
+  return null;
+}"""
+
+
+def bokeh_point(page: Page, figure: str, index: int, x: float) -> dict:
+    """Where on the page bar `index` of a named bokeh figure is, at data value x (scrolled into view)."""
+    pt = page.evaluate(BOKEH_POINT, [figure, index, x])
+    assert pt is not None, f"no bokeh figure named {figure}"
+    return pt
+
+
+DEEP_TEXT = """(sel) => { const out = [];
+  const walk = (n) => { if (n.shadowRoot) walk(n.shadowRoot);
+    for (const c of n.childNodes) { if (c.nodeType === 3) out.push(c.textContent);
+      else if (c.nodeType === 1 && !['STYLE', 'SCRIPT'].includes(c.tagName)) walk(c); else if (c.nodeType === 11) walk(c); } };
+  const root = document.querySelector(sel); if (root) walk(root); return out.join(' '); }"""
+
+
+def deep_text(page: Page, selector: str) -> str:
+    """The text under an element, shadow roots included (bokeh draws its DOM in them)."""
+    return page.evaluate(DEEP_TEXT, selector)

@@ -1,0 +1,192 @@
+"""The Summary: charts built from the analyses, the widget's progressive compute, brush, clicks, export, safety."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from bokeh.models import ColumnDataSource, DataTable, Div
+from conftest import TRACES
+
+import neuron_widgets as nw
+from neuron_widgets import analysis as A
+from neuron_widgets.summary import SummaryCharts, apply_theme
+from neuron_widgets.summary.data import duration, short_label, unique_labels
+from neuron_widgets.widgets import Summary, Timeline
+
+EVIL = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
+
+
+def source(fig) -> ColumnDataSource:
+    return fig.select_one({"type": ColumnDataSource})
+
+
+def click(src: ColumnDataSource, i: int) -> None:
+    """What jupyter_bokeh does when the browser selects: set the indices and run the on_change callbacks."""
+    old = list(src.selected.indices)
+    src.selected.indices = [i]
+    for cb in src.selected._callbacks.get("indices", []):
+        cb("indices", old, [i])
+
+
+@pytest.fixture()
+def summary(sample: nw.Profile):
+    tl = Timeline(sample)
+    s = Summary(tl)
+    assert s.done.wait(60)
+    return tl, s
+
+
+def test_charts_hold_the_analyses(sample: nw.Profile) -> None:
+    r = A.all_analyses(sample)
+    c = SummaryCharts(sample, r)
+    t = source(c.temporal).data
+    # Worst first: the least compute share on top of the list.
+    assert len(t["device"]) == 8 and t["compute_pctg"] == sorted(t["compute_pctg"])
+    assert {round(sum(x), 1) for x in zip(t["compute_pctg"], t["collective_pctg"], t["barrier_pctg"], t["idle_pctg"],
+                                          strict=True)} == {100.0}
+    st = source(c.stragglers).data
+    assert st["times_last"][0] == r["stragglers"]["times_last"].iloc[0]
+    assert st["device"][0] in c.head.children[1].text  # the bottleneck sentence names the straggler
+    assert len(c.problems.source.data["kind"]) == len(r["problems"]) == 3
+    assert source(c.top_a).data["full"] == ["neff_fwd_5c1f9a77", "neff_bwd_9e02d4b1"]
+    # Each clickable row knows its event, and it is an event of this profile.
+    for ids in (t["event_id"], st["event_id"], c.problems.source.data["event_id"]):
+        assert all(sample.event(int(i))["id"] == int(i) for i in ids if i)
+    cards = [d.text for d in c.head.children[0].children]
+    assert cards[0] == f"Span\n{duration(sample.duration_ns)}" and cards[4] == "Errors\n2" and cards[5] == "Hangs\n1"
+
+
+def test_kineto_charts_and_labels() -> None:
+    p = nw.load_profile(sorted((TRACES / "param-dlrm-8rank").glob("*.json.gz")))
+    c = SummaryCharts(p, A.all_analyses(p))
+    t = source(c.temporal).data
+    assert sorted(t["device"]) == sorted(f"rank {i}" for i in range(8))
+    top = source(c.top_a).data
+    assert all(len(lab) <= 40 for lab in top["label"]) and len(set(top["label"])) == len(top["label"])
+    assert any("ncclKernel" in f for f in top["full"])
+    assert short_label("void at::native::vectorized_elementwise_kernel<4, at::native::Foo<float> >(int, float)", 60) == \
+        "at::native::vectorized_elementwise_kernel"
+    assert short_label("x" * 80) == "x" * 39 + "…"
+    assert unique_labels(["f(int)", "f(float)"]) == ["f", "f #2"]
+    types = source(c.top_b).data["label"]
+    assert "COMPUTATION overlapping COMMUNICATION" in types
+
+
+def test_widget_fills_in_and_clicks_reach_the_timeline(summary) -> None:
+    tl, s = summary
+    assert "Summarised: the whole profile" in s.status.value
+    assert s.results["problems"].shape[0] == 3
+    # An error row selects its event.
+    click(s.charts.problems.source, 0)
+    assert tl.selection["name"] == "nrt_execute" and tl.selection["args"]["ret"] == 1003
+    # A core's bar highlights all its executions and selects its longest.
+    click(source(s.charts.temporal), 0)
+    assert tl.selection["name"] == "nc_exec_running"
+    assert tl._marked["highlight"].size == 132
+    # A straggler's bar selects its barrier at its worst step.
+    click(source(s.charts.stragglers), 0)
+    assert tl.selection["name"] == "cc_exec_barrier"
+    # A NEFF's bar highlights its executions.
+    top = source(s.charts.top_a)
+    click(top, top.data["full"].index("neff_fwd_5c1f9a77"))
+    assert tl._marked["highlight"].size == 528 and tl.selection["args"]["model_name"] == "neff_fwd_5c1f9a77"
+    # A step moves the view to it.
+    steps = source(s.charts.steps)
+    click(steps, 4)
+    origin = tl.profile.origin_ts
+    assert tl.time_range == (origin + int(steps.data["t0"][4]), origin + int(steps.data["t1"][4]))
+    # An empty selection (the widget resets it on update) does nothing.
+    before = tl.selected_row
+    s.charts.problems.source.selected.indices = []
+    for cb in s.charts.problems.source.selected._callbacks["indices"]:
+        cb("indices", [0], [])
+    assert tl.selected_row == before
+
+
+def test_brush_summarises_the_range_newest_wins(summary) -> None:
+    tl, s = summary
+    for a, b in (("1ms", "20ms"), ("5ms", "30ms"), ("20ms", "60ms")):
+        tl.brush_range = (a, b)
+    time.sleep(0.5)
+    assert s.done.wait(30)
+    assert "20 ms to 60 ms" in s.status.value and "brushed range" in s.charts.head.children[2].text
+    t = s.results["temporal"]
+    assert (t["span_ns"] < 41_000_000).all()  # the range, not the whole profile
+    assert s.charts.head.children[0].children[1].text != f"Events\n{len(tl.profile):,}"
+    tl.brush_range = None
+    time.sleep(0.5)
+    assert s.done.wait(30)
+    assert "the whole profile" in s.status.value
+
+
+def test_summary_of_a_profile_alone_and_compared(sample: nw.Profile, tmp_path: Path) -> None:
+    s = Summary(sample, compare=sample.filter(time_range=("0ms", "40ms")))
+    assert s.done.wait(60) and s.timeline is None
+    click(s.charts.problems.source, 0)  # no timeline: nothing to select, no error
+    table = s.charts.compare.source.data
+    assert table["key"][0] == "train_step" or table["key"]
+    assert s.charts.compare_temporal is not None
+    got = s.to_html(tmp_path / "alone.html")
+    html = (tmp_path / "alone.html").read_text(encoding="utf-8")
+    assert got["timelines"] == [] and "Bokeh" in html
+
+
+def test_theme_probe_recolours_the_canvas_text(summary) -> None:
+    _, s = summary
+    axis = s.charts.temporal.xaxis[0]
+    assert axis.major_label_text_color == "#57606a"
+    s.probe.dark = True
+    assert axis.major_label_text_color == "#9da7b3" and s.charts.temporal.title.text_color == "#e6edf3"
+    s.probe.dark = False
+    assert axis.major_label_text_color == "#57606a"
+    apply_theme(s.charts.layout, True)  # usable alone on any chart
+    assert s.charts.steps.yaxis[0].major_label_text_color == "#9da7b3"
+
+
+def test_profile_text_stays_text(tmp_path: Path) -> None:
+    events = []
+    for i in range(20):
+        for nc in (0, 1):
+            events.append({"ph": "X", "name": "nc_exec_running", "ts": 100 * i + 3 * nc, "dur": 60, "pid": 1, "tid": nc,
+                           "args": {"nc": nc, "exec_id": i, "model_name": EVIL}})
+    events.append({"ph": "i", "name": f"{EVIL} error", "ts": 55, "pid": 1, "tid": 0, "args": {"nc": 0, "ret": 5}})
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps({"traceEvents": events, "hostname": EVIL}))
+    p = nw.load_profile(path)
+    c = SummaryCharts(p, A.all_analyses(p))
+    for div in c.layout.select({"type": Div}):
+        assert div.render_as_text, div.name
+    for table in c.layout.select({"type": DataTable}):
+        assert all(type(col.formatter).__name__ in ("StringFormatter", "NumberFormatter") for col in table.columns)
+    assert any(EVIL in n for n in c.problems.source.data["name"])
+    assert any(EVIL in d for d in c.problems.source.data["device"])  # the host name, as text
+    tl = Timeline(p)
+    s = Summary(tl)
+    assert s.done.wait(60)
+    out = tmp_path / "evil.html"
+    s.to_html(out)
+    page = out.read_text(encoding="utf-8")
+    # The profile's markup is nowhere in the file as such: only inside the compressed data.
+    assert EVIL not in page and "<b>bold" not in page
+    visible = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S)
+    assert "<img" not in visible
+
+
+def test_export_carries_the_summary_and_its_size(sample: nw.Profile, tmp_path: Path) -> None:
+    from neuron_widgets.export import export_html
+
+    tl = Timeline(sample)
+    plain = export_html(tmp_path / "plain.html", tl, time_range="all")
+    s = Summary(tl)
+    assert s.done.wait(60)
+    both = export_html(tmp_path / "both.html", tl, s, time_range="all")
+    html = (tmp_path / "both.html").read_text(encoding="utf-8")
+    assert "Bokeh" in html and html.count("<script>") >= 4
+    assert 1.5e6 < both["bytes"] - plain["bytes"] < 3.0e6  # BokehJS and the charts' data
+    assert both["bytes"] <= 25e6
+    with pytest.raises(TypeError, match="Summary takes"):
+        Summary(42)
