@@ -68,7 +68,13 @@ class SummaryCharts:
             self.compare_temporal = C.temporal_chart(D.temporal_columns(other, kind_b), kind_b, name="nw-temporal-b",
                                                      title="Compared profile (b): where the time goes")
         self.layout = self._layout()
-        C.apply_theme(self.layout, dark)
+        self.figures = [f for f in (self.temporal, self.idle, self.top_a, self.top_b, self.stragglers, self.steps,
+                                    self.counters, self.compare_temporal) if f is not None]
+        self.sources = {id(f): f.select_one({"type": ColumnDataSource}) for f in self.figures}
+        C.apply_theme(self.layout, dark, self.figures)
+
+    def theme(self, dark: bool) -> None:
+        C.apply_theme(self.layout, dark, self.figures)
 
     # -- layout ---------------------------------------------------------------------------
     def _layout(self) -> Any:
@@ -113,7 +119,7 @@ class SummaryCharts:
             self._set(self.top_b, b, "label", reverse=False)
         if wanted("stragglers"):
             self._set(self.stragglers, self._straggler_cols(r), "device")
-            self.steps.select_one({"type": ColumnDataSource}).data = self._step_cols(r)
+            self.sources[id(self.steps)].data = self._step_cols(r)
         if wanted("problems"):
             self.problems.source.data = self._problem_cols(r)
 
@@ -125,9 +131,8 @@ class SummaryCharts:
         self.devices.columns = columns
         self.devices.source.data = cols
 
-    @staticmethod
-    def _set(fig: Any, cols: dict[str, list], factor: str, reverse: bool = True) -> None:
-        src = fig.select_one({"type": ColumnDataSource})
+    def _set(self, fig: Any, cols: dict[str, list], factor: str, reverse: bool = True) -> None:
+        src = self.sources[id(fig)]
         src.selected.indices = []
         factors = list(reversed(cols[factor])) if reverse else list(cols[factor])
         fig.y_range = FactorRange(factors=factors) if not isinstance(fig.y_range, FactorRange) else fig.y_range

@@ -247,10 +247,14 @@ def compare_table(df: pd.DataFrame, name: str = "nw-compare", n: int = 25):
                      sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
 
 
-def apply_theme(root: Any, dark: bool) -> None:
-    """Colour the canvas-drawn parts (axes, titles, legends, grids) for a light or dark page."""
+def apply_theme(root: Any, dark: bool, figures: list | None = None) -> None:
+    """Colour the canvas-drawn parts (axes, titles, legends, grids) for a light or dark page.
+
+    `figures`, when known, spares the walk over the whole model graph.
+    """
     c = THEMES["dark" if dark else "light"]
-    for f in root.select({"type": figure}) if hasattr(root, "select") else []:
+    found = figures if figures is not None else (list(root.select({"type": figure})) if hasattr(root, "select") else [])
+    for f in found:
         f.title.text_color = c["text"]
         for ax in (*f.xaxis, *f.yaxis):
             ax.major_label_text_color = c["muted"]

@@ -33,7 +33,7 @@ from ..analysis.device_profiles import device_profile_summary
 from ..analysis.devices import kind_of
 from ..analysis.frame import ARG_EVENTS, frame_of
 from ..model.profile import Profile
-from ..summary import SummaryCharts, apply_theme
+from ..summary import SummaryCharts
 from ..summary.data import duration
 from .static import asset
 from .timeline import Timeline
@@ -142,9 +142,6 @@ class Summary(W.VBox):
             p = self.profile if window is None else self.profile.filter(time_range=window)
             fr = frame_of(p)
             kind = self.kind
-            if kind == "neuron":
-                fr.prefetch()
-                threading.Thread(target=lambda: fr.arg_texts(fr.rows_named(*ARG_EVENTS)), daemon=True).start()
             note = f"Summarised: {self._describe(window)}."
             r: dict[str, Any] = {"kind": kind}
             steps = (("temporal", lambda: {"temporal": temporal_breakdown(p, kind)}, ("headline", "temporal")),
@@ -157,6 +154,10 @@ class Summary(W.VBox):
                      ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
             for label, work, parts in steps:
                 r.update(work())
+                if label == "temporal" and kind == "neuron":
+                    # The argument reads start once the first charts are out (they need none).
+                    fr.prefetch()
+                    threading.Thread(target=lambda: fr.arg_texts(fr.rows_named(*ARG_EVENTS)), daemon=True).start()
                 if not self._current(generation):
                     return
                 self._apply(r, note, parts, generation, p)
@@ -184,7 +185,6 @@ class Summary(W.VBox):
             if generation != self._generation:
                 return
             self.charts.update(r, note, parts, profile=p)
-            apply_theme(self.charts.layout, self.probe.dark)
 
     def _say(self, text: str, busy: bool, error: bool = False) -> None:
         import html
@@ -198,7 +198,7 @@ class Summary(W.VBox):
 
     def _themed(self, dark: bool) -> None:
         with self._lock:
-            apply_theme(self.charts.layout, dark)
+            self.charts.theme(dark)
 
     # -- clicks -------------------------------------------------------------------------
     def _wire_clicks(self) -> None:
