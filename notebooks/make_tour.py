@@ -52,6 +52,9 @@ cells = [
     code("# What the hung core did last (NDET's advice: read the tail)\n"
          "A.last_events(profile, problems.iloc[-1], n=6)[['name', 'start_ts', 'duration_ns', 'incomplete']]"),
     code("neffs, names = A.kernel_breakdown(profile)\nneffs"),
+    md("## Summary\nThe analyses as charts, bound to the first timeline: click a bar or a row to select in it, "
+       "brush a range in the timeline to summarise that range."),
+    code("from neuron_widgets.widgets import Summary\n\nsummary = Summary(tl)\nsummary"),
     md("The same functions on the Kineto trace follow HTA's definitions, so the numbers compare with HTA's."),
     code("A.temporal_breakdown(kineto)"),
     code("A.idle_time_breakdown(kineto).query('idle_time_ns > 0')"),
