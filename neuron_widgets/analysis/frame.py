@@ -94,32 +94,62 @@ class Frame:
         codes = self.profile._combo_codes().codes
         return per_combo[codes if rows is None else codes[rows]]
 
-    def core_codes(self) -> tuple[np.ndarray, pd.DataFrame]:
+    def core_codes(self) -> tuple[RowCodes, pd.DataFrame]:
         """A NeuronCore code per event (-1 for events not on a core) and one row per core.
 
         A core is (instance, process, nc_idx): nc_idx is process-local. Its worker_gid is the
-        one its hardware events carry (unique across the job).
+        one its hardware events carry (unique across the job). Codes are computed at the events
+        the analyses read (executions, runtime calls, collectives, errors, unfinished events)
+        from their own columns, without the profile's combos (a join over every event that a
+        timeline may be building meanwhile); `RowCodes.full()` gives every event's code.
         """
-        def build() -> tuple[np.ndarray, pd.DataFrame]:
-            combos = self.profile._combo_codes()
-            t = combos.table
-            has = t["nc_idx"].notna().to_numpy()
-            keys = t.loc[has, ["instance_id", "process_id", "nc_idx"]].astype(object)
-            code_of_combo = np.full(len(t), _NULL, np.int32)
+        def build() -> tuple[RowCodes, pd.DataFrame]:
+            from ..model.problems import error_name_codes
+
+            rows = sorted_union(self.rows_named(*ARG_EVENTS, "cc_running"),
+                                self.rows_with_codes(error_name_codes(self.names)), np.flatnonzero(self.incomplete))
+            table = self.profile._table
+            take = pa.array(rows)
+            inst = table.column("instance_id").take(take).combine_chunks()
+            if not pa.types.is_dictionary(inst.type):
+                inst = inst.dictionary_encode()
+            inst_code = inst.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            inst_names = inst.dictionary.to_pylist()
+
+            def ints(c: str) -> tuple[np.ndarray, np.ndarray]:
+                if c not in table.column_names:
+                    return np.zeros(rows.size, np.int64), np.zeros(rows.size, bool)
+                col = table.column(c).take(take).combine_chunks()
+                valid = col.is_valid().to_numpy(zero_copy_only=False)
+                return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64), valid
+
+            pid, _ = ints("process_id")
+            nc, has = ints("nc_idx")
+            gid, has_gid = ints("worker_gid")
+            codes = np.full(rows.size, _NULL, np.int32)
             if has.any():
-                codes, uniq = pd.MultiIndex.from_frame(keys).factorize()
-                code_of_combo[has] = codes
-                cores = pd.DataFrame(list(uniq), columns=["instance_id", "process_id", "nc_idx"])
-                worker = t.loc[has, "worker_gid"].to_numpy(dtype=object)
-                gid = pd.Series(worker).groupby(codes).agg(lambda v: next((x for x in v if x is not None
-                                                                             and x == x), None))
-                cores["worker_gid"] = gid.reindex(range(len(cores))).to_numpy(dtype=object)
+                # One int64 per (instance, process, core): small codes packed, then numbered.
+                pid_code, pid_u = pd.factorize(pid[has])
+                nc_code, nc_u = pd.factorize(nc[has])
+                key = (inst_code[has] * len(pid_u) + pid_code) * len(nc_u) + nc_code
+                got, inverse = np.unique(key, return_inverse=True)
+                codes[has] = inverse
+                where = np.flatnonzero(has)
+                first = np.full(got.size, -1, np.int64)
+                np.maximum.at(first, inverse[::-1], where[::-1])  # any row of the core
+                cores = pd.DataFrame({"instance_id": [inst_names[inst_code[r]] for r in first],
+                                      "process_id": pid[first], "nc_idx": nc[first]})
+                with_gid = has_gid[has]
+                gid_of = np.full(got.size, -1, np.int64)
+                gid_of[inverse[with_gid]] = gid[has][with_gid]
+                cores["worker_gid"] = pd.array(np.where(gid_of >= 0, gid_of, 0), dtype="Int64")
+                cores.loc[gid_of < 0, "worker_gid"] = pd.NA
             else:
                 cores = pd.DataFrame(columns=["instance_id", "process_id", "nc_idx", "worker_gid"])
             cores["nc_idx"] = cores["nc_idx"].astype("Int64")
             cores["process_id"] = cores["process_id"].astype("Int64")
-            cores["worker_gid"] = pd.array(cores["worker_gid"].tolist(), dtype="Int64")
-            return code_of_combo[combos.codes], cores
+            cores["worker_gid"] = cores["worker_gid"].astype("Int64")
+            return RowCodes(self, rows, codes, cores), cores
 
         return self._cached("cores", build)
 
@@ -201,6 +231,40 @@ class Frame:
         if "flow_id" in self.profile.column_names and ("store", "flow_id") not in self._cache:
             threading.Thread(target=lambda: self._store("flow_id", FLOW_EVENTS), daemon=True,
                              name="neuron-widgets-analysis-flows").start()
+
+
+class RowCodes:
+    """Core codes known at some rows (sorted), read like a per-event array: `codes[rows]`, `codes.full()`."""
+
+    def __init__(self, frame: Frame, rows: np.ndarray, codes: np.ndarray, cores: pd.DataFrame) -> None:
+        self.frame, self.rows, self.codes, self.cores = frame, rows, codes, cores
+        self._full: np.ndarray | None = None
+
+    def __getitem__(self, rows):
+        want = np.asarray(rows, np.int64)
+        scalar = want.ndim == 0
+        want = np.atleast_1d(want)
+        pos = np.searchsorted(self.rows, want)
+        ok = pos < self.rows.size
+        ok[ok] = self.rows[pos[ok]] == want[ok]
+        # Rows outside the known ones (a whole-profile question) go through every event's code.
+        out = self.codes[pos] if ok.all() else self.full()[want]
+        return int(out[0]) if scalar else out
+
+    def max(self) -> int:
+        return int(self.codes.max()) if self.codes.size else -1
+
+    def full(self) -> np.ndarray:
+        """Every event's core code (through the profile's combos, built once)."""
+        if self._full is None:
+            combos = self.frame.profile._combo_codes()
+            t = combos.table
+            key = {(str(r.instance_id), int(r.process_id), int(r.nc_idx)): k for k, r in enumerate(self.cores.itertuples())}
+            per_combo = np.array([key.get((str(i), int(p), int(n)), _NULL) if n is not None and n == n and p is not None
+                                  else _NULL for i, p, n in zip(t["instance_id"], t["process_id"], t["nc_idx"],
+                                                                strict=True)] or [_NULL], np.int32)
+            self._full = per_combo[combos.codes] if len(t) else np.zeros(0, np.int32)
+        return self._full
 
 
 def sorted_union(*arrays: np.ndarray) -> np.ndarray:

@@ -177,7 +177,7 @@ def last_events(profile: Profile, problem: Any, n: int = 20) -> pd.DataFrame:
         row = profile.row_of(int(problem))
     codes, _ = fr.core_codes()
     if codes[row] >= 0:
-        same = np.flatnonzero(codes == codes[row])
+        same = np.flatnonzero(codes.full() == codes[row])
         where = "NeuronCore"
     else:
         thread = fr.combo_codes(THREAD)
