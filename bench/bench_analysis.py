@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, in_child, machine
+from common import OUT, in_child, machine, sample
 
 TRACES = Path(__file__).resolve().parents[2] / "shared/data/traces"
 SETS = {
@@ -172,11 +172,7 @@ def main() -> None:
             result[label] = row
             print(label, json.dumps(row), flush=True)
     if not args.skip_neuron:
-        import neuron_widgets as nw
-
-        path = OUT / f"sample_{args.events}"
-        if not (path / "SystemProfileEvents.parquet").exists():
-            nw.write_sample(path, events=args.events)
+        path = sample(args.events)
         for when, wait in (("right after load_profile", ""),
                            ("after the timeline's preparation", "p.prepare(background=False)")):
             runs = [in_child(NEURON.format(path=str(path), wait=wait)) for _ in range(args.repeat)]

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, in_child, machine
+from common import OUT, in_child, machine, sample
 
 CHILD = """
 import json, time, threading
@@ -70,11 +70,7 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    import neuron_widgets as nw
-
-    path = OUT / f"sample_{args.events}"
-    if not (path / "SystemProfileEvents.parquet").exists():
-        nw.write_sample(path, events=args.events)
+    path = sample(args.events)
     runs = [in_child(CHILD.format(path=str(path))) for _ in range(args.repeat)]
     first = [r["stages_s"]["temporal"] for r in runs]
     result = {

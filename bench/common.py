@@ -52,3 +52,13 @@ def device_sample(instructions: int, events: int = 1_000_000) -> Path:
     if not (path / "SystemProfileEvents.parquet").exists():
         nw.write_sample(path, events=events, instances=1, processes=1, cores=1, device_instructions=instructions)
     return path
+
+
+def sample(events: int) -> Path:
+    """The benchmarks' system-profile sample of about `events` events, written once under bench/out/."""
+    import neuron_widgets as nw
+
+    path = OUT / f"sample_{events}"
+    if not (path / "SystemProfileEvents.parquet").exists():
+        nw.write_sample(path, events=events)
+    return path

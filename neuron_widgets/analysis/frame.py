@@ -153,6 +153,14 @@ class Frame:
 
         return self._cached("cores", build)
 
+    def on_cores(self, *names: str) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the events with these names that run on a NeuronCore, and their core codes."""
+        codes, _ = self.core_codes()
+        rows = self.rows_named(*names)
+        core = codes[rows]
+        keep = core >= 0
+        return rows[keep], core[keep]
+
     def column_codes(self, column: str) -> tuple[np.ndarray, list]:
         """Dictionary codes of a held string column (nulls: -1) and its values."""
         def build() -> tuple[np.ndarray, list]:

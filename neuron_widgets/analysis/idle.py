@@ -30,10 +30,8 @@ def idle_time_breakdown(profile: Profile, kind: str = "auto", kernel_wait_ns: in
     fr = frame_of(profile)
     notes: list[str] = []
     if kind_of(fr, kind) == "neuron":
-        codes, cores = fr.core_codes()
-        ex = fr.rows_named(EXECUTION)
-        ex = ex[codes[ex] >= 0]
-        group = codes[ex]
+        _, cores = fr.core_codes()
+        ex, group = fr.on_cores(EXECUTION)
         rt, _ = neuron_launchers(fr, ex, group, notes)
         launch = np.where(rt >= 0, fr.start[np.maximum(rt, 0)], -1).astype(np.float64)
         launch[rt < 0] = np.nan

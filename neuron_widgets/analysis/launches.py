@@ -65,15 +65,13 @@ def neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray, notes: list[st
 
 def _neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
     notes: list[str] = []
-    rt = fr.rows_named(RUNTIME_EXECUTE)
+    rt, rt_core = fr.on_cores(RUNTIME_EXECUTE)
     codes, _ = fr.core_codes()
-    rt = rt[codes[rt] >= 0]
     found = np.full(ex.size, -1, np.int64)
     by_flow = np.zeros(ex.size, bool)
     if rt.size == 0:
         notes.append("no nrt_execute events: host waits cannot be told from other idle time")
         return found, by_flow, notes
-    rt_core = codes[rt]
     if "flow_id" in fr.profile.column_names:
         ex_ids, ex_of = _exploded(fr.flow_ids(ex))
         rt_ids, rt_of = _exploded(fr.flow_ids(rt))
@@ -141,10 +139,8 @@ def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bo
     fr = frame_of(profile)
     notes: list[str] = []
     if kind_of(fr, kind) == "neuron":
-        ex = fr.rows_named(EXECUTION)
-        codes, cores = fr.core_codes()
-        ex = ex[codes[ex] >= 0]
-        core = codes[ex]
+        _, cores = fr.core_codes()
+        ex, core = fr.on_cores(EXECUTION)
         rt, by_flow = neuron_launchers(fr, ex, core, notes)
         ok = rt >= 0
         ex, core, rt, by_flow = ex[ok], core[ok], rt[ok], by_flow[ok]

@@ -26,15 +26,15 @@ def comm_comp_overlap(profile: Profile, kind: str = "auto", include_last_step: b
     fr = frame_of(profile)
     notes: list[str] = []
     if kind_of(fr, kind) == "neuron":
-        codes, cores = fr.core_codes()
+        _, cores = fr.core_codes()
         n = len(cores)
-        ex, cc = fr.rows_named(EXECUTION), fr.rows_named(COLLECTIVE)
-        ex, cc = ex[codes[ex] >= 0], cc[codes[cc] >= 0]
-        comm = union(codes[cc], fr.start[cc], fr.end[cc])
-        shared = covered_twice(codes[ex], fr.start[ex], fr.end[ex])
+        ex, ex_core = fr.on_cores(EXECUTION)
+        cc, cc_core = fr.on_cores(COLLECTIVE)
+        comm = union(cc_core, fr.start[cc], fr.end[cc])
+        shared = covered_twice(ex_core, fr.start[ex], fr.end[ex])
         comm_t, over_t = comm.length(n), (comm & shared).length(n)
         df = cores.assign(comm_time_ns=comm_t, overlap_time_ns=over_t)
-        df = df[np.bincount(codes[ex], minlength=n) > 0] if n else df
+        df = df[np.bincount(ex_core, minlength=n) > 0] if n else df
         if cc.size == 0:
             notes.append("no cc_running events: no collective time to overlap")
         elif not over_t.any():

@@ -31,10 +31,8 @@ def stragglers(profile: Profile, kind: str = "auto", per_step: bool = False) -> 
     fr = frame_of(profile)
     notes: list[str] = []
     if kind_of(fr, kind) == "neuron":
-        codes, keys = fr.core_codes()
-        rows = fr.rows_named(BARRIER)
-        rows = rows[codes[rows] >= 0]
-        dev = codes[rows]
+        _, keys = fr.core_codes()
+        rows, dev = fr.on_cores(BARRIER)
         exec_id = fr.arg(rows, "exec_id") if rows.size else np.zeros(0, np.int64)
         if rows.size and (exec_id >= 0).all():
             step = exec_id

@@ -36,18 +36,12 @@ def temporal_breakdown(profile: Profile, kind: str = "auto", include_last_step: 
     return _kineto(fr, include_last_step, round_us)
 
 
-def core_groups(fr: Frame, rows: np.ndarray) -> np.ndarray:
-    codes, _ = fr.core_codes()
-    return codes[rows]
-
-
 def _neuron(fr: Frame) -> pd.DataFrame:
     notes: list[str] = []
-    ex = fr.rows_named(EXECUTION)
-    g = core_groups(fr, ex)
-    if (g < 0).any():
-        notes.append(f"{int((g < 0).sum())} nc_exec_running events have no nc_idx and are not counted")
-        ex, g = ex[g >= 0], g[g >= 0]
+    ex, g = fr.on_cores(EXECUTION)
+    off_core = fr.rows_named(EXECUTION).size - ex.size
+    if off_core:
+        notes.append(f"{off_core} nc_exec_running events have no nc_idx and are not counted")
     _, cores = fr.core_codes()
     n = len(cores)
     open_ex = fr.incomplete[ex]
@@ -81,8 +75,7 @@ def _within(fr: Frame, name: str, busy: Intervals, notes: list[str]) -> Interval
     if rows.size == 0:
         notes.append(f"no {name} events in this profile: its time counts as compute")
         return Intervals.empty()
-    g = core_groups(fr, rows)
-    rows, g = rows[g >= 0], g[g >= 0]
+    rows, g = fr.on_cores(name)
     whole = union(g, fr.start[rows], fr.end[rows])
     inside = whole & busy
     outside = int((whole.end - whole.start).sum() - (inside.end - inside.start).sum())

@@ -40,3 +40,39 @@ def page(browser: Browser) -> Iterator[Page]:
     pg.errors = errors  # type: ignore[attr-defined]
     yield pg
     context.close()
+
+
+class Opened:
+    """An exported page opened offline: the page, every request it made, its errors."""
+
+    def __init__(self, page: Page, requests: list[str], errors: list[str]) -> None:
+        self.page, self.requests, self.errors = page, requests, errors
+
+
+@pytest.fixture()
+def open_file(browser: Browser) -> Iterator:
+    """Open an exported file offline; every request that is not the file itself is refused and recorded."""
+    contexts = []
+
+    def go(path: Path, *, dark: bool = False, timeline: bool = True, width: int = 1600) -> Opened:
+        context = browser.new_context(viewport={"width": width, "height": 1000}, offline=True,
+                                      color_scheme="dark" if dark else "light")
+        contexts.append(context)
+        requests: list[str] = []
+        errors: list[str] = []
+        context.on("request", lambda r: requests.append(r.url))
+        context.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file:") else
+                      route.continue_())
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        page.wait_for_function("() => document.getElementById('nw-export').dataset.ready", timeout=60_000)
+        assert page.evaluate("() => document.getElementById('nw-export').dataset.ready") == "1", \
+            page.inner_text("#nw-export")
+        if timeline:
+            page.wait_for_function("() => +document.querySelector('.nw-timeline')?.dataset.drawn > 0", timeout=30_000)
+        return Opened(page, requests, errors)
+
+    yield go
+    for c in contexts:
+        c.close()

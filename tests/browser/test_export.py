@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 import neuron_widgets as nw
 from neuron_widgets.export import export_html, export_profile
@@ -16,38 +14,6 @@ from neuron_widgets.widgets import DeviceTraceViewer, EventDetails, Timeline
 from .lab import find_item, shot
 
 EVIL = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script><b>bold</b>'
-
-
-class Opened:
-    def __init__(self, page: Page, requests: list[str], errors: list[str]) -> None:
-        self.page, self.requests, self.errors = page, requests, errors
-
-
-@pytest.fixture()
-def open_file(browser: Browser) -> Iterator:
-    contexts = []
-
-    def go(path: Path) -> Opened:
-        # Offline, and every request that is not the file itself is refused and recorded.
-        context = browser.new_context(viewport={"width": 1600, "height": 1000}, offline=True)
-        contexts.append(context)
-        requests: list[str] = []
-        errors: list[str] = []
-        context.on("request", lambda r: requests.append(r.url))
-        context.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file:") else
-                      route.continue_())
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(path.as_uri())
-        page.wait_for_function("() => document.getElementById('nw-export').dataset.ready", timeout=60_000)
-        assert page.evaluate("() => document.getElementById('nw-export').dataset.ready") == "1", \
-            page.inner_text("#nw-export")
-        page.wait_for_function("() => +document.querySelector('.nw-timeline')?.dataset.drawn > 0", timeout=30_000)
-        return Opened(page, requests, errors)
-
-    yield go
-    for c in contexts:
-        c.close()
 
 
 def view_of(page: Page) -> list[float]:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat as nbf
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 import neuron_widgets as nw
 from neuron_widgets.export import export_html
@@ -33,32 +32,6 @@ def evil_trace(path: Path) -> Path:
     return path
 
 
-@pytest.fixture()
-def open_file(browser: Browser) -> Iterator:
-    contexts = []
-
-    def go(path: Path, dark: bool = False) -> tuple[Page, list[str], list[str]]:
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, offline=True,
-                                      color_scheme="dark" if dark else "light")
-        contexts.append(context)
-        requests: list[str] = []
-        errors: list[str] = []
-        context.on("request", lambda r: requests.append(r.url))
-        context.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file:") else
-                      route.continue_())
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(path.as_uri())
-        page.wait_for_function("() => document.getElementById('nw-export').dataset.ready", timeout=60_000)
-        assert page.evaluate("() => document.getElementById('nw-export').dataset.ready") == "1", \
-            page.inner_text("#nw-export")
-        return page, requests, errors
-
-    yield go
-    for c in contexts:
-        c.close()
-
-
 def test_exported_summary_offline_and_linked(open_file, tmp_path: Path) -> None:
     p = nw.sample_profile()
     tl = Timeline(p)
@@ -66,7 +39,8 @@ def test_exported_summary_offline_and_linked(open_file, tmp_path: Path) -> None:
     assert s.done.wait(60)
     path = tmp_path / "summary.html"
     export_html(path, tl, EventDetails(tl), s, time_range="all")
-    page, requests, errors = open_file(path)
+    opened = open_file(path)
+    page, requests, errors = opened.page, opened.requests, opened.errors
     assert requests == [path.as_uri()] and not errors, (requests, errors)
     # Every chart is drawn on its canvas; the headline says what the analyses found.
     assert page.locator(".nw-view-summary canvas").count() >= 6
@@ -103,7 +77,8 @@ def test_exported_summary_keeps_markup_as_text(open_file, tmp_path: Path) -> Non
     html = export_html(path, tl, s, time_range="all", title=EVIL)
     assert html["bytes"] > 0
     assert "<img" not in path.read_text(encoding="utf-8").split("</head>")[1].split('id="nw-data"')[0]
-    page, requests, errors = open_file(path, dark=True)
+    opened = open_file(path, dark=True)
+    page, requests, errors = opened.page, opened.requests, opened.errors
     page.wait_for_timeout(800)
     assert page.evaluate("() => window.__pwned") is None
     assert page.locator(".nw-view-summary img, .nw-view-summary b").count() == 0
