@@ -110,7 +110,8 @@ class Frame:
                                 self.rows_with_codes(error_name_codes(self.names)), np.flatnonzero(self.incomplete))
             table = self.profile._table
             take = pa.array(rows)
-            inst = table.column("instance_id").take(take).combine_chunks()
+            # The profile's joined copies (a timeline builds them too): one contiguous chunk to take from.
+            inst = self.profile._joined("instance_id").chunk(0).take(take)
             if not pa.types.is_dictionary(inst.type):
                 inst = inst.dictionary_encode()
             inst_code = inst.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -119,7 +120,7 @@ class Frame:
             def ints(c: str) -> tuple[np.ndarray, np.ndarray]:
                 if c not in table.column_names:
                     return np.zeros(rows.size, np.int64), np.zeros(rows.size, bool)
-                col = table.column(c).take(take).combine_chunks()
+                col = self.profile._joined(c).chunk(0).take(take)
                 valid = col.is_valid().to_numpy(zero_copy_only=False)
                 return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64), valid
 
@@ -244,20 +245,24 @@ class Frame:
 class RowCodes:
     """Core codes known at some rows (sorted), read like a per-event array: `codes[rows]`, `codes.full()`."""
 
+    UNKNOWN = -2  # a row whose code was not computed (not one of the events the analyses read)
+
     def __init__(self, frame: Frame, rows: np.ndarray, codes: np.ndarray, cores: pd.DataFrame) -> None:
         self.frame, self.rows, self.codes, self.cores = frame, rows, codes, cores
         self._full: np.ndarray | None = None
+        self._dense = np.full(len(frame), self.UNKNOWN, np.int32)
+        self._dense[rows] = codes
 
     def __getitem__(self, rows):
         want = np.asarray(rows, np.int64)
-        scalar = want.ndim == 0
-        want = np.atleast_1d(want)
-        pos = np.searchsorted(self.rows, want)
-        ok = pos < self.rows.size
-        ok[ok] = self.rows[pos[ok]] == want[ok]
-        # Rows outside the known ones (a whole-profile question) go through every event's code.
-        out = self.codes[pos] if ok.all() else self.full()[want]
-        return int(out[0]) if scalar else out
+        out = self._dense[want]
+        if np.ndim(out) == 0:
+            return int(out) if out != self.UNKNOWN else int(self.full()[want])
+        unknown = out == self.UNKNOWN
+        if unknown.any():  # a whole-profile question: every event's code, through the combos
+            out = out.copy()
+            out[unknown] = self.full()[want[unknown]]
+        return out
 
     def max(self) -> int:
         return int(self.codes.max()) if self.codes.size else -1
