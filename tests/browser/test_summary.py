@@ -129,6 +129,11 @@ def test_summary_in_jupyterlab(page: Page, lab: str, lab_root: Path) -> None:
     page.wait_for_function("() => document.querySelector('.nw-details-title')?.textContent === 'nc_exec_running'",
                            timeout=20_000)
     page.wait_for_function("(b) => document.querySelector('.nw-timeline').dataset.view !== b", arg=before)
+    # ...and the timeline scrolls to that core's track (it sits far below the first rows at height 300).
+    page.wait_for_function("""() => { const v = document.querySelector('.nw-timeline').__nwView;
+        const d = v.model.get('selection_detail'); const r = v.rows.find(x => x.kind === 'track' && x.track === d.track);
+        const top = v.scroll.scrollTop; return r && top > 0 && r.y >= top && r.y + r.h <= top + v.scroll.clientHeight; }""",
+                           timeout=10_000)
     # Brushing a range in the timeline summarises that range (the note says which).
     page.evaluate("""() => { const v = document.querySelector('.nw-timeline').__nwView;
         const t0 = v.view.t0, w = v.view.t1 - v.view.t0; v.model.set('brush', [t0 + 0.2 * w, t0 + 0.6 * w]);

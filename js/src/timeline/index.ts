@@ -3,8 +3,10 @@
 
 import { readTheme, type Theme } from "../common/colors";
 import { button, h, typed } from "../common/dom";
-import { formatDuration, formatTick, ticks } from "../common/time";
+import { formatDuration } from "../common/time";
+import { AXIS_H, drawAxis } from "./axis";
 import { Channel, decodeItems, type Items } from "./data";
+import { renderHead } from "./head";
 import { hitTest } from "./hit";
 import { LabelPanel } from "./labels";
 import {
@@ -12,6 +14,8 @@ import {
   type CounterInfo, type Row, type TrackInfo,
 } from "./layout";
 import { paint, type Place, type Scene } from "./render";
+import { matchNames } from "./search";
+import { readSnapshot, saveSnapshot } from "./snapshot";
 import { SummaryPanel, type RangeSummary } from "./summary";
 import { Tooltip } from "./tooltip";
 import { clampView, covers, pan, zoomAt, type Range } from "./viewmath";
@@ -20,7 +24,6 @@ import { clampView, covers, pan, zoomAt, type Range } from "./viewmath";
 type Model = any;
 
 const LABEL_W = 260;
-const AXIS_H = 28;
 
 interface Detail extends Place {
   id: string;
@@ -169,40 +172,7 @@ export class TimelineView {
 
   /** Title, notes, summary chips and the loading indicator (the Device Trace Viewer uses them). */
   private renderHead(): void {
-    const m = this.model;
-    const title = (m.get("title") as string) || "";
-    const notes = (m.get("notes") as string[]) || [];
-    const strip = (m.get("strip") as { label: string; value: string; share?: number | null; title?: string }[]) || [];
-    const loading = !!m.get("loading");
-    const status = (m.get("status") as string) || "";
-    const parts: HTMLElement[] = [];
-    if (title || loading) {
-      parts.push(h("div", { class: "nw-title" }, [
-        ...(loading ? [h("span", { class: "nw-spinner", title: "loading" })] : []),
-        h("span", { text: title }),
-        h("span", { class: "nw-note nw-head-status", text: status }),
-      ]));
-    } else if (status) {
-      parts.push(h("div", { class: "nw-note nw-head-status", text: status }));
-    }
-    for (const n of notes) parts.push(h("div", { class: "nw-note", text: n }));
-    if (strip.length) {
-      parts.push(h("div", { class: "nw-strip" }, strip.map((c) => {
-        const chip = h("div", { class: "nw-chip", title: c.title ?? "" }, [
-          h("span", { class: "nw-chip-label", text: c.label }),
-          h("span", { class: "nw-chip-value", text: c.value }),
-        ]);
-        if (typeof c.share === "number") {
-          const bar = h("span", { class: "nw-chip-bar" });
-          bar.style.width = `${Math.round(Math.min(Math.max(c.share, 0), 1) * 100)}%`;
-          chip.appendChild(bar);
-        }
-        return chip;
-      })));
-    }
-    this.head.replaceChildren(...parts);
-    this.head.style.display = parts.length ? "" : "none";
-    this.root.classList.toggle("nw-loading", loading);
+    this.root.classList.toggle("nw-loading", renderHead(this.head, this.model));
   }
 
   /** The widget now shows another profile: drop everything held for the old one. */
@@ -258,7 +228,11 @@ export class TimelineView {
         this.request();
       }
     });
-    on("change:selection_detail", () => this.request());
+    on("change:selection_detail", () => {
+      const d = this.model.get("selection_detail") as Partial<Detail>;
+      if (typeof d.track === "number" && d.track >= 0) this.scrollToTrack(d.track);
+      this.request();
+    });
     on("change:brush", () => {
       const b = m.get("brush") as number[];
       this.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
@@ -470,37 +444,7 @@ export class TimelineView {
   }
 
   private drawAxis(width: number, dpr: number): void {
-    const ctx = this.axis.getContext("2d")!;
-    const th = this.theme;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.fillStyle = th.header;
-    ctx.fillRect(0, 0, width, AXIS_H);
-    const { step, values } = ticks(this.view.t0, this.view.t1, width);
-    ctx.font = `11px ${th.font}`;
-    ctx.textBaseline = "top";
-    ctx.fillStyle = th.muted;
-    const scale = width / (this.view.t1 - this.view.t0);
-    for (const v of values) {
-      const x = (v - this.view.t0) * scale;
-      ctx.fillRect(x, AXIS_H - 8, 1, 8);
-      ctx.fillText(formatTick(v, step), x + 3, 4);
-    }
-    if (this.brushLocal && this.brushLocal[1] > this.view.t0 && this.brushLocal[0] < this.view.t1) {
-      const [a, b] = this.brushLocal;
-      const xa = (a - this.view.t0) * scale;
-      const xb = (b - this.view.t0) * scale;
-      ctx.fillStyle = th.accent;
-      ctx.globalAlpha = 0.35;
-      ctx.fillRect(xa, 0, xb - xa, AXIS_H);
-      ctx.globalAlpha = 1;
-      const label = formatDuration(b - a);
-      const tw = ctx.measureText(label).width + 8;
-      const cx = Math.min(Math.max((xa + xb) / 2 - tw / 2, 0), width - tw);
-      ctx.fillStyle = th.accent;
-      ctx.fillRect(cx, AXIS_H - 15, tw, 14);
-      ctx.fillStyle = "#ffffff";
-      ctx.fillText(label, cx + 4, AXIS_H - 14);
-    }
+    drawAxis(this.axis, this.view, this.brushLocal, width, dpr, this.theme);
     this.corner.textContent = `${formatDuration(this.view.t1 - this.view.t0)} shown`;
   }
 
@@ -662,31 +606,10 @@ export class TimelineView {
 
   // -- search ---------------------------------------------------------------------------------
   private search(text: string): void {
-    const names = this.model.get("names") as string[];
-    if (!text) {
-      this.match = null;
-      this.matchCodes = [];
-      this.searchInfo.textContent = "";
-      this.request();
-      return;
-    }
-    let re: RegExp;
-    try {
-      re = new RegExp(text, "i");
-    } catch {
-      re = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i");
-    }
-    const match = new Uint8Array(names.length);
-    const codes: number[] = [];
-    names.forEach((n, i) => {
-      if (re.test(n)) {
-        match[i] = 1;
-        codes.push(i);
-      }
-    });
+    const { match, codes } = matchNames(this.model.get("names") as string[], text);
     this.match = match;
     this.matchCodes = codes;
-    this.searchInfo.textContent = codes.length ? `${codes.length} names` : "no match";
+    this.searchInfo.textContent = !text ? "" : codes.length ? `${codes.length} names` : "no match";
     this.request();
   }
 
@@ -728,28 +651,17 @@ export class TimelineView {
   private scheduleSnapshot(): void {
     window.clearTimeout(this.snapshotTimer);
     this.snapshotTimer = window.setTimeout(() => {
-      if (this.viewport.busy) return;
-      this.canvas.toBlob(async (blob) => {
-        if (!blob || blob.size > 400_000) return;
-        const buf = await blob.arrayBuffer();
-        this.model.set("_snapshot", new DataView(buf));
-        this.model.save_changes();
-      }, "image/png");
+      if (!this.viewport.busy) saveSnapshot(this.canvas, this.model);
     }, 2000);
   }
 
   private loadSnapshot(): void {
-    const snap = this.model.get("_snapshot") as DataView | undefined;
-    if (!snap || snap.byteLength === 0) return;
-    const bytes = snap.buffer.slice(snap.byteOffset, snap.byteOffset + snap.byteLength) as ArrayBuffer;
-    createImageBitmap(new Blob([bytes], { type: "image/png" }))
-      .then((img) => {
-        if (!this.items) {
-          this.snapshot = img;
-          this.request();
-        }
-      })
-      .catch(() => undefined);
+    void readSnapshot(this.model).then((img) => {
+      if (img && !this.items) {
+        this.snapshot = img;
+        this.request();
+      }
+    });
   }
 }
 

@@ -1,0 +1,48 @@
+// The lines above a timeline's toolbar: its title with a spinner while loading, notes (alignment,
+// warnings) and the summary chips (the device viewer's engine strip). Text only.
+
+import { h } from "../common/dom";
+
+interface Chip {
+  label: string;
+  value: string;
+  share?: number | null;
+  title?: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function renderHead(head: HTMLElement, model: any): boolean {
+  const title = (model.get("title") as string) || "";
+  const notes = (model.get("notes") as string[]) || [];
+  const strip = (model.get("strip") as Chip[]) || [];
+  const loading = !!model.get("loading");
+  const status = (model.get("status") as string) || "";
+  const parts: HTMLElement[] = [];
+  if (title || loading) {
+    parts.push(h("div", { class: "nw-title" }, [
+      ...(loading ? [h("span", { class: "nw-spinner", title: "loading" })] : []),
+      h("span", { text: title }),
+      h("span", { class: "nw-note nw-head-status", text: status }),
+    ]));
+  } else if (status) {
+    parts.push(h("div", { class: "nw-note nw-head-status", text: status }));
+  }
+  for (const n of notes) parts.push(h("div", { class: "nw-note", text: n }));
+  if (strip.length) parts.push(h("div", { class: "nw-strip" }, strip.map(chip)));
+  head.replaceChildren(...parts);
+  head.style.display = parts.length ? "" : "none";
+  return loading;
+}
+
+function chip(c: Chip): HTMLElement {
+  const el = h("div", { class: "nw-chip", title: c.title ?? "" }, [
+    h("span", { class: "nw-chip-label", text: c.label }),
+    h("span", { class: "nw-chip-value", text: c.value }),
+  ]);
+  if (typeof c.share === "number") {
+    const bar = h("span", { class: "nw-chip-bar" });
+    bar.style.width = `${Math.round(Math.min(Math.max(c.share, 0), 1) * 100)}%`;
+    el.appendChild(bar);
+  }
+  return el;
+}

@@ -1,0 +1,25 @@
+// The last view kept as a small PNG in the widget's state, shown when a notebook is reopened
+// without its kernel (the widget state is saved with the notebook; replies are not).
+
+const MAX_BYTES = 400_000;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function saveSnapshot(canvas: HTMLCanvasElement, model: any): void {
+  canvas.toBlob(async (blob) => {
+    if (!blob || blob.size > MAX_BYTES) return;
+    model.set("_snapshot", new DataView(await blob.arrayBuffer()));
+    model.save_changes();
+  }, "image/png");
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function readSnapshot(model: any): Promise<ImageBitmap | null> {
+  const snap = model.get("_snapshot") as DataView | undefined;
+  if (!snap || snap.byteLength === 0) return null;
+  const bytes = snap.buffer.slice(snap.byteOffset, snap.byteOffset + snap.byteLength) as ArrayBuffer;
+  try {
+    return await createImageBitmap(new Blob([bytes], { type: "image/png" }));
+  } catch {
+    return null;
+  }
+}
