@@ -96,6 +96,7 @@ class Summary(W.VBox):
         self._generation = 0
         self._timer: threading.Timer | None = None
         self._highlighted = False
+        self._fresh_view = False
         self.device_numbers = device_numbers
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
         self.probe = ThemeProbe()
@@ -168,6 +169,9 @@ class Summary(W.VBox):
                 if self._current(generation):
                     with self._lock:
                         self.charts.set_devices(numbers)
+            with self._lock:
+                if generation == self._generation and not self._fresh_view:
+                    self._renew_view()
             elapsed = time.perf_counter() - started
             self._say(f"{note} {len(p):,} events in {elapsed:.2f} s.", busy=False)
         except Exception as exc:  # shown in the widget: the kernel and the timeline go on
@@ -175,6 +179,21 @@ class Summary(W.VBox):
         finally:
             if self._current(generation):
                 self.done.set()
+
+    def _renew_view(self) -> None:
+        """A new BokehModel on the same charts, whose view renders the finished state.
+
+        jupyter_bokeh's view draws its bundle once and drops patches that come before it exists,
+        so the first computation's patches may have raced the browser. Later updates (a brush)
+        reach a view that is there.
+        """
+        from jupyter_bokeh import BokehModel
+
+        old = self.bokeh
+        self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
+        self.children = [self.status, self.bokeh, self.probe]
+        old.close()
+        self._fresh_view = True
 
     def _current(self, generation: int) -> bool:
         with self._lock:

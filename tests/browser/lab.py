@@ -149,7 +149,7 @@ def find_item(page: Page, index: int, min_px: float, name: str | None = None, sk
 
 BOKEH_POINT = """([name, i, x]) => {
   for (const v of window.Bokeh.index.all_views()) {
-    if (!v.model || v.model.name !== name) continue;
+    if (!v.model || v.model.name !== name || !v.canvas_view.el.isConnected) continue;  // not a replaced view
     const r = v.model.renderers.find((r) => r.data_source && r.glyph && r.glyph.y !== undefined);
     const factor = r.data_source.data[r.glyph.y.field ?? "y"][i];
     v.canvas_view.el.scrollIntoView({ block: "center" });
