@@ -192,6 +192,11 @@ class Summary(W.VBox):
         old = self.bokeh
         self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
         self.children = [self.status, self.bokeh, self.probe]
+        # Unhook the old view from the charts once: jupyter_bokeh's own close() does it again when
+        # the widget is collected, and fails then (the hook is gone).
+        if old._document is not None:
+            old._document.remove_on_change(old)
+        old.close = lambda: W.DOMWidget.close(old)
         old.close()
         self._fresh_view = True
 
