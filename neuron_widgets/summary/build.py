@@ -28,7 +28,7 @@ EMPTY = {"kind": "neuron", "temporal": pd.DataFrame(), "idle": pd.DataFrame(), "
 def _wrap(*children: Any) -> Any:
     """Side by side when there is room, one under the other when not (400 to 1600 px)."""
     for c in children:
-        c.min_width = 360
+        c.min_width = 320  # two side by side from ~660 px, one under the other below
     return row(*children, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "gap": "8px"})
 
 

@@ -74,7 +74,8 @@ def headline_div(h: D.Headline, name: str = "nw-headline") -> Any:
                    styles={"color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "13px", "font-weight": "600"})
     note = Div(text=h.range_note, render_as_text=True, name=f"{name}-note", sizing_mode="stretch_width",
                styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"})
-    return column(row(*cards, sizing_mode="stretch_width"), sentence, note, sizing_mode="stretch_width", name=name)
+    cards_row = row(*cards, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "gap": "6px"})
+    return column(cards_row, sentence, note, sizing_mode="stretch_width", name=name)
 
 
 def temporal_chart(cols: dict[str, list], kind: str = "neuron", name: str = "nw-temporal",
