@@ -39,6 +39,7 @@ from .static import asset
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
+VIEW_WAIT_S = 10.0  # how long the first chart updates wait for the browser to draw the view
 _BOKEHJS_LOADED = False
 
 
@@ -69,6 +70,7 @@ class ThemeProbe(anywidget.AnyWidget):
 
     _esm = asset("theme.js")
     dark = t.Bool(False).tag(sync=True)
+    bokeh_ready = t.Bool(False).tag(sync=True)  # the Summary's chart view is drawn in the browser
 
 
 class Summary(W.VBox):
@@ -96,13 +98,15 @@ class Summary(W.VBox):
         self._generation = 0
         self._timer: threading.Timer | None = None
         self._highlighted = False
-        self._fresh_view = False
         self.device_numbers = device_numbers
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
         self.probe = ThemeProbe()
         self.charts = SummaryCharts(self.profile, None, compare=other, device_numbers=None)
         self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
+        self._view_ready = threading.Event()
+        self._patched = False  # chart updates sent before the browser drew the view are lost to it
+        self.probe.observe(self._view_drawn, "bokeh_ready")
         self._wire_clicks()
         super().__init__([self.status, self.bokeh, self.probe], **kwargs)
         self.add_class("nw-summary-widget")
@@ -169,9 +173,6 @@ class Summary(W.VBox):
                 if self._current(generation):
                     with self._lock:
                         self.charts.set_devices(numbers)
-            with self._lock:
-                if generation == self._generation and not self._fresh_view:
-                    self._renew_view()
             elapsed = time.perf_counter() - started
             self._say(f"{note} {len(p):,} events in {elapsed:.2f} s.", busy=False)
         except Exception as exc:  # shown in the widget: the kernel and the timeline go on
@@ -181,11 +182,9 @@ class Summary(W.VBox):
                 self.done.set()
 
     def _renew_view(self) -> None:
-        """A new BokehModel on the same charts, whose view renders the finished state.
+        """A new BokehModel on the same charts, whose view draws their current state.
 
-        jupyter_bokeh's view draws its bundle once and drops patches that come before it exists,
-        so the first computation's patches may have raced the browser. Later updates (a brush)
-        reach a view that is there.
+        jupyter_bokeh's view draws its bundle once and drops patches that come before it exists.
         """
         from jupyter_bokeh import BokehModel
 
@@ -198,17 +197,30 @@ class Summary(W.VBox):
             old._document.remove_on_change(old)
         old.close = lambda: W.DOMWidget.close(old)
         old.close()
-        self._fresh_view = True
 
     def _current(self, generation: int) -> bool:
         with self._lock:
             return generation == self._generation
 
     def _apply(self, r: dict[str, Any], note: str, parts: tuple[str, ...], generation: int, p: Profile) -> None:
+        if not self._view_ready.is_set() and _in_kernel():
+            self._view_ready.wait(VIEW_WAIT_S)  # the first updates wait for the browser's view (bounded)
         with self._lock:
             if generation != self._generation:
                 return
             self.charts.update(r, note, parts, profile=p)
+            if not self._view_ready.is_set():
+                self._patched = True
+
+    def _view_drawn(self, change: dict[str, Any]) -> None:
+        if not change["new"]:
+            return
+        with self._lock:
+            # Drawn after updates went out (displayed late, or a slow page): draw again from now.
+            if self._patched:
+                self._renew_view()
+                self._patched = False
+        self._view_ready.set()
 
     def _say(self, text: str, busy: bool, error: bool = False) -> None:
         import html
@@ -278,6 +290,16 @@ class Summary(W.VBox):
 
         widgets = (self.timeline, self) if self.timeline is not None else (self,)
         return export_html(path, *widgets, title=title, max_mb=max_mb)
+
+
+def _in_kernel() -> bool:
+    """A notebook kernel is running us (a browser may draw the widget); not a plain script or test."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
 
 
 def _source_of(fig: Any) -> Any:

@@ -5,6 +5,7 @@ import type { AnyModel, RenderProps } from "@anywidget/types";
 
 interface Model {
   dark: boolean;
+  bokeh_ready: boolean;
 }
 
 export function isDark(doc: Document = document): boolean {
@@ -24,11 +25,25 @@ function render({ model, el }: RenderProps<Model>): () => void {
     }
   };
   report();
+  // jupyter_bokeh's view drops updates sent before it has drawn: tell the kernel when the Summary's
+  // chart view (a sibling in the same box) is on the page.
+  let tries = 0;
+  const poll = window.setInterval(() => {
+    const box = el.closest(".nw-summary-widget");
+    if (box?.querySelector("[data-root-id]") || ++tries > 600) {
+      window.clearInterval(poll);
+      if (tries <= 600) {
+        model.set("bokeh_ready", true);
+        model.save_changes();
+      }
+    }
+  }, 50);
   const watcher = new MutationObserver(report);
   watcher.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
   const media = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
   media?.addEventListener("change", report);
   return () => {
+    window.clearInterval(poll);
     watcher.disconnect();
     media?.removeEventListener("change", report);
   };
