@@ -181,7 +181,7 @@ class Frame:
             if column == "extra_attributes_json":
                 from ..model.problems import error_name_codes
 
-                self.prefetch()
+                self._prefetch_flows()  # while this thread reads the arguments
 
                 errs = self.rows_with_codes(error_name_codes(self.names))
                 rows = sorted_union(rows, errs, np.flatnonzero(self.incomplete))
@@ -236,7 +236,14 @@ class Frame:
             done.set()
 
     def prefetch(self) -> None:
-        """Start reading the flow ids in a thread while the caller reads arguments (Parquet decodes off the GIL)."""
+        """Start reading the arguments and the flow ids the analyses use, each in a thread (Parquet decodes
+        off the GIL), so the work that needs only times runs meanwhile."""
+        self._prefetch_flows()
+        if "extra_attributes_json" in self.profile.column_names and ("store", "extra_attributes_json") not in self._cache:
+            threading.Thread(target=lambda: self._store("extra_attributes_json", ARG_EVENTS), daemon=True,
+                             name="neuron-widgets-analysis-args").start()
+
+    def _prefetch_flows(self) -> None:
         if "flow_id" in self.profile.column_names and ("store", "flow_id") not in self._cache:
             threading.Thread(target=lambda: self._store("flow_id", FLOW_EVENTS), daemon=True,
                              name="neuron-widgets-analysis-flows").start()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from ..model.profile import Profile
 from .devices import kind_of
-from .frame import ARG_EVENTS, frame_of
+from .frame import frame_of
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
 from .launches import launch_stats
@@ -28,9 +27,6 @@ def all_analyses(profile: Profile, kind: str = "auto") -> dict[str, Any]:
     kind = kind_of(fr, kind)
     if kind == "neuron":
         fr.prefetch()
-        reader = threading.Thread(target=lambda: fr.arg_texts(fr.rows_named(*ARG_EVENTS)), daemon=True,
-                                  name="neuron-widgets-analysis-args")
-        reader.start()
     out: dict[str, Any] = {"kind": kind}
     out["temporal"] = temporal_breakdown(profile, kind)
     out["overlap"] = comm_comp_overlap(profile, kind)

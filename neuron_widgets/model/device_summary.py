@@ -36,10 +36,14 @@ def execution_span(trace: DeviceTrace) -> tuple[int, int]:
     return min(int(df["start_ts"].min()) for df in tables), max(int(df["end_ts"].max()) for df in tables)
 
 
-def _duration(ns: float) -> str:
+def duration(ns: float) -> str:
+    """A duration as a person reads it: 1.23 ms, 45.6 µs, 789 ns (1,234 s past a thousand seconds)."""
+    ns = float(ns)
+    if not np.isfinite(ns):
+        return "–"
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:,.3g} {unit}"
+        if abs(ns) >= scale:
+            return f"{ns / scale:,.3g} {unit}" if abs(ns) < 1000 * scale else f"{ns / scale:,.0f} {unit}"
     return f"{ns:,.0f} ns"
 
 
@@ -82,7 +86,7 @@ def engine_strip(trace: DeviceTrace) -> list[dict[str, Any]]:
     """Chips for the viewer: execution time, each engine's active time and share, DMA bytes, MFU."""
     a, b = execution_span(trace)
     span = max(b - a, 1)
-    chips: list[dict[str, Any]] = [{"label": "Execution", "value": _duration(span), "share": None,
+    chips: list[dict[str, Any]] = [{"label": "Execution", "value": duration(span), "share": None,
                                     "title": f"{span:,} ns"}]
     from .device_events import ENGINE_ORDER
 
@@ -91,7 +95,7 @@ def engine_strip(trace: DeviceTrace) -> list[dict[str, Any]]:
         active["rank"] = [ENGINE_ORDER.index(e) if e in ENGINE_ORDER else len(ENGINE_ORDER) for e in active["engine"]]
         for r in active.sort_values(["rank", "engine"]).itertuples():
             share = min(r.active_ns / span, 1.0)
-            chips.append({"label": str(r.engine), "value": f"{_duration(r.active_ns)} · {share:.0%}", "share": share,
+            chips.append({"label": str(r.engine), "value": f"{duration(r.active_ns)} · {share:.0%}", "share": share,
                           "title": f"active {r.active_ns:,} ns of {span:,} ns"})
     dma = trace.dma
     if not dma.empty:

@@ -8,21 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..model.device_summary import duration
 from ..model.profile import Profile
 
 NEURON_PARTS = ("compute", "collective", "barrier", "idle")
 KINETO_PARTS = ("compute", "non_compute", "idle")
-
-
-def duration(ns: float) -> str:
-    """A duration as a person reads it: 1.23 ms, 45.6 µs, 789 ns."""
-    ns = float(ns)
-    if not np.isfinite(ns):
-        return "–"
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(ns) >= scale:
-            return f"{ns / scale:,.3g} {unit}" if abs(ns) < 1000 * scale else f"{ns / scale:,.0f} {unit}"
-    return f"{ns:,.0f} ns"
 
 
 def device_labels(df: pd.DataFrame) -> list[str]:

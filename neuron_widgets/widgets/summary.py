@@ -31,7 +31,7 @@ from ..analysis import (
 )
 from ..analysis.device_profiles import device_profile_summary
 from ..analysis.devices import kind_of
-from ..analysis.frame import ARG_EVENTS, frame_of
+from ..analysis.frame import frame_of
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
@@ -97,7 +97,6 @@ class Summary(W.VBox):
         self._lock = threading.Lock()
         self._generation = 0
         self._timer: threading.Timer | None = None
-        self._highlighted = False
         self.device_numbers = device_numbers
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
         self.probe = ThemeProbe()
@@ -162,7 +161,6 @@ class Summary(W.VBox):
                 if label == "temporal" and kind == "neuron":
                     # The argument reads start once the first charts are out (they need none).
                     fr.prefetch()
-                    threading.Thread(target=lambda: fr.arg_texts(fr.rows_named(*ARG_EVENTS)), daemon=True).start()
                 if not self._current(generation):
                     return
                 self._apply(r, note, parts, generation, p)
