@@ -16,7 +16,7 @@ from ..errors import ProfileError
 from ..model.filters import Filters
 from ..model.order import warm as warm_kernels
 from ..model.profile import Profile
-from . import capture, chrome, multi, neuron_json, parquet, runtime_json
+from . import capture, chrome, multi, neuron_json, parquet, perfetto, runtime_json
 from .sniff import damaged_compression, describe_foreign
 
 
@@ -34,6 +34,7 @@ READERS: list[Reader] = [
     Reader("neuron-json", neuron_json.sniff, neuron_json.read),
     Reader("neuron-runtime-json", runtime_json.sniff, runtime_json.read),
     Reader("chrome-json", chrome.sniff, chrome.read),
+    Reader("perfetto", perfetto.sniff, perfetto.read),
 ]
 
 
@@ -109,7 +110,7 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                            "Copy the file again, or decompress it by hand to see how much is readable")
     raise ProfileError(p, f"is not a profile format neuron-widgets reads ({describe_foreign(p)})",
                        "Pass a Neuron Explorer Parquet directory, a raw capture directory, legacy Neuron JSON "
-                       "(system_profile.json), the runtime's trace JSON or a Chrome/PyTorch trace .json(.gz)")
+                       "(system_profile.json), the runtime's trace JSON, a Chrome/PyTorch trace .json(.gz) or a Perfetto .pftrace")
 
 
 def _check_exists(p: Path) -> None:

@@ -22,16 +22,13 @@ import pyarrow as pa
 from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
 from ..model.profile import Counters, Profile
-from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW, check_ids, normalise
+from ..model.schema import INCOMPLETE, ROW, check_ids, normalise
 from ..progress import progress
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
-from .columns import ArgsLazy
+from .columns import ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
 
-DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "gpu_op",
-                               "Kernel", "Memcpy", "Memset", "mtia_ccp_events"})
-_RUNTIME_PREFIXES = ("nrt", "kbl_", "kmgr", "dmem_", "sync_exec", "device_exec", "runtime_execute", "model_load")
 _UNSUPPORTED = {"P": "sample", "O": "object snapshot", "N": "object created", "D": "object destroyed",
                 "(": "context enter", ")": "context exit", "V": "memory dump", "v": "memory dump"}
 _INSTANT = ("i", "I", "R", "n", "T", "p")
@@ -179,18 +176,6 @@ def _instance(meta: dict[str, Any], path: Path) -> str:
     return name or "host"
 
 
-def _source(name: str, cat: Any) -> str:
-    if cat in DEVICE_CATEGORIES:
-        return "device"
-    if cat in ("neuron_rt", "neuron_hw", "framework", "device"):
-        return str(cat)
-    if name in HARDWARE_EVENTS or name.startswith(("nc_", "cc_")) or name == "numerical_error":
-        return "neuron_hw"
-    if name.startswith(_RUNTIME_PREFIXES):
-        return "neuron_rt"
-    return "framework"
-
-
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     # A load allocates millions of small objects and frees none: collection passes would only
@@ -328,7 +313,7 @@ class _Builder:
         cat_codes, cat_u = pd.factorize(pd.Series(cats, dtype=object), use_na_sentinel=False)
         width = len(cat_u) + 1
         pair_codes, pair_u = pd.factorize(name_codes.astype(np.int64) * width + cat_codes)
-        per_pair = [_source(str(name_u[p // width]), cat_u[p % width]) for p in pair_u]
+        per_pair = [event_source(str(name_u[p // width]), cat_u[p % width]) for p in pair_u]
         src_codes, src_values = pd.factorize(pd.Series(per_pair, dtype=object))
         return pa.DictionaryArray.from_arrays(pa.array(src_codes[pair_codes], pa.int32()),
                                               pa.array(list(src_values), pa.string()))

@@ -14,11 +14,14 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import LoadWarnings, ProfileError
-from ..model.schema import ROW
+from ..model.schema import HARDWARE_EVENTS, ROW
 from .sniff import read_all
 
 _ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 INT64 = (-(2**63), 2**63)
+DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "gpu_op",
+                               "Kernel", "Memcpy", "Memset", "mtia_ccp_events"})
+_RUNTIME_PREFIXES = ("nrt", "kbl_", "kmgr", "dmem_", "sync_exec", "device_exec", "runtime_execute", "model_load")
 
 
 def read_json(path: Path) -> Any:
@@ -144,3 +147,15 @@ def event_list(doc: Any, path: Path, keys: tuple[str, ...], what: str) -> list[d
             return events
     found = ", ".join(list(doc)[:8])
     raise ProfileError(path, f"has no {' / '.join(keys)} list (its keys: {found})", f"Pass the {what} file itself")
+
+
+def event_source(name: str, cat: Any) -> str:
+    if cat in DEVICE_CATEGORIES:
+        return "device"
+    if cat in ("neuron_rt", "neuron_hw", "framework", "device"):
+        return str(cat)
+    if name in HARDWARE_EVENTS or name.startswith(("nc_", "cc_")) or name == "numerical_error":
+        return "neuron_hw"
+    if name.startswith(_RUNTIME_PREFIXES):
+        return "neuron_rt"
+    return "framework"
