@@ -84,9 +84,12 @@ def parse(path: Path, raw: bytes) -> Profile:
 
 
 @numba.njit(cache=True, nogil=True)
-def _pair(track: np.ndarray, typ: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:
-    """Slices per track in file order: (begin, end) event indexes; end -1 never ended, end == begin instant."""
-    order = np.argsort(track, kind="mergesort")
+def _pair(track: np.ndarray, typ: np.ndarray, order: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:
+    """Slices per track: (begin, end) event indexes; end -1 never ended, end == begin instant.
+
+    `order` is by track, then time, then file order, as Perfetto sorts a trace before it
+    matches an end to the innermost open slice of its track.
+    """
     stack = np.empty(64, np.int64)
     depth = 0
     current = -1
@@ -181,8 +184,9 @@ class _Builder:
         counters = self._counters(events, typ == _COUNTER, ts, track_uuid, identities)
         begin = np.empty(events.size, np.int64)
         end = np.empty(events.size, np.int64)
+        order = np.lexsort((ts, codes)).astype(np.int64)  # stable: ties keep file order
         n, unmatched = _pair(codes.astype(np.int64), np.where(unknown | (typ == _COUNTER), 0, typ).astype(np.int8),
-                             begin, end)
+                             order, begin, end)
         begin, end = begin[:n], end[:n]
         w.add(f"{origin}: slice ends with no begin on their track (dropped)", unmatched)
         open_ = end < 0

@@ -53,6 +53,7 @@ class State:
     snapshots: list[tuple[int, int, dict[int, tuple[int, bool, int]]]] = field(default_factory=list)
     # (packet, sequence, {clock_id: (value, incremental, unit ns)}) in file order
     primary_clock: int = BOOTTIME
+    process_tracks: dict[int, Track] = field(default_factory=dict)  # pid -> its process track
 
 
 def generations(p: Packets) -> np.ndarray:
@@ -119,6 +120,7 @@ def read_state(buf: bytes, off: np.ndarray, length: np.ndarray, p: Packets, warn
             if snap.HasField("primary_trace_clock"):
                 state.primary_clock = int(snap.primary_trace_clock)
     warnings.add(f"{origin}: descriptor or interning packets that could not be decoded (skipped)", bad)
+    state.process_tracks = {t.pid: t for t in state.tracks.values() if t.pid is not None and t.tid is None}
     return state
 
 

@@ -92,7 +92,7 @@ def identity_of(uuid: int, state: State, default_instance: str) -> Identity:
         t = state.tracks.get(t.parent) if t.parent is not None else None
     if chain and chain[-1].tid is not None and chain[-1].pid is not None:
         # A thread track belongs to its process by pid, not by parent_uuid.
-        proc = next((x for x in state.tracks.values() if x.pid == chain[-1].pid and x.tid is None), None)
+        proc = state.process_tracks.get(chain[-1].pid)
         if proc is not None and proc.uuid not in seen:
             chain.append(proc)
         elif chain[-1].pid in state.process_names:
