@@ -8,7 +8,7 @@ from .readers.device import load_device_trace
 from .sample import sample_profile, write_sample
 
 
-def export_perfetto(obj, path, **kwargs):  # noqa: ANN001, ANN003, ANN201
+def export_perfetto(obj, path, **kwargs):
     """Write a Profile, Timeline or DeviceTraceViewer as a Perfetto trace (see export.perfetto)."""
     from .export.perfetto import export_perfetto as write
 

@@ -110,7 +110,8 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                            "Copy the file again, or decompress it by hand to see how much is readable")
     raise ProfileError(p, f"is not a profile format neuron-widgets reads ({describe_foreign(p)})",
                        "Pass a Neuron Explorer Parquet directory, a raw capture directory, legacy Neuron JSON "
-                       "(system_profile.json), the runtime's trace JSON, a Chrome/PyTorch trace .json(.gz) or a Perfetto .pftrace")
+                       "(system_profile.json), the runtime's trace JSON, a Chrome/PyTorch trace .json(.gz) "
+                       "or a Perfetto .pftrace")
 
 
 def _check_exists(p: Path) -> None:

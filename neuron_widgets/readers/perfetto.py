@@ -67,8 +67,9 @@ def parse(path: Path, raw: bytes) -> Profile:
     buf = np.frombuffer(raw, np.uint8)
     off, length, other, stop = wire.frame(buf)
     if off.size == 0:
-        raise ProfileError(path, "holds no Perfetto trace packets" + (" (it is cut short in the first packet)" if stop < buf.size else ""),
-                           _ADVICE_CUT if stop < buf.size else "Pass a Perfetto trace (.pftrace) written by neuron-explorer "
+        cut = stop < buf.size
+        raise ProfileError(path, "holds no Perfetto trace packets" + (" (it is cut short in the first packet)" if cut else ""),
+                           _ADVICE_CUT if cut else "Pass a Perfetto trace (.pftrace) written by neuron-explorer "
                            "view --output-format perfetto or the Perfetto SDK")
     if stop < buf.size:
         warnings.add(f"{origin}: the trace is cut short at byte {stop:,} of {buf.size:,}; the {off.size:,} packets before "
@@ -160,7 +161,7 @@ class _Builder:
         inline = np.flatnonzero(off[events] >= 0)
         if inline.size:
             hashes = _hash_ranges(self.buf, off[events][inline], length[events][inline])
-            uniq, first, inv = np.unique(hashes, return_index=True, return_inverse=True)
+            _uniq, first, inv = np.unique(hashes, return_index=True, return_inverse=True)
             raw = self.buf
             words = [bytes(raw[off[events][inline][f]: off[events][inline][f] + length[events][inline][f]])
                      .decode("utf-8", "replace") for f in first.tolist()]

@@ -13,6 +13,7 @@ Three sources, most exact first:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -61,10 +62,8 @@ def _from_description(text: str) -> Identity | None:
         if key in ("instance_id", "stream", "source"):
             setattr(ident, key, value)
         elif key in ("process_id", "thread_id", "nc_idx", "pcore_idx", "worker_gid"):
-            try:
+            with contextlib.suppress(ValueError):
                 setattr(ident, key, int(value))
-            except ValueError:
-                pass
     return ident
 
 
