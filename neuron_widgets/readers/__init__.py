@@ -16,7 +16,8 @@ from ..errors import ProfileError
 from ..model.filters import Filters
 from ..model.order import warm as warm_kernels
 from ..model.profile import Profile
-from . import capture, chrome, multi, neuron_json, parquet, perfetto, runtime_json
+from . import cache, capture, chrome, multi, neuron_json, parquet, perfetto, runtime_json
+from .cache import enabled as cache_switch
 from .sniff import damaged_compression, describe_foreign
 
 
@@ -25,16 +26,18 @@ class Reader:
     name: str
     sniff: Callable[[Path], bool]
     read: Callable[[Path, Filters], Profile]
+    # Readers that parse a whole file (JSON, protobuf) keep what they built in the parse cache.
+    cache_version: int | None = None
 
 
 READERS: list[Reader] = [
     Reader("neuron-parquet", parquet.sniff, parquet.read),
     Reader("neuron-capture", capture.sniff, capture.read),
     Reader("several-inputs", multi.sniff, multi.read),
-    Reader("neuron-json", neuron_json.sniff, neuron_json.read),
-    Reader("neuron-runtime-json", runtime_json.sniff, runtime_json.read),
-    Reader("chrome-json", chrome.sniff, chrome.read),
-    Reader("perfetto", perfetto.sniff, perfetto.read),
+    Reader("neuron-json", neuron_json.sniff, neuron_json.read, neuron_json.VERSION),
+    Reader("neuron-runtime-json", runtime_json.sniff, runtime_json.read, runtime_json.VERSION),
+    Reader("chrome-json", chrome.sniff, chrome.read, chrome.VERSION),
+    Reader("perfetto", perfetto.sniff, perfetto.read, perfetto.VERSION),
 ]
 
 
@@ -49,7 +52,7 @@ def register(reader: Reader, first: bool = False) -> None:
 def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                  format: str | None = None, neuron_cores=None, event_types=None, instances=None,
                  time_range=None, device_profiles_dir: str | os.PathLike[str] | None = None,
-                 prepare: bool | None = None) -> Profile:
+                 prepare: bool | None = None, cache: bool = True) -> Profile:
     """Load a profile, detecting its format.
 
     Filters (`neuron_cores="0,2-3"`, `event_types="hardware,^cc_exec_barrier"`,
@@ -59,14 +62,17 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     `prepare` (default on; NEURON_WIDGETS_PREPARE=0 turns it off) builds the default grouping's
     tracks, lanes and level-of-detail index in a background thread, so that a Timeline opened
     afterwards paints at once instead of building them first.
+    `cache` (default on): a JSON or Perfetto trace is kept as columns after its first parse
+    (in NEURON_WIDGETS_CACHE, default ~/.cache/neuron-widgets), so opening it again is fast.
     """
     prepare = prepare if prepare is not None else os.environ.get("NEURON_WIDGETS_PREPARE", "1") != "0"
     if prepare:
         # numba's first kernel in a process costs about half a second (its typing context):
         # paid while the file is read, not by the first view.
         threading.Thread(target=warm_kernels, name="neuron-widgets-warm", daemon=True).start()
-    profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
-                    instances=instances, time_range=time_range)
+    with cache_switch(cache):
+        profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
+                        instances=instances, time_range=time_range)
     if device_profiles_dir is not None:
         profile.extra["device_profiles_dir"] = os.fspath(device_profiles_dir)
     if prepare:
@@ -99,7 +105,11 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
         except OSError as exc:
             raise ProfileError(p, f"cannot be read ({exc.strerror or exc})", "Check the file's permissions") from None
         if claims:
-            profile = reader.read(p, filters)
+            if reader.cache_version is not None:
+                profile = cache.load_or_parse(p, reader.name, reader.cache_version,
+                                              lambda reader=reader: reader.read(p, filters))
+            else:
+                profile = reader.read(p, filters)
             # Readers that cannot push a filter down get it applied here, after the load.
             if filters and not profile.extra.get("filters_applied", reader.name == "neuron-parquet"):
                 profile = profile.filter(**filters.as_kwargs())

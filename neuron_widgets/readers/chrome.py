@@ -38,6 +38,9 @@ _US_LIMIT = 9.2e15  # microseconds beyond which nanoseconds overflow int64
 _ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
+# Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
+VERSION = 1
+
 
 def sniff(path: Path) -> bool:
     if not path.is_file():

@@ -31,6 +31,9 @@ _FW_GROUP = re.compile(r"framework-(\d+)$")
 _DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.json(\.gz)?$")
 _UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
+# Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
+VERSION = 1
+
 
 def sniff(path: Path) -> bool:
     if not path.is_file():

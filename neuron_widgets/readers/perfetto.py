@@ -28,6 +28,7 @@ from .perfetto_state import State, lookup, read_state, resolve_clocks
 from .perfetto_tracks import Identity, identity_of, sequence_identity
 from .sniff import head, looks_like_json, read_all
 
+# Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
 VERSION = 1
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4
 _ADVICE_CUT = "The file may be cut short (still being written, or copied incompletely); record or copy it again"

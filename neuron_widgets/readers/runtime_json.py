@@ -21,6 +21,9 @@ from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW, check_ids, normalis
 from .columns import ArgsLazy, event_list, ints, optional_ints, read_json, strings
 from .sniff import head, looks_like_json
 
+# Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
+VERSION = 1
+
 
 def sniff(path: Path) -> bool:
     if not path.is_file():

@@ -1,0 +1,292 @@
+"""The parse cache: a trace read from JSON or protobuf is kept as Arrow columns after its first parse.
+
+An entry is keyed by the file's content (a hash of its bytes) and the reader's version, so a
+changed file or a newer reader parses again. A stat index (path, size, mtime) finds the key
+of an unchanged file without hashing it again. Entries are written to a temporary directory
+and renamed into place, so a crash mid-write never leaves an entry that loads; an entry that
+fails its checks when read is deleted and the file parsed again. The cache has a size cap
+(NEURON_WIDGETS_CACHE_MB, default 4096) with least-recently-used eviction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from ..errors import LoadWarnings
+from ..model.profile import Counters, Profile
+from .columns import ArgsLazy
+
+FORMAT = 1  # the entry layout's version
+_enabled: ContextVar[bool] = ContextVar("neuron_widgets_cache", default=True)
+_pending: list[threading.Thread] = []
+_lock = threading.Lock()
+
+
+def root() -> Path:
+    base = os.environ.get("NEURON_WIDGETS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "neuron-widgets")
+    return Path(base) / "traces"
+
+
+def cap_bytes() -> int:
+    try:
+        return int(float(os.environ.get("NEURON_WIDGETS_CACHE_MB", "4096")) * 1e6)
+    except ValueError:
+        return int(4096e6)
+
+
+@contextmanager
+def enabled(flag: bool):
+    token = _enabled.set(flag)
+    try:
+        yield
+    finally:
+        _enabled.reset(token)
+
+
+def content_key(path: Path, reader: str, version: int) -> str:
+    """The entry's name: the file's bytes, the reader and its version (stat index first)."""
+    st = path.stat()
+    stamp = f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{reader}\0{version}\0{FORMAT}"
+    index = root() / "index"
+    slot = index / hashlib.sha1(stamp.encode()).hexdigest()
+    try:
+        return slot.read_text().strip()
+    except OSError:
+        pass
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    h.update(f"\0{reader}\0{version}\0{FORMAT}".encode())
+    key = h.hexdigest()
+    try:
+        index.mkdir(parents=True, exist_ok=True)
+        tmp = slot.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(key)
+        os.replace(tmp, slot)
+    except OSError:
+        pass
+    return key
+
+
+def load_or_parse(path: Path, reader: str, version: int, parse: Callable[[], Profile]) -> Profile:
+    """The profile from its cache entry, or parsed (and its entry written in the background)."""
+    if not _enabled.get():
+        return parse()
+    try:
+        key = content_key(path, reader, version)
+    except OSError:
+        return parse()
+    entry = root() / key
+    if entry.is_dir():
+        got = _read(entry, path)
+        if got is not None:
+            return got
+        shutil.rmtree(entry, ignore_errors=True)  # damaged or stale: parse again
+    profile = parse()
+    t = threading.Thread(target=_write_quietly, args=(entry, profile), name="neuron-widgets-cache")
+    with _lock:
+        _pending.append(t)
+    t.start()
+    return profile
+
+
+def flush(timeout: float | None = None) -> None:
+    """Wait for entries still being written (tests and benchmarks; a process exit waits too)."""
+    with _lock:
+        threads = list(_pending)
+    for t in threads:
+        t.join(timeout)
+    with _lock:
+        _pending[:] = [t for t in _pending if t.is_alive()]
+
+
+def _write_quietly(entry: Path, profile: Profile) -> None:
+    try:
+        write(entry, profile)
+    except Exception as exc:
+        # A cache that cannot be written (disk full, read-only home) only makes the next load slower.
+        warnings.warn(f"neuron-widgets: the parse cache could not keep {profile.source} ({exc}); "
+                      "the next load parses it again", RuntimeWarning, stacklevel=1)
+
+
+def _ipc(path: Path, table: pa.Table) -> None:
+    table = table.unify_dictionaries().combine_chunks()
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+
+
+def write(entry: Path, profile: Profile) -> None:
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".writing-", dir=entry.parent))
+    try:
+        _ipc(work / "events.arrow", profile._table)
+        lazy = profile._lazy
+        lazy_kind, lazy_state = "none", {}
+        if lazy is not None:
+            if hasattr(lazy, "cache_columns"):
+                cols, lazy_state = lazy.cache_columns()
+                lazy_kind = type(lazy).__name__
+            else:
+                cols = {name: lazy.column(name).combine_chunks() for name in lazy.names()}
+                lazy_kind = "columns"
+            _ipc(work / "lazy.arrow", pa.table(cols))
+        counters = {}
+        for name in profile.counters.names():
+            df = profile.counters.get(name)
+            if isinstance(df, pd.DataFrame) and not df.empty:
+                counters[name] = f"counter-{len(counters)}.arrow"
+                _ipc(work / counters[name], pa.Table.from_pandas(df, preserve_index=False))
+        meta = {"format": profile.format, "rows": len(profile), "lazy": lazy_kind, "lazy_state": lazy_state,
+                "counters": counters, "metadata": profile.metadata,
+                "extra": {k: v for k, v in profile.extra.items() if _jsonable(v)},
+                "warnings": {"counts": dict(profile.warnings.counts), "examples": profile.warnings.examples},
+                "written": time.time()}
+        (work / "meta.json").write_text(json.dumps(meta, default=_plain))
+        if entry.exists():
+            shutil.rmtree(work, ignore_errors=True)
+            return
+        os.replace(work, entry)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    _evict(keep=entry)
+
+
+def _read(entry: Path, path: Path) -> Profile | None:
+    try:
+        meta = json.loads((entry / "meta.json").read_text())
+        table = ipc.open_file(pa.memory_map(str(entry / "events.arrow"))).read_all()
+        if table.num_rows != meta["rows"]:
+            return None
+        lazy: Any = None
+        if meta["lazy"] != "none":
+            cols = ipc.open_file(pa.memory_map(str(entry / "lazy.arrow"))).read_all()
+            arrays = {n: cols.column(n).combine_chunks() for n in cols.column_names}
+            lazy = _restore(meta["lazy"], arrays, meta["lazy_state"])
+        counters = {name: ipc.open_file(pa.memory_map(str(entry / f))).read_all().to_pandas()
+                    for name, f in meta["counters"].items()}
+        warnings = LoadWarnings()
+        for kind, count in meta["warnings"]["counts"].items():
+            warnings.counts[kind] = count
+        warnings.examples = {k: list(v) for k, v in meta["warnings"]["examples"].items()}
+        os.utime(entry / "meta.json")  # recently used
+    except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
+        return None
+    return Profile(table, source=str(path), format=meta["format"], warnings=warnings, lazy=lazy,
+                   counters=Counters(dict(counters)) if counters else None, metadata=meta["metadata"],
+                   extra={**meta["extra"], "cached": str(entry)}, _ordered=True)
+
+
+def _restore(kind: str, arrays: dict[str, pa.Array], state: dict[str, Any]) -> Any:
+    if kind == "PerfettoArgs":
+        from .perfetto_args import PerfettoArgs
+
+        return PerfettoArgs.from_cache(arrays, state)
+    if kind == "columns":
+        return StoredColumns(arrays)
+    raise ValueError(f"unknown lazy kind {kind}")
+
+
+class StoredColumns(ArgsLazy):
+    """Lazy columns read back from a cache entry: Arrow arrays, by source row."""
+
+    def __init__(self, arrays: dict[str, pa.Array]) -> None:
+        self.arrays = arrays
+
+    def names(self) -> list[str]:
+        return list(self.arrays)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        return pa.chunked_array([self.arrays[name]])
+
+    def take(self, name: str, rows: np.ndarray) -> pa.Array:
+        return self.arrays[name].take(pa.array(np.asarray(rows, dtype=np.int64)))
+
+    def value(self, name: str, event: dict[str, Any]) -> Any:
+        from ..model.schema import ROW
+
+        return self.arrays[name][int(event[ROW])].as_py()
+
+
+def _jsonable(v: Any) -> bool:
+    try:
+        json.dumps(v, default=_plain)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(type(v).__name__)
+
+
+def entries() -> list[dict[str, Any]]:
+    """What the cache holds: one dict per entry (key, format, rows, bytes, last used)."""
+    out = []
+    base = root()
+    if not base.is_dir():
+        return out
+    for d in base.iterdir():
+        if not d.is_dir() or d.name in ("index",) or d.name.startswith(".writing-"):
+            continue
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+            size = sum(f.stat().st_size for f in d.iterdir())
+            used = (d / "meta.json").stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        out.append({"key": d.name, "format": meta.get("format"), "rows": meta.get("rows"), "bytes": size,
+                    "last_used": used, "path": str(d)})
+    return sorted(out, key=lambda e: -e["last_used"])
+
+
+def clear() -> int:
+    """Empty the cache; returns the bytes freed."""
+    freed = sum(e["bytes"] for e in entries())
+    shutil.rmtree(root(), ignore_errors=True)
+    return freed
+
+
+def _evict(keep: Path) -> None:
+    listed = entries()
+    total = sum(e["bytes"] for e in listed)
+    cap = cap_bytes()
+    for e in reversed(listed):  # least recently used first
+        if total <= cap:
+            break
+        if Path(e["path"]) == keep:
+            continue
+        shutil.rmtree(e["path"], ignore_errors=True)
+        total -= e["bytes"]
+    # Leftovers of writers that died mid-write (older than an hour) go too.
+    for d in root().glob(".writing-*"):
+        try:
+            if time.time() - d.stat().st_mtime > 3600:
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
