@@ -65,6 +65,43 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _convert(args: argparse.Namespace) -> int:
+    from . import load_profile
+    from .export.parquet import export_parquet
+    from .export.perfetto import export_perfetto
+
+    to = args.to or ("parquet" if not args.output.endswith((".pftrace", ".perfetto-trace", ".pb")) else "perfetto")
+    t0 = time.perf_counter()
+    profile = load_profile(args.path, prepare=False)
+    loaded = time.perf_counter() - t0
+    if to == "perfetto":
+        got = export_perfetto(profile, args.output, grouping=args.grouping)
+        print(f"wrote {got['path']}: {got['events']:,} events, {got['bytes'] / 1e6:.1f} MB, grouped by "
+              f"{got['grouping']}; loaded in {loaded:.1f} s, written in {got['seconds']:.1f} s")
+    else:
+        got = export_parquet(profile, args.output)
+        print(f"wrote {got['path']}: {got['events']:,} events in {', '.join(got['files'])}; "
+              f"loaded in {loaded:.1f} s, written in {got['seconds']:.1f} s")
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from .readers import cache
+
+    if args.clear:
+        freed = cache.clear()
+        print(f"emptied {cache.root()}: {freed / 1e6:.1f} MB freed")
+        return 0
+    listed = cache.entries()
+    total = sum(e["bytes"] for e in listed)
+    print(f"{cache.root()}: {len(listed)} parsed traces, {total / 1e6:.1f} MB (cap {cache.cap_bytes() / 1e6:.0f} MB, "
+          "NEURON_WIDGETS_CACHE_MB)")
+    for e in listed:
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(e["last_used"]))
+        print(f"  {e['key'][:12]}  {e['format']:<20} {e['rows']:>12,} events {e['bytes'] / 1e6:>9.1f} MB  last used {used}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="neuron-widgets", description="Explore AWS Neuron profiles.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -95,6 +132,16 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--max-mb", type=float, default=25.0, help="size budget of the file in MB (default 25)")
     export.add_argument("--title", help="the page's title")
     export.set_defaults(run=_export)
+    convert = sub.add_parser("convert", help="write a profile as a Perfetto trace or in the Neuron Explorer Parquet layout")
+    convert.add_argument("path", help="any profile neuron-widgets reads")
+    convert.add_argument("-o", "--output", required=True, help="a .pftrace file, or a directory for --to parquet")
+    convert.add_argument("--to", choices=["perfetto", "parquet"],
+                         help="the output format (default: perfetto for a .pftrace name, else parquet)")
+    convert.add_argument("--grouping", help="the grouping whose labels name the Perfetto tracks (default: the profile's)")
+    convert.set_defaults(run=_convert)
+    cache = sub.add_parser("cache", help="show or empty the cache of parsed traces")
+    cache.add_argument("--clear", action="store_true", help="delete every entry")
+    cache.set_defaults(run=_cache)
     return p
 
 

@@ -64,6 +64,7 @@ def export_perfetto(obj: Any, path: str | os.PathLike[str], *, grouping: str | N
     target = _target(obj, grouping, time_range)
     p = target.profile
     out = Path(os.fspath(path)).expanduser()
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
     rows = _rows(p, target.time_range)
     idx = p.track_index(target.grouping)

@@ -73,6 +73,8 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     with cache_switch(cache):
         profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
                         instances=instances, time_range=time_range)
+    if profile.format == "perfetto" and profile._device_profiles is None:
+        profile._device_profiles = perfetto.device_profiles(Path(os.fspath(path)))
     if device_profiles_dir is not None:
         profile.extra["device_profiles_dir"] = os.fspath(device_profiles_dir)
     if prepare:

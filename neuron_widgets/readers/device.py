@@ -35,7 +35,39 @@ def load_device_trace(path: str | os.PathLike[str]) -> DeviceTrace:
         return _parquet(p)
     if p.suffix == ".ntff":
         return _ntff(p)
+    from . import perfetto
+
+    if perfetto.sniff(p):
+        return _perfetto(p)
     return _json(p)
+
+
+def _perfetto(path: Path) -> DeviceTrace:
+    """A device profile neuron-explorer wrote as Perfetto: a track per engine and DMA queue."""
+    from . import perfetto
+
+    events = perfetto.read(path, None)  # type: ignore[arg-type]
+    df = pd.DataFrame({"start_ts": events.array("start_ts"), "end_ts": events.array("end_ts"),
+                       "opcode": events.column("name").to_pandas().astype(str).to_numpy(),
+                       "track": events.column("perfetto_track").to_pandas().astype(str).to_numpy()})
+    if len(events) <= 500_000:  # operands and the like, as columns, while that stays cheap
+        args = pd.json_normalize([_args(a) for a in events.column("extra_attributes_json").to_pylist()])
+        df = pd.concat([df, args.drop(columns=[c for c in args if c in df])], axis=1)
+    dma = df["track"].str.contains(r"\b(?:dma|queue|q[A-Z])", case=False, regex=True)
+    instructions = df[~dma].rename(columns={"track": "timeline_track"}).reset_index(drop=True)
+    queues = df[dma].rename(columns={"track": "queue_name", "opcode": "queue_type"}).reset_index(drop=True)
+    return DeviceTrace(str(path), "perfetto", instructions, dma=queues,
+                       metadata={"warnings": events.warnings.lines()})
+
+
+def _args(text: str | None) -> dict[str, Any]:
+    import orjson
+
+    try:
+        value = orjson.loads(text) if text else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _parquet(directory: Path) -> DeviceTrace:

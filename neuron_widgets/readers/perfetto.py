@@ -8,6 +8,7 @@ reader fills; tracks' names and descriptors give the grouping columns (perfetto_
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from .sniff import head, looks_like_json, read_all
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
 VERSION = 1
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4
+_DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.(?:pftrace|perfetto-trace|pb)(?:\.gz)?")
 _ADVICE_CUT = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 
 
@@ -60,6 +62,17 @@ def read(path: Path, filters: Filters) -> Profile:
     with progress(f"reading {path.name}", None, "steps"):
         raw = read_all(path)
     return parse(path, raw)
+
+
+def device_profiles(path: Path) -> pd.DataFrame | None:
+    """neuron-explorer's `device_profile_model_<id>.pftrace` files beside a system trace, as a device-profile list."""
+    rows = []
+    for f in sorted(path.parent.glob("device_profile_model_*")):
+        m = _DEVICE_FILE.fullmatch(f.name)
+        if m and f.is_file() and f.resolve() != path.resolve():
+            rows.append({"device_profile_name": f.name.split(".")[0], "instance_id": None, "process_id": None,
+                         "nc_id": None, "session_id": 0, "model_id": int(m.group(1)), "path": str(f)})
+    return pd.DataFrame(rows) if rows else None
 
 
 def parse(path: Path, raw: bytes) -> Profile:
@@ -219,6 +232,7 @@ class _Builder:
             "pcore_idx": _ints([i.pcore_idx for i in ident], track_of_row, None),
             "worker_gid": _ints([i.worker_gid for i in ident], track_of_row, None),
             "framework_stream_id": _strings([i.stream for i in ident], track_of_row),
+            "perfetto_track": _strings([i.label or None for i in ident], track_of_row),
             "category": pa.DictionaryArray.from_arrays(pa.array(cat_col.astype(np.int32), mask=cat_col < 0),
                                                        pa.array(cats or [""], pa.string())),
             INCOMPLETE: pa.array(open_),
