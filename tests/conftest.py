@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,8 @@ import pytest
 import neuron_widgets as nw
 
 os.environ.setdefault("NEURON_WIDGETS_PROGRESS", "0")
+# The parse cache of this run only: a developer's own cache neither serves nor receives test traces.
+os.environ["NEURON_WIDGETS_CACHE"] = tempfile.mkdtemp(prefix="neuron-widgets-test-cache-")
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"
