@@ -82,6 +82,9 @@ def _convert(args: argparse.Namespace) -> int:
         got = export_parquet(profile, args.output)
         print(f"wrote {got['path']}: {got['events']:,} events in {', '.join(got['files'])}; "
               f"loaded in {loaded:.1f} s, written in {got['seconds']:.1f} s")
+        if got["skipped_counters"]:
+            print(f"note: the Parquet layout has no table for these counters, not written: {', '.join(got['skipped_counters'])} "
+                  "(a .pftrace keeps them)")
     return 0
 
 

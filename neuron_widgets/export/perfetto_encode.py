@@ -134,6 +134,10 @@ def annotations(texts: pa.Array, intern: dict[str, int]) -> tuple[np.ndarray, np
         vals.append(value if value is not None else np.zeros(m, np.int64))
         valids.append(col.is_valid().to_numpy(zero_copy_only=False))
         strs.append(text)
+    # Annotations in interning order, whatever order a chunk's rows met the keys in: the same
+    # event is written the same way whatever the chunking.
+    by_iid = sorted(range(len(kinds)), key=lambda i: iids[i])
+    kinds, iids, vals, valids, strs = ([xs[i] for i in by_iid] for xs in (kinds, iids, vals, valids, strs))
     k = len(kinds)
     values = np.stack(vals) if k else np.zeros((0, m), np.int64)
     valid = np.stack(valids) if k else np.zeros((0, m), bool)
