@@ -1,6 +1,7 @@
 """Analyses: neuron-widgets against HTA on the same Kineto traces, and on the 10M-event Neuron sample.
 
-1. HTA traces: `load_profile` + temporal, idle, kernel breakdowns and comm/comp overlap, against
+1. HTA traces (first parse: the parse cache off; and opened again: from the cache):
+   `load_profile` + temporal, idle, kernel breakdowns and comm/comp overlap, against
    HTA's `TraceAnalysis(trace_dir)` + its four (`get_temporal_breakdown`,
    `get_idle_time_breakdown` for every rank, `get_gpu_kernel_breakdown`, `get_comm_comp_overlap`),
    same files, medians reported: in this one interpreter with imports done once (alternating
@@ -39,7 +40,7 @@ t0 = time.perf_counter()
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
 files = {files!r}
-p = nw.load_profile(files if len(files) > 1 else files[0])
+p = nw.load_profile(files if len(files) > 1 else files[0], cache={cache})
 t1 = time.perf_counter()
 A.temporal_breakdown(p); A.idle_time_breakdown(p); A.kernel_breakdown(p); A.comm_comp_overlap(p)
 t2 = time.perf_counter()
@@ -93,7 +94,7 @@ def med(runs: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def in_process(files: list[str], repeat: int, prepare: bool = True) -> dict:
+def in_process(files: list[str], repeat: int, prepare: bool = True, cache: bool = False) -> dict:
     """Both tools in this interpreter, imports done once (what a notebook pays per trace), alternating runs."""
     import gc
     import logging
@@ -105,6 +106,7 @@ def in_process(files: list[str], repeat: int, prepare: bool = True) -> dict:
 
     import neuron_widgets as nw
     from neuron_widgets import analysis as A
+    from neuron_widgets.readers import cache as parse_cache
 
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore")
@@ -117,6 +119,7 @@ def in_process(files: list[str], repeat: int, prepare: bool = True) -> dict:
     def settle() -> None:
         # Each side is timed alone: the other's garbage collected, our background preparation done.
         gc.collect()
+        parse_cache.flush()
         for t in threading.enumerate():
             if t.name.startswith("neuron-widgets"):
                 t.join()
@@ -124,7 +127,7 @@ def in_process(files: list[str], repeat: int, prepare: bool = True) -> dict:
     for _ in range(repeat + 1):  # the first round warms both (numba's cache, HTA's parser set-up)
         settle()
         t0 = time.perf_counter()
-        p = nw.load_profile(files if len(files) > 1 else files[0], prepare=prepare)
+        p = nw.load_profile(files if len(files) > 1 else files[0], prepare=prepare, cache=cache)
         A.temporal_breakdown(p)
         A.idle_time_breakdown(p)
         A.kernel_breakdown(p)
@@ -154,11 +157,17 @@ def main() -> None:
     ap.add_argument("--skip-hta", action="store_true")
     ap.add_argument("--skip-neuron", action="store_true")
     args = ap.parse_args()
+    import os
+    import tempfile
+
+    os.environ["NEURON_WIDGETS_CACHE"] = tempfile.mkdtemp(prefix="bench-cache-")  # children inherit it
     result: dict = {"machine": machine()}
     if not args.skip_hta:
         for label, rel in SETS.items():
             files = [str(TRACES / f) for f in rel]
-            ours = [in_child(OURS.format(files=files)) for _ in range(args.repeat)]
+            ours = [in_child(OURS.format(files=files, cache=False)) for _ in range(args.repeat)]
+            in_child(OURS.format(files=files, cache=True))  # writes the parse-cache entries
+            reopened = [in_child(OURS.format(files=files, cache=True)) for _ in range(args.repeat)]
             hta = [in_child(HTA.format(files=files)) for _ in range(args.repeat)]
             row = {"events": ours[0]["events"],
                    "ours_load_s": med(ours, "load"), "ours_analyses_s": med(ours, "analyses"), "ours_total_s": med(ours, "total"),
@@ -166,7 +175,11 @@ def main() -> None:
                    "runs_ours_total": [round(r["total"], 3) for r in ours],
                    "runs_hta_total": [round(r["total"], 3) for r in hta]}
             row["speedup_fresh_interpreter"] = row["hta_total_s"] / row["ours_total_s"]
+            row["reopened_total_s"] = med(reopened, "total")
+            row["speedup_fresh_interpreter_reopened"] = row["hta_total_s"] / row["reopened_total_s"]
             row["in_process"] = in_process(files, args.repeat)
+            # The same file opened again: load_profile maps the parse cache's columns.
+            row["in_process_reopened"] = in_process(files, args.repeat, cache=True)
             # An analysis-only session need not build the timeline's tracks in the background.
             row["in_process_prepare_off"] = in_process(files, args.repeat, prepare=False)
             result[label] = row

@@ -1,0 +1,162 @@
+"""Perfetto read/write and the parse cache.
+
+1. Reading: our `load_profile` of a .pftrace (every column built, cache off) against a bare
+   `Trace.ParseFromString` of the same bytes with Perfetto's compiled classes (which builds no
+   columns), at ~100k and ~10M slices; events/s and peak RSS, each in a fresh interpreter.
+2. Writing: `export_perfetto` of the 10M-event sample: seconds, peak RSS against the 1M sample
+   (flat memory), bytes per event.
+3. Re-opening from the parse cache: first parse against the second `load_profile` of the same
+   file, on the HTA traces and a 1M-event Chrome trace, in the same interpreter.
+
+    python bench/bench_perfetto.py [--events 10000000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import OUT, in_child, machine, sample
+
+TRACES = Path(__file__).resolve().parents[2] / "shared/data/traces"
+
+PEAK = """
+import threading, psutil
+proc = psutil.Process()
+peak = [proc.memory_info().rss]
+stop = threading.Event()
+def watch():
+    while not stop.is_set():
+        peak[0] = max(peak[0], proc.memory_info().rss); stop.wait(0.01)
+threading.Thread(target=watch, daemon=True).start()
+"""
+
+BARE = PEAK + """
+import json, time
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+data = open({path!r}, "rb").read()
+base = proc.memory_info().rss
+t0 = time.perf_counter()
+t = pb.Trace(); t.ParseFromString(data)
+t1 = time.perf_counter()
+stop.set()
+print(json.dumps({{"seconds": t1 - t0, "packets": len(t.packet), "peak_mb": peak[0] / 1e6, "added_mb": (peak[0] - base) / 1e6}}))
+"""
+
+OURS = PEAK + """
+import json, time
+import neuron_widgets as nw
+from neuron_widgets.readers import perfetto_wire
+perfetto_wire.warm()  # numba's compiled kernels loaded, as in any process after the first
+base = proc.memory_info().rss
+t0 = time.perf_counter()
+p = nw.load_profile({path!r}, cache=False, prepare=False)
+t1 = time.perf_counter()
+stop.set()
+print(json.dumps({{"seconds": t1 - t0, "events": len(p), "peak_mb": peak[0] / 1e6, "added_mb": (peak[0] - base) / 1e6}}))
+"""
+
+WRITE = PEAK + """
+import json, time, os
+import neuron_widgets as nw
+p = nw.load_profile({src!r}, prepare=False)
+nw.export_perfetto(nw.load_profile({small!r}, prepare=False), {out!r} + ".warm")  # compiled kernels loaded
+os.remove({out!r} + ".warm")
+base = proc.memory_info().rss
+peak[0] = base
+t0 = time.perf_counter()
+got = nw.export_perfetto(p, {out!r})
+t1 = time.perf_counter()
+stop.set()
+print(json.dumps({{"seconds": t1 - t0, "events": got["events"], "bytes": got["bytes"], "peak_mb": peak[0] / 1e6,
+                   "added_mb": (peak[0] - base) / 1e6}}))
+"""
+
+REOPEN = """
+import json, os, shutil, tempfile, time
+os.environ["NEURON_WIDGETS_CACHE"] = tempfile.mkdtemp()
+import neuron_widgets as nw
+from neuron_widgets.readers import cache
+nw.load_profile({warm!r}, prepare=False, cache=False)  # imports and compiled kernels loaded
+first, again = [], []
+for _ in range({repeat}):
+    shutil.rmtree(cache.root(), ignore_errors=True)
+    t0 = time.perf_counter(); p = nw.load_profile({path!r}, prepare=False); first.append(time.perf_counter() - t0)
+    cache.flush()
+    t0 = time.perf_counter(); q = nw.load_profile({path!r}, prepare=False); again.append(time.perf_counter() - t0)
+    assert "cached" in q.extra and len(q) == len(p)
+    t0 = time.perf_counter(); q.column("extra_attributes_json"); args_s = time.perf_counter() - t0
+print(json.dumps({{"events": len(p), "first_s": sorted(first)[len(first) // 2], "again_s": sorted(again)[len(again) // 2],
+                   "args_after_reopen_s": args_s}}))
+"""
+
+
+def chrome_trace(events: int) -> Path:
+    """A Kineto-like Chrome trace of `events` complete events with arguments, written once."""
+    path = OUT / f"chrome_{events}.json"
+    if path.exists():
+        return path
+    out = []
+    for i in range(events):
+        out.append({"ph": "X", "cat": "cpu_op" if i % 3 else "kernel", "name": f"aten::op_{i % 97}", "pid": 1 + i % 4,
+                    "tid": 10 + i % 8, "ts": i * 1.5, "dur": 1.0 + (i % 5),
+                    "args": {"External id": i, "Sequence number": i // 7, "Input Dims": [[i % 64, 128]]}})
+    OUT.mkdir(exist_ok=True)
+    path.write_bytes(orjson.dumps({"traceEvents": out}))
+    return path
+
+
+def pftrace(events: int) -> Path:
+    import neuron_widgets as nw
+
+    path = OUT / f"sample_{events}.pftrace"
+    if not path.exists():
+        nw.export_perfetto(nw.load_profile(sample(events), prepare=False), path)
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=10_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    result: dict = {"machine": machine()}
+    for n in (100_000, args.events):
+        path = pftrace(n)
+        bare = [in_child(BARE.format(path=str(path))) for _ in range(args.repeat)]
+        ours = [in_child(OURS.format(path=str(path))) for _ in range(args.repeat)]
+        b, o = statistics.median(r["seconds"] for r in bare), statistics.median(r["seconds"] for r in ours)
+        row = {"file_mb": path.stat().st_size / 1e6, "events": ours[0]["events"], "packets": bare[0]["packets"],
+               "parse_from_string_s": b, "ours_s": o, "ratio": o / b, "ours_events_per_s": ours[0]["events"] / o,
+               "bare_peak_mb": max(r["peak_mb"] for r in bare), "ours_peak_mb": max(r["peak_mb"] for r in ours),
+               "bare_added_mb": max(r["added_mb"] for r in bare), "ours_added_mb": max(r["added_mb"] for r in ours),
+               "runs_bare": [round(r["seconds"], 3) for r in bare], "runs_ours": [round(r["seconds"], 3) for r in ours]}
+        result[f"read {n:,}"] = row
+        print("read", n, json.dumps(row), flush=True)
+    small = sample(100_000)
+    for n in (1_000_000, args.events):
+        out = OUT / f"written_{n}.pftrace"
+        got = in_child(WRITE.format(src=str(sample(n)), small=str(small), out=str(out)))
+        got["bytes_per_event"] = got["bytes"] / got["events"]
+        result[f"write {n:,}"] = got
+        print("write", n, json.dumps(got), flush=True)
+        out.unlink(missing_ok=True)
+    warm = str(TRACES / "hta/triton_example.json.gz")
+    files = [*sorted((TRACES / "hta").glob("*.json.gz")), chrome_trace(1_000_000), pftrace(100_000)]
+    for f in files:
+        got = in_child(REOPEN.format(path=str(f), warm=warm, repeat=args.repeat))
+        got["speedup"] = got["first_s"] / got["again_s"]
+        result[f"reopen {f.name}"] = got
+        print("reopen", f.name, json.dumps(got), flush=True)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "bench_perfetto.json").write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
