@@ -266,3 +266,21 @@ def test_json_and_parquet_are_not_claimed(tmp_path: Path) -> None:
     assert not perfetto.sniff(tmp_path / "t.json")
     (tmp_path / "x.pb").write_bytes(b"PAR1" + b"\x00" * 20)
     assert not perfetto.sniff(tmp_path / "x.pb")
+
+
+def test_timeline_on_a_pftrace(tmp_path: Path) -> None:
+    from neuron_widgets.widgets import Timeline
+
+    p = nw.load_profile(neuron_explorer_layout().write(tmp_path / "system_profile.pftrace"))
+    tl = Timeline(p, grouping="neuron_core")
+    sent: list = []
+    tl.send = lambda content, buffers=None: sent.append((content, buffers or []))  # type: ignore[method-assign]
+    tl._on_msg(tl, {"uuid": "u", "type": "viewport", "t0": 0, "t1": tl.span[1], "width": 4000, "tracks": None,
+                    "grouping": "neuron_core"}, [])
+    meta, buffers = sent[-1]
+    counts = dict(zip(meta["columns"], buffers, strict=True))
+    assert len(np.frombuffer(counts["row"], np.int32)) == len(p)
+    hw = int(p.events.loc[p.events["name"] == "nc_exec_running", "id"].iloc[0])
+    tl.select(hw)
+    assert tl.selection_detail["name"] == "nc_exec_running"
+    assert p.event(hw)["args"]["model_name"] == "neff_fwd"  # what EventDetails shows
