@@ -23,14 +23,15 @@ import pandas as pd
 import pyarrow as pa
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from ..model.grouping import COMBO_COLUMNS
+from ..model.grouping import COMBO_COLUMNS, tracks_of
 from ..model.profile import Profile
 from ..readers.perfetto_tracks import Identity, describe
 from . import perfetto_encode as enc
 
 SEQ = 1
 CHUNK = 1 << 18
-_MAX_SUBTRACKS = 64
+_SIBLINGS = 8  # sibling tracks per writer track for events that overlap without nesting
+_DEPTH = 64  # nesting depth followed per sibling
 
 
 @dataclass
@@ -59,6 +60,8 @@ def export_perfetto(obj: Any, path: str | os.PathLike[str], *, grouping: str | N
 
     A widget exports its grouping and its visible time range; a Profile all of it (or
     `time_range`, absolute ns). Returns what was written: path, events, bytes, seconds.
+    Memory stays flat in the number of events: rows are taken a chunk at a time, in time order,
+    and each chunk's tracks are described just before its events.
     """
     t0 = time.perf_counter()
     target = _target(obj, grouping, time_range)
@@ -66,105 +69,109 @@ def export_perfetto(obj: Any, path: str | os.PathLike[str], *, grouping: str | N
     out = Path(os.fspath(path)).expanduser()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
-    rows = _rows(p, target.time_range)
-    idx = p.track_index(target.grouping)
-    labels = idx.tracks["label"].astype(str).tolist()
-    combos = _combos(p)
-    unit = _units(idx, combos, rows)
-    sub = _subtracks(unit, p.array("start_ts"), p.array("end_ts"), rows)
+    unit_of, labels, unit_label, combos = _units(p, target.grouping)
+    nest = _Nesting(len(unit_label))
     written = 0
-    with open(tmp, "wb") as f:
-        tracks = _Tracks(f, p, labels, combos, idx)
-        track_uuid = tracks.declare(unit, sub, rows)
-        names = p.name_dictionary()
-        f.write(_interning(names))
-        intern: dict[str, int] = {}
-        starts, ends = p.array("start_ts"), p.array("end_ts")
-        incomplete = p.array("incomplete") if "incomplete" in p.column_names else np.zeros(len(p), bool)
-        codes = p.name_codes()
-        for a in range(0, rows.size, chunk):
-            r = rows[a: a + chunk]
-            kind = np.where(incomplete[r], enc.OPEN, np.where(ends[r] > starts[r], enc.SLICE, enc.INSTANT))
-            before = len(intern)
-            aoff, adata = enc.annotations(_args(p, r), intern)
-            if len(intern) > before:
-                f.write(_arg_names(list(intern.items())[before:]))
-            foff, fids = _flows(p, r)
-            f.write(enc.packets(kind, codes[r].astype(np.int64) + 1, track_uuid[a: a + chunk], starts[r], ends[r],
-                                aoff, adata, foff, fids, SEQ))
-            written += r.size
-        tracks.counters(f)
-    os.replace(tmp, out)
+    starts, ends = p.array("start_ts"), p.array("end_ts")
+    codes = p.name_codes()
+    try:
+        with open(tmp, "wb") as f:
+            tracks = _Tracks(f, labels, unit_label, combos)
+            f.write(_interning(p.name_dictionary()))
+            intern: dict[str, int] = {}
+            for a in range(0, len(p), chunk):
+                r = np.arange(a, min(a + chunk, len(p)), dtype=np.int64)
+                if target.time_range is not None:
+                    lo, hi = target.time_range
+                    r = r[(starts[r] <= hi) & (ends[r] >= lo)]
+                if r.size == 0:
+                    continue
+                unit = unit_of(r)
+                track_uuid = tracks.declare(unit, nest.place(unit, starts[r], ends[r]))
+                incomplete = _incomplete(p, r)
+                kind = np.where(incomplete, enc.OPEN, np.where(ends[r] > starts[r], enc.SLICE, enc.INSTANT))
+                before = len(intern)
+                aoff, adata = enc.annotations(_args(p, r), intern)
+                if len(intern) > before:
+                    f.write(_arg_names(list(intern.items())[before:]))
+                foff, fids = _flows(p, r)
+                f.write(enc.packets(kind, codes[r].astype(np.int64) + 1, track_uuid, starts[r], ends[r],
+                                    aoff, adata, foff, fids, SEQ))
+                written += r.size
+            tracks.counters(p, target.time_range)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return {"path": str(out), "events": written, "bytes": out.stat().st_size, "seconds": time.perf_counter() - t0,
             "grouping": target.grouping}
 
 
-def _rows(p: Profile, time_range: tuple[int, int] | None) -> np.ndarray:
-    if time_range is None or not len(p):
-        return np.arange(len(p), dtype=np.int64)
-    a, b = time_range
-    s, e = p.array("start_ts"), p.array("end_ts")
-    return np.flatnonzero((s <= b) & (e >= a)).astype(np.int64)
+def _units(p: Profile, grouping: str) -> tuple[Any, list[str], list[int], pd.DataFrame | None]:
+    """Writer tracks: one per combo (every grouping column fixed), or per track of a device trace.
+
+    Returns the unit of given rows, the grouping's labels, each unit's label index, and the
+    combos' columns (None for a device trace, whose tracks are its engines and queues).
+    """
+    if all(c in p.column_names for c in COMBO_COLUMNS):
+        combos = p._combo_codes()
+        combo_track, tracks = tracks_of(combos.table, grouping)
+        return (lambda rows: combos.codes[rows].astype(np.int64)), tracks["label"].astype(str).tolist(), \
+            combo_track.tolist(), combos.table
+    idx = p.track_index(grouping)
+    labels = idx.tracks["label"].astype(str).tolist()
+    return (lambda rows: idx.track[rows].astype(np.int64)), labels, list(range(len(labels))), None
 
 
-def _combos(p: Profile) -> pd.DataFrame | None:
-    if not all(c in p.column_names for c in COMBO_COLUMNS):
-        return None  # a device trace: its tracks are its engines and queues
-    return p._combo_codes().table
-
-
-def _units(idx: Any, combos: pd.DataFrame | None, rows: np.ndarray) -> np.ndarray:
-    """Per row, the writer track it starts on: one per (grouping track, combo)."""
-    if combos is None:
-        return idx.track[rows].astype(np.int64)
-    return idx.combo[rows].astype(np.int64)
+def _incomplete(p: Profile, rows: np.ndarray) -> np.ndarray:
+    if "incomplete" not in p.column_names:
+        return np.zeros(rows.size, bool)
+    return p.values_at("incomplete", rows).fill_null(False).to_numpy(zero_copy_only=False)
 
 
 @numba.njit(cache=True, nogil=True)
-def _nest(unit: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray, out: np.ndarray) -> None:
-    """Per row, the first sibling track of its unit where it nests in what is open there."""
-    stack_end = np.empty((64, 256), np.int64)
-    depth = np.zeros(64, np.int64)
-    used = 0
-    current = -1
-    for k in range(order.size):
-        i = order[k]
-        if unit[i] != current:
-            current = unit[i]
-            depth[:] = 0
-            used = 0
-        s, e = start[i], end[i]
-        chosen = 63
-        for t in range(64):
-            if t == used:
-                used += 1
-            d = depth[t]
-            while d > 0 and stack_end[t, d - 1] <= s:
+def _nest(unit: np.ndarray, start: np.ndarray, end: np.ndarray, stack_end: np.ndarray, depth: np.ndarray,
+          out: np.ndarray) -> None:
+    """Per row (in time order, longest first), the first sibling track of its unit where it nests.
+
+    Each (unit, sibling) keeps the ends of its open slices; state carries over between chunks.
+    """
+    siblings, room = stack_end.shape[1], stack_end.shape[2]
+    for k in range(unit.size):
+        u, s, e = unit[k], start[k], end[k]
+        chosen = siblings - 1
+        for t in range(siblings):
+            d = depth[u, t]
+            while d > 0 and stack_end[u, t, d - 1] <= s:
                 d -= 1
-            depth[t] = d
-            if d == 0 or stack_end[t, d - 1] >= e:
+            depth[u, t] = d
+            if d < room and (d == 0 or stack_end[u, t, d - 1] >= e):
                 chosen = t
                 break
-        d = depth[chosen]
-        if d < 256:
-            stack_end[chosen, d] = e
-            depth[chosen] = d + 1
-        out[i] = chosen
+        d = depth[u, chosen]
+        if d < room:
+            stack_end[u, chosen, d] = e
+            depth[u, chosen] = d + 1
+        out[k] = chosen
 
 
-def _subtracks(unit: np.ndarray, start: np.ndarray, end: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    s, e = start[rows], end[rows]
-    order = np.lexsort((-e, s, unit))
-    out = np.zeros(rows.size, np.int64)
-    _nest(unit, s, e, order.astype(np.int64), out)
-    return out
+class _Nesting:
+    def __init__(self, units: int) -> None:
+        self.stack_end = np.zeros((max(units, 1), _SIBLINGS, _DEPTH), np.int64)
+        self.depth = np.zeros((max(units, 1), _SIBLINGS), np.int64)
+
+    def place(self, unit: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        out = np.zeros(unit.size, np.int64)
+        _nest(unit, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64), self.stack_end,
+              self.depth, out)
+        return out
 
 
 class _Tracks:
     """Track descriptors: processes, threads and named tracks, written before the events."""
 
-    def __init__(self, f: Any, p: Profile, labels: list[str], combos: pd.DataFrame | None, idx: Any) -> None:
-        self.f, self.p, self.labels, self.combos, self.idx = f, p, labels, combos, idx
+    def __init__(self, f: Any, labels: list[str], unit_label: list[int], combos: pd.DataFrame | None) -> None:
+        self.f, self.labels, self.unit_label, self.combos = f, labels, unit_label, combos
+        self.declared: dict[int, int] = {}  # unit * _SIBLINGS + sibling -> track uuid
         self.next_uuid = 1
         self.pids: dict[tuple[str, int], tuple[int, int]] = {}  # (instance, pid) -> (track uuid, perfetto pid)
         self.used_pids: set[int] = set()
@@ -197,13 +204,15 @@ class _Tracks:
             self.pids[key] = (uuid, real)
         return self.pids[key]
 
-    def declare(self, unit: np.ndarray, sub: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Write a descriptor per (unit, sibling) pair used; return each row's track uuid."""
-        key = unit * _MAX_SUBTRACKS + sub
+    def declare(self, unit: np.ndarray, sibling: np.ndarray) -> np.ndarray:
+        """Each row's track uuid; descriptors of (unit, sibling) pairs not seen before are written first."""
+        key = unit * _SIBLINGS + sibling
         uniq, inverse = np.unique(key, return_inverse=True)
         uuids = np.empty(uniq.size, np.uint64)
-        for k, (u, s) in enumerate(zip((uniq // _MAX_SUBTRACKS).tolist(), (uniq % _MAX_SUBTRACKS).tolist(), strict=True)):
-            uuids[k] = self._declare_one(int(u), int(s))
+        for k, pair in enumerate(uniq.tolist()):
+            if pair not in self.declared:
+                self.declared[pair] = self._declare_one(pair // _SIBLINGS, pair % _SIBLINGS)
+            uuids[k] = self.declared[pair]
         return uuids[inverse.reshape(-1)]
 
     def _declare_one(self, unit: int, sibling: int) -> int:
@@ -212,14 +221,14 @@ class _Tracks:
         uuid = self._uuid()
         d.uuid = uuid
         if self.combos is None:
-            label = self.labels[unit]
+            label = self.labels[self.unit_label[unit]]
             d.name = label if sibling == 0 else f"{label} ({sibling + 1})"
             d.description = describe(Identity(source="device", stream=label))
             d.sibling_order_rank = unit
             self._write(packet)
             return uuid
         row = self.combos.iloc[unit]
-        track = int(self.idx.combo_track[unit])
+        track = self.unit_label[unit]
         label = self.labels[track]
         name = label if sibling == 0 else f"{label} ({sibling + 1})"
         inst, pid, tid = str(row["instance_id"]), int(row["process_id"]), int(row["thread_id"])
@@ -240,14 +249,19 @@ class _Tracks:
         self._write(packet)
         return uuid
 
-    def counters(self, f: Any) -> None:
+    def counters(self, p: Profile, time_range: tuple[int, int] | None) -> None:
         """Sampled series (host memory, HBM, CPU, Chrome counters) as counter tracks."""
         from ..widgets.counter_series import counter_series
 
-        series = counter_series(self.p)
-        origin = self.p.origin_ts
+        series = counter_series(p)
+        origin = p.origin_ts
         for s in series.series:
             times, values = series.data[s["key"]]
+            if time_range is not None:
+                keep = (times + origin >= time_range[0]) & (times + origin <= time_range[1])
+                times, values = times[keep], values[keep]
+                if not times.size:
+                    continue
             uuid = self._uuid()
             packet = pb.TracePacket()
             packet.track_descriptor.uuid = uuid
@@ -262,7 +276,7 @@ class _Tracks:
                 pk.track_event.type = pb.TrackEvent.TYPE_COUNTER
                 pk.track_event.track_uuid = uuid
                 pk.track_event.double_counter_value = v
-            f.write(trace.SerializeToString())
+            self.f.write(trace.SerializeToString())
 
 
 def _int(v: Any) -> int | None:
