@@ -97,6 +97,11 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
         path = path[0]
     p = Path(os.fspath(path)).expanduser()
     _check_exists(p)
+    if format is None:
+        # A file parsed before and unchanged since: its cached columns, without sniffing again.
+        known = cache.lookup(p, {r.name: r.cache_version for r in READERS if r.cache_version is not None})
+        if known is not None:
+            return known.filter(**filters.as_kwargs()) if filters else known
     candidates = READERS if format is None else [r for r in READERS if r.name == format]
     if not candidates:
         names = ", ".join(r.name for r in READERS)

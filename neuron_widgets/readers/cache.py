@@ -61,15 +61,21 @@ def enabled(flag: bool):
         _enabled.reset(token)
 
 
+def _slot(path: Path) -> Path:
+    """Where the stat index keeps the entry of this file as it is now (path, size, mtime)."""
+    st = path.stat()
+    stamp = f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{FORMAT}"
+    return root() / "index" / hashlib.sha1(stamp.encode()).hexdigest()
+
+
 def content_key(path: Path, reader: str, version: int) -> str:
     """The entry's name: the file's bytes, the reader and its version (stat index first)."""
-    st = path.stat()
-    stamp = f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{reader}\0{version}\0{FORMAT}"
-    index = root() / "index"
-    slot = index / hashlib.sha1(stamp.encode()).hexdigest()
+    slot = _slot(path)
     try:
-        return slot.read_text().strip()
-    except OSError:
+        known_reader, known_version, key = slot.read_text().split("\t")
+        if known_reader == reader and int(known_version) == version:
+            return key.strip()
+    except (OSError, ValueError):
         pass
     h = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as f:
@@ -78,13 +84,27 @@ def content_key(path: Path, reader: str, version: int) -> str:
     h.update(f"\0{reader}\0{version}\0{FORMAT}".encode())
     key = h.hexdigest()
     try:
-        index.mkdir(parents=True, exist_ok=True)
+        slot.parent.mkdir(parents=True, exist_ok=True)
         tmp = slot.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(key)
+        tmp.write_text(f"{reader}\t{version}\t{key}")
         os.replace(tmp, slot)
     except OSError:
         pass
     return key
+
+
+def lookup(path: Path, versions: dict[str, int]) -> Profile | None:
+    """The cached profile of an unchanged file seen before, without sniffing its format again."""
+    if not _enabled.get() or not path.is_file():
+        return None
+    try:
+        reader, version, key = _slot(path).read_text().split("\t")
+    except (OSError, ValueError):
+        return None
+    if versions.get(reader) != int(version):
+        return None
+    entry = root() / key.strip()
+    return _read(entry, path) if entry.is_dir() else None
 
 
 def load_or_parse(path: Path, reader: str, version: int, parse: Callable[[], Profile]) -> Profile:
