@@ -14,12 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..model.profile import Profile
 from ..model.schema import INCOMPLETE
+from . import jsonscan
 
 # Kineto device events (GPU kernels, memory copies and sets), as HTA's kernel categories.
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"})
@@ -299,15 +301,37 @@ def _fingerprint(rows: np.ndarray) -> tuple[int, int, int]:
 
 
 def values_of(texts: pa.Array, key: str, kind: str = "int") -> np.ndarray:
-    """A top-level JSON value by key, for each text, by one regex pass (no JSON parse per event)."""
+    """A top-level JSON value by key, for each text, without a JSON parse per event.
+
+    A byte scan (jsonscan) reads integers and plain strings in place; the few values it cannot
+    read exactly (fractions, exponents, escapes, 19+ digits) and floats go through one regex pass.
+    """
     n = len(texts)
     if n == 0:
         return np.zeros(0, np.int64) if kind == "int" else np.zeros(0, object)
+    if kind == "str":
+        out, slow = jsonscan.str_values(texts, key)
+        if slow.any():
+            out[slow] = _regex_values(pa.array(texts).take(pa.array(np.flatnonzero(slow))), key, kind)
+        return out
+    if kind == "int":
+        out, slow = jsonscan.int_values(texts, key, _NULL)
+        if slow.any():
+            out[slow] = _regex_values(pa.array(texts).take(pa.array(np.flatnonzero(slow))), key, kind)
+        return out
+    return _regex_values(texts, key, kind)
+
+
+def _regex_values(texts: pa.Array, key: str, kind: str) -> np.ndarray:
+    n = len(texts)
     k = re.escape(key)
     if kind == "str":
         got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"(?P<v>(?:[^"\\]|\\.)*)"')
         out = got.field("v").to_numpy(zero_copy_only=False).astype(object)
-        return np.where(pc.is_null(got).to_numpy(zero_copy_only=False), None, out)
+        out = np.where(pc.is_null(got).to_numpy(zero_copy_only=False), None, out)
+        # Escapes kept by the pattern are decoded as JSON would.
+        return np.array([orjson.loads(b'"' + v.encode() + b'"') if isinstance(v, str) and "\\" in v else v
+                         for v in out], dtype=object)
     got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"?(?P<v>-?[0-9][0-9.eE+-]*)')
     # A text the pattern missed is a null struct whose field still holds "": null it.
     vals = pc.if_else(pc.is_null(got), pa.scalar(None, pa.string()), got.field("v"))

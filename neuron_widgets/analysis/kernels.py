@@ -54,9 +54,36 @@ def _stats(codes, values, n):  # pragma: no cover - numba
     return count, total, sq, lo, hi
 
 
+@numba.njit(cache=True, nogil=True)
+def _name_stats(name, source, start, end, n, m):  # pragma: no cover - numba
+    """_stats of durations per name, and per (name, source) counts, in one pass over every event."""
+    count = np.zeros(n, np.int64)
+    total = np.zeros(n, np.int64)
+    sq = np.zeros(n, np.float64)
+    lo = np.full(n, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(n, np.iinfo(np.int64).min, np.int64)
+    pairs = np.zeros((n, m), np.int64)
+    for i in range(name.size):
+        c = name[i]
+        v = end[i] - start[i]
+        count[c] += 1
+        total[c] += v
+        sq[c] += float(v) * float(v)
+        if v < lo[c]:
+            lo[c] = v
+        if v > hi[c]:
+            hi[c] = v
+        pairs[c, source[i] + 1] += 1
+    return count, total, sq, lo, hi, pairs
+
+
 def group_stats(codes: np.ndarray, values: np.ndarray, n: int) -> pd.DataFrame:
     """count, sum, mean, min, max and sample std of int64 values per code 0..n-1."""
     count, total, sq, lo, hi = _stats(np.asarray(codes, np.int64), np.asarray(values, np.int64), n)
+    return _table(count, total, sq, lo, hi)
+
+
+def _table(count: np.ndarray, total: np.ndarray, sq: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = total / np.maximum(count, 1)
         var = (sq - count * mean * mean) / np.maximum(count - 1, 1)
@@ -80,10 +107,10 @@ def _by_neff(fr: Frame) -> pd.DataFrame:
 
 def _by_name(fr: Frame) -> pd.DataFrame:
     n = len(fr.names)
-    df = group_stats(fr.name, fr.end - fr.start, n)
-    # The source an event name comes from (a name seen under several sources takes the most common).
     m = len(fr.sources) + 1
-    pairs = np.bincount(fr.name.astype(np.int64) * m + (fr.source.astype(np.int64) + 1), minlength=n * m).reshape(n, m)
+    count, total, sq, lo, hi, pairs = _name_stats(fr.name, fr.source, fr.start, fr.end, n, m)
+    df = _table(count, total, sq, lo, hi)
+    # The source an event name comes from (a name seen under several sources takes the most common).
     src = pairs.argmax(axis=1) - 1
     df.insert(0, "name", fr.names)
     df.insert(1, "source", [fr.sources[c] if c >= 0 else None for c in src])
