@@ -1,4 +1,13 @@
-"""neuron-widgets: Jupyter widgets for AWS Neuron profiles."""
+"""neuron-widgets: Jupyter widgets for AWS Neuron profiles.
+
+`from neuron_widgets import Timeline, EventDetails, GroupingSelector, DeviceTraceViewer,
+DeviceProfilePicker, Summary, link, export_html, export_perfetto` works; the widgets and
+exporters are imported on first use, so `import neuron_widgets` for loading and analyses does
+not pull in the widget stack.
+"""
+
+from importlib import import_module
+from typing import Any
 
 from .errors import LoadWarnings, ProfileError
 from .model import GROUPINGS, HARDWARE_EVENTS, Profile
@@ -7,15 +16,27 @@ from .readers import load_profile
 from .readers.device import load_device_trace
 from .sample import sample_profile, write_sample
 
-
-def export_perfetto(obj, path, **kwargs):
-    """Write a Profile, Timeline or DeviceTraceViewer as a Perfetto trace (see export.perfetto)."""
-    from .export.perfetto import export_perfetto as write
-
-    return write(obj, path, **kwargs)
-
-
 __version__ = "0.1.0"
 
+# Name -> module that defines it, imported when the name is first asked for.
+_LAZY = {
+    "Timeline": ".widgets", "EventDetails": ".widgets", "GroupingSelector": ".widgets",
+    "DeviceTraceViewer": ".widgets", "DeviceProfilePicker": ".widgets", "Summary": ".widgets", "link": ".widgets",
+    "export_html": ".export", "export_profile": ".export", "export_perfetto": ".export.perfetto",
+    "export_parquet": ".export.parquet",
+}
+
 __all__ = ["GROUPINGS", "HARDWARE_EVENTS", "DeviceTrace", "LoadWarnings", "Profile", "ProfileError", "__version__",
-           "export_perfetto", "load_device_trace", "load_profile", "sample_profile", "write_sample"]
+           "load_device_trace", "load_profile", "sample_profile", "write_sample", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'neuron_widgets' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

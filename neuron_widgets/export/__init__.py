@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..model.markers import flags_of
 from ..model.profile import Profile
-from ..widgets.wire import flags_of
 from .blob import Blob
 from .dataset import Source, ViewState, key_sets, write
 from .page import page, page_overhead
@@ -36,18 +36,13 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
     whole profile, or (start, end) as `parse_time` reads them ('12.5ms', absolute ns...).
     `max_mb` caps the file (MB = 10**6 bytes). Returns what was written: sizes and counts.
     """
-    from ..widgets.details import EventDetails
-    from ..widgets.grouping_selector import GroupingSelector
-    from ..widgets.summary import Summary
-    from ..widgets.timeline import Timeline
-
     if not widgets:
         raise ValueError("export_html needs at least one widget (a Timeline, DeviceTraceViewer or EventDetails)")
-    timelines: list[Timeline] = []
+    timelines: list[Any] = []
     layout: list[dict[str, Any]] = []
     extras: dict[str, Any] = {}
 
-    def timeline_index(tl: Timeline) -> int:
+    def timeline_index(tl: Any) -> int:
         for i, x in enumerate(timelines):
             if x is tl:
                 return i
@@ -55,16 +50,17 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
         return len(timelines) - 1
 
     for wdg in widgets:
-        if isinstance(wdg, Timeline):
+        role = getattr(type(wdg), "export_role", None)
+        if role == "timeline":
             layout.append({"kind": "timeline", "source": timeline_index(wdg)})
-        elif isinstance(wdg, EventDetails):
+        elif role == "details":
             i = timeline_index(wdg.timeline)
             if not any(v["kind"] == "timeline" and v["source"] == i for v in layout):
                 layout.append({"kind": "timeline", "source": i})
             layout.append({"kind": "details", "source": i})
-        elif isinstance(wdg, GroupingSelector):
+        elif role == "grouping":
             layout.append({"kind": "grouping", "source": timeline_index(wdg.timeline)})
-        elif isinstance(wdg, Summary):
+        elif role == "summary":
             source = -1
             if wdg.timeline is not None and any(x is wdg.timeline for x in widgets):
                 source = timeline_index(wdg.timeline)
@@ -102,8 +98,8 @@ def export_profile(path: str | Path, profile: Profile, *, grouping: str | None =
                    time_range: tuple[Any, Any] | str | None = "all", title: str | None = None,
                    max_mb: float = DEFAULT_MAX_MB) -> dict[str, Any]:
     """Export a profile (no widget needed): a timeline over `time_range` and the event details below it."""
+    from ..model.counter_series import counter_series
     from ..model.problems import error_rows, incomplete_rows
-    from ..widgets.counter_series import counter_series
 
     grouping = profile.check_grouping(grouping or profile.default_grouping)
     src = Source(profile, ViewState(grouping, (0.0, 1.0), height=640), {"error": error_rows(profile),

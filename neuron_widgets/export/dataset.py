@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import orjson
 
+from ..model.counter_series import CounterSeries
 from ..model.flows import SOURCE_ORDER
+from ..model.markers import flags_of
 from ..model.profile import Profile
-from ..widgets.counter_series import CounterSeries
-from ..widgets.wire import flags_of
 from .blob import Blob
 from .selection import Blocks
 

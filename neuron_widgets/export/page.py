@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from ..widgets.static import STATIC
+from ..bundle import STATIC
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
        "base-uri 'none'; form-action 'none'")

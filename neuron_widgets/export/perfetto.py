@@ -251,7 +251,7 @@ class _Tracks:
 
     def counters(self, p: Profile, time_range: tuple[int, int] | None) -> None:
         """Sampled series (host memory, HBM, CPU, Chrome counters) as counter tracks."""
-        from ..widgets.counter_series import counter_series
+        from ..model.counter_series import counter_series
 
         series = counter_series(p)
         origin = p.origin_ts

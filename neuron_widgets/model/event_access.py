@@ -125,8 +125,8 @@ class EventAccess:
         Read on first use and cached; for an event, device times are put on the host clock with
         the execution's timestamp_sync_point (see `DeviceTrace.alignment`).
         """
-        from ..readers.device import load_device_trace
         from . import device_resolve as dr
+        from .device_loading import load_device_trace
 
         event = None
         if isinstance(key, int | np.integer):

@@ -13,12 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ProfileError
+from ..model.device_loading import set_device_loader
 from ..model.filters import Filters
 from ..model.order import warm as warm_kernels
 from ..model.profile import Profile
 from . import cache, capture, chrome, multi, neuron_json, parquet, perfetto, runtime_json
 from .cache import enabled as cache_switch
+from .device import load_device_trace
 from .sniff import damaged_compression, describe_foreign
+
+set_device_loader(load_device_trace)
 
 
 @dataclass(frozen=True)

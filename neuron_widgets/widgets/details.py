@@ -8,7 +8,7 @@ from typing import Any
 import anywidget
 import traitlets as t
 
-from .static import asset
+from ..bundle import asset
 from .timeline import Timeline
 
 MAX_TEXT = 2000
@@ -30,6 +30,9 @@ class EventDetails(anywidget.AnyWidget):
 
     Everything from the profile is sent as plain strings and shown as text, never as HTML.
     """
+
+    # What export_html makes of this widget (the exporter dispatches on it, never on widget classes).
+    export_role = "details"
 
     _esm = asset("details.js")
     _css = asset("timeline.css")

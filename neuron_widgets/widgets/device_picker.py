@@ -9,9 +9,9 @@ import ipywidgets as w
 import pandas as pd
 import traitlets as t
 
+from ..bundle import asset
 from ..model.profile import Profile
 from .device_viewer import DeviceTraceViewer
-from .static import asset
 from .timeline import Timeline
 
 COLUMNS = (("device_profile_name", "Name"), ("instance_id", "Instance"), ("process_id", "Process"),

@@ -17,6 +17,9 @@ class GroupingSelector(w.ToggleButtons):
     a selector that offers its own modes.
     """
 
+    # What export_html makes of this widget (the exporter dispatches on it, never on widget classes).
+    export_role = "grouping"
+
     def __init__(self, timeline: Timeline, **kwargs: Any) -> None:
         super().__init__(options=self._options(timeline), value=timeline.grouping, description="Group by", **kwargs)
         self.timeline = timeline

@@ -32,10 +32,10 @@ from ..analysis import (
 from ..analysis.device_profiles import device_profile_summary
 from ..analysis.devices import kind_of
 from ..analysis.frame import frame_of
+from ..bundle import asset
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
-from .static import asset
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
@@ -81,6 +81,9 @@ class Summary(W.VBox):
     selects its longest, a NEFF's bar highlights that NEFF's executions, a straggler's bar selects
     its latest barrier, a step moves the view to that step, an error or hang row selects its event.
     """
+
+    # What export_html makes of this widget (the exporter dispatches on it, never on widget classes).
+    export_role = "summary"
 
     def __init__(self, source: Timeline | Profile, *, compare: Profile | Timeline | None = None,
                  device_numbers: int | None = 16, **kwargs: Any) -> None:

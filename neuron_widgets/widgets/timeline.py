@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 import traitlets as t
 
+from ..bundle import asset
 from ..model import profile as model_profile
+from ..model.counter_series import CounterSeries, counter_series
 from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
-from .counter_series import CounterSeries, counter_series
 from .range_summary import range_summary
-from .static import asset
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
 
@@ -32,6 +32,9 @@ class Timeline(anywidget.AnyWidget):
     Times on the traitlets are float nanoseconds from the profile's first timestamp; the Python
     properties (`time_range`, `brush_range`) speak absolute nanoseconds.
     """
+
+    # What export_html makes of this widget (the exporter dispatches on it, never on widget classes).
+    export_role = "timeline"
 
     _esm = asset("timeline.js")
     _css = asset("timeline.css")

@@ -10,16 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from ..model.markers import FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, FLAG_MARKER, flags_of  # noqa: F401 - re-exported for the wire
 from ..model.profile import Profile
 
 # Markers (errors, hangs, highlighted events) are drawn even where their pixel is merged into
 # a run; past this many in one window the view shows the first ones and says how many.
 MAX_MARKERS = 4000
 
-FLAG_ERROR = 1
-FLAG_INCOMPLETE = 2
-FLAG_HIGHLIGHT = 4
-FLAG_MARKER = 8
 
 ITEM_COLUMNS = ("start", "end", "track", "lane", "name", "row", "count", "flags")
 
@@ -34,15 +31,6 @@ def encode(columns: dict[str, np.ndarray]) -> tuple[list[str], list[bytes]]:
         buffers.append(np.ascontiguousarray(arr, dtype=dtypes[key]).tobytes())
     return names, buffers
 
-
-def flags_of(rows: np.ndarray, marked: dict[str, np.ndarray]) -> np.ndarray:
-    """Marker bits (error, incomplete, highlight) of each row, from the widget's marked-row sets."""
-    flags = np.zeros(rows.size, dtype=np.uint8)
-    for bit, key in ((FLAG_ERROR, "error"), (FLAG_INCOMPLETE, "incomplete"), (FLAG_HIGHLIGHT, "highlight")):
-        sel = marked.get(key)
-        if sel is not None and sel.size:
-            flags[np.isin(rows, sel, assume_unique=False)] |= bit
-    return flags
 
 
 def viewport_reply(profile: Profile, grouping: str, t0: float, t1: float, width: int, tracks: list[int] | None,

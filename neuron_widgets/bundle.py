@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 def asset(name: str) -> Path | str:

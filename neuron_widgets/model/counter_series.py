@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.profile import Profile
+from .profile import Profile
 
 
 @dataclass
