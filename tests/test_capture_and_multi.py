@@ -93,6 +93,13 @@ def test_capture_without_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(nw.ProfileError, match=rf"is a raw Neuron capture \(4 \*\.pb, 1 \*\.ntff, 1 \*\.neff\) and "
                                               rf"`neuron-explorer` is not installed.*Run `neuron-explorer view -d {bare}"):
         nw.load_profile(bare)
+    # Without the CLI, the signs of a failed capture are said at once, not after a conversion fails.
+    zero = capture(tmp_path / "zero", ntff=b"", neff=False, trace_json=False)
+    with pytest.raises(nw.ProfileError) as err:
+        nw.load_profile(zero)
+    text = str(err.value)
+    assert "0 bytes (no execution was captured" in text and "neff_cache_dir" in text
+    assert f"neuron-explorer view -d {zero} --output-format parquet" in text
 
 
 def test_failed_capture_signs(tmp_path: Path, fake_cli) -> None:

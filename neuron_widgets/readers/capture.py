@@ -169,8 +169,11 @@ def read(path: Path, filters: Filters) -> Profile:
             profiles.append(load_profile(convert(inv), **kwargs))
             names.append("system profile")
         elif not inv.traces:
+            # The signs of a failed capture are said now, so nobody runs a conversion that will fail.
+            signs = "; ".join(k.split(": ", 1)[-1] for k in warnings if "0 bytes" in k or "without their .neff" in k)
             raise ProfileError(path, f"is a raw Neuron capture ({inv.describe()}) and `{CLI}` is not installed here "
-                               "to convert it", f"Run `{_command(path)}` where the Neuron tools are installed, then "
+                               "to convert it" + (f". Before converting, note: {signs}" if signs else ""),
+                               f"Run `{_command(path)}` where the Neuron tools are installed, then "
                                "load the directory it writes (or pass --data-path and load profiles/global/<name>)")
         else:
             warnings.add(f"{path.name}: system trace not converted ({CLI} is not installed here); only the framework "
