@@ -54,8 +54,14 @@ def test_kineto_mapping() -> None:
     cpu = ev[ev["category"] == "cpu_op"]
     assert (cpu["trace_event_source"] == "framework").all()
     labels = set(p.tracks("default")["label"])
-    assert "rank3/PID:3/device/Stream:7" in labels
-    assert "rank3/PID:3113936/framework/TID:3113936" in labels
+    # Kineto's own names: process_labels for GPUs, thread names with their ids; no Neuron source tier.
+    assert "rank3/GPU 3/stream 7" in labels
+    assert any(lab.startswith("rank3/python") and "/thread 3113936 (" in lab for lab in labels)
+    order = p.tracks("default")["label"].tolist()
+    assert order[0].startswith("rank3/python")  # process_sort_index: CPU first, then GPUs, Spans last
+    assert [lab.split("/")[1] for lab in order][-3:] == ["Spans", "(no pid)", "Traces"]
+    # Text ids by their text, not the codes the reader gives them (a real negative tid stays a number).
+    assert not any("PID:-" in lab or lab.endswith(("TID:-1", "TID:-2", "TID:-3")) for lab in order)
     # Integer microseconds become exact nanoseconds.
     first = ev.sort_values("start_ts").iloc[0]
     assert first["start_ts"] % 1000 == 0
@@ -134,8 +140,8 @@ def test_hand_written_phases(tmp_path: Path) -> None:
     assert (lanes["outer"], lanes["inner"], lanes["deeper"]) == (0, 1, 2)
     # Async events get a row of their own instead of wrapping the thread's slices.
     labels = dict(zip(names(p), p.tracks("default")["label"].to_numpy()[p.track_index("default").track], strict=True))
-    assert labels["outer"] == "trace/PID:1/framework/TID:2"
-    assert labels["req"] == "trace/PID:1/framework/Stream:async:n"
+    assert labels["outer"] == "trace/trainer 1/TID:2"  # its process_name, with the id
+    assert labels["req"] == "trace/trainer 1/Stream:async:n"
     flows = dict(zip(names(p), p.column("flow_id").to_pylist(), strict=True))
     assert flows["outer"] == ["9"] and flows["target"] == ["9"]
     text = " ".join(p.warnings.lines())

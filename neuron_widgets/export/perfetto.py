@@ -114,7 +114,7 @@ def _units(p: Profile, grouping: str) -> tuple[Any, list[str], list[int], pd.Dat
     """
     if all(c in p.column_names for c in COMBO_COLUMNS):
         combos = p._combo_codes()
-        combo_track, tracks = tracks_of(combos.table, grouping)
+        combo_track, tracks = tracks_of(combos.table, grouping, p.track_names)
         return (lambda rows: combos.codes[rows].astype(np.int64)), tracks["label"].astype(str).tolist(), \
             combo_track.tolist(), combos.table
     idx = p.track_index(grouping)

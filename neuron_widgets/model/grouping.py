@@ -15,6 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .track_names import TrackNames
+
 GROUPINGS: dict[str, str] = {
     "default": "Default",
     "cpu_device": "CPU vs Device",
@@ -102,10 +104,11 @@ class Combos:
         return cls(combo, frame)
 
 
-def _tier(row: dict) -> tuple[str, tuple]:
+def _tier(row: dict, names: TrackNames) -> tuple[str, tuple]:
     """The last label segment of the Default mode, and its sort key."""
     src, nc, pcore, tid, stream = (row["trace_event_source"], row["nc_idx"], row["pcore_idx"],
                                    row["thread_id"], row["framework_stream_id"])
+    inst, pid = row["instance_id"], row["process_id"]
     if src == "neuron_hw" and nc is not None:
         if pcore is None:
             return f"NC:{nc}", (1, nc, -1, 0)
@@ -113,48 +116,64 @@ def _tier(row: dict) -> tuple[str, tuple]:
     if src == "neuron_rt" and nc is not None:
         return f"NC:{nc}", (1, nc, -1, 0)
     if src == "device":
-        return f"Stream:{tid}", (2, tid, 0, 0)
+        return names.thread_label(inst, pid, tid) or f"Stream:{tid}", (2, names.thread_key(inst, pid, tid), 0, 0)
     if stream is not None:
         return f"Stream:{stream}", (3, 0, 0, str(stream))
-    return f"TID:{tid}", (0, tid, 0, 0)
+    return names.thread_label(inst, pid, tid) or f"TID:{tid}", (0, names.thread_key(inst, pid, tid), 0, 0)
 
 
-def _label(row: dict, mode: str) -> tuple[str, tuple]:
+def _label(row: dict, mode: str, names: TrackNames, neuron: bool) -> tuple[str, tuple]:
     inst, pid, tid, src = row["instance_id"], row["process_id"], row["thread_id"], row["trace_event_source"]
     rank = _SOURCE_RANK.get(src, 9)
     nc = row["nc_idx"]
-    thread_key = (inst, pid, tid)
+    proc = names.process_label(inst, pid) or f"PID:{pid}"
+    pkey = names.process_key(inst, pid)
+    thread = names.thread_label(inst, pid, tid) or f"TID:{tid}"
+    thread_key = (inst, pkey, names.thread_key(inst, pid, tid))
     if mode == "instance":
         return f"{inst}", (inst,)
     if mode == "process":
-        return f"{inst}/PID:{pid}", (inst, pid)
+        return f"{inst}/{proc}", (inst, pkey)
     if mode == "thread":
-        return f"{inst}/PID:{pid}/TID:{tid}", thread_key
+        return f"{inst}/{proc}/{thread}", thread_key
     if mode == "neuron_core":
         if nc is None:
-            return f"{inst}/PID:{pid}/TID:{tid}", (inst, 1, pid, tid)
+            return f"{inst}/{proc}/{thread}", (inst, 1, pkey, thread_key[2])
         return f"{inst}/NC:{nc}", (inst, 0, nc, 0)
     if mode == "cpu_device":
         if src in DEVICE_SOURCES:
             worker = row["worker_gid"] if row["worker_gid"] is not None else nc
             if worker is None:
-                return f"{inst}/PID:{pid}/Stream:{tid}/{src}", (inst, pid, 1, tid, rank)
-            return f"{inst}/PID:{pid}/Worker:{worker}/{src}", (inst, pid, 1, worker, rank)
-        return f"{inst}/PID:{pid}/TID:{tid}/{src}", (inst, pid, 0, tid, rank)
-    tier, tier_key = _tier(row)
-    return f"{inst}/PID:{pid}/{src}/{tier}", (inst, pid, rank, str(src), *tier_key)
+                stream = names.thread_label(inst, pid, tid) or f"Stream:{tid}"
+                return f"{inst}/{proc}/{stream}/{src}", (inst, pkey, 1, thread_key[2], rank)
+            return f"{inst}/{proc}/Worker:{worker}/{src}", (inst, pkey, 1, worker, rank)
+        return f"{inst}/{proc}/{thread}/{src}", (inst, pkey, 0, thread_key[2], rank)
+    tier, tier_key = _tier(row, names)
+    if not neuron:
+        # A trace from another program: its sources (framework, device) are not Neuron's tiers, and
+        # its own process and thread names say what a row is.
+        return f"{inst}/{proc}/{tier}", (inst, pkey, rank, *tier_key)
+    return f"{inst}/{proc}/{src}/{tier}", (inst, pkey, rank, str(src), *tier_key)
 
 
 def _sortable(key: tuple) -> tuple:
-    # Nulls and mixed types must still sort: numbers before text, None first.
-    return tuple((0, v, "") if isinstance(v, int | float) else (1, 0, str(v)) for v in key)
+    # Nulls and mixed types must still sort: numbers, then nested keys (a process's sort key), then text.
+    return tuple((0, v, ()) if isinstance(v, int | float) else (1, 0, _sortable(v)) if isinstance(v, tuple)
+                 else (2, 0, (str(v),)) for v in key)
 
 
-def tracks_of(combos: pd.DataFrame, mode: str) -> tuple[np.ndarray, pd.DataFrame]:
-    """Track of each combo, and one row per track (label and the keys it groups by)."""
+def tracks_of(combos: pd.DataFrame, mode: str, names: TrackNames | None = None) -> tuple[np.ndarray, pd.DataFrame]:
+    """Track of each combo, and one row per track (label and the keys it groups by).
+
+    `names`: the process and thread names the trace carries (labels and order); Neuron
+    profiles have none. The Default mode's source tier (framework, neuron_rt, neuron_hw) is
+    shown for profiles with Neuron events, not for traces of other programs.
+    """
     check_grouping(mode)
+    names = names if names is not None else TrackNames()
     rows = combos.to_dict("records")
-    labelled = [_label(r, mode) for r in rows]
+    neuron = any(r["trace_event_source"] in ("neuron_rt", "neuron_hw") for r in rows)
+    labelled = [_label(r, mode, names, neuron) for r in rows]
     order = sorted(range(len(rows)), key=lambda i: (_sortable(labelled[i][1]), labelled[i][0]))
     track_of_label: dict[str, int] = {}
     track_rows: list[dict] = []

@@ -24,6 +24,7 @@ from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
 from .order import time_order
 from .schema import EVENT_COLUMNS, ROW
+from .track_names import TrackNames
 from .viewport import LodIndex
 
 # A preview (Profile.preview) holds about this many events, and every event of at least
@@ -296,12 +297,17 @@ class Profile(EventAccess):
 
         def build() -> TrackIndex:
             combos = self._combo_codes()
-            combo_track, tracks = tracks_of(combos.table, grouping)
+            combo_track, tracks = tracks_of(combos.table, grouping, self.track_names)
             idx = self._build_index(grouping, tracks, combo_track, combos.codes)
             pa.default_memory_pool().release_unused()  # the joined columns' old chunks
             return idx
 
         return self._once(f"index:{grouping}", lambda: self._indexes.get(grouping), build)
+
+    @cached_property
+    def track_names(self) -> TrackNames:
+        """The process and thread names (and order) the trace carries, for the grouping labels."""
+        return TrackNames.of(self.metadata)
 
     def preview(self) -> Profile:
         """A sample of the profile a view can paint within a fraction of a second (built once).
@@ -352,7 +358,7 @@ class Profile(EventAccess):
         if idx is not None:
             return idx.combo, idx.combo_track, [str(x) for x in idx.tracks["label"]]
         combos = self._combo_codes()
-        combo_track, tracks = tracks_of(combos.table, grouping)
+        combo_track, tracks = tracks_of(combos.table, grouping, self.track_names)
         return combos.codes, combo_track, [str(x) for x in tracks["label"]]
 
     def _build_index(self, grouping: str, tracks: pd.DataFrame, combo_track: np.ndarray,

@@ -26,6 +26,7 @@ from ..model.schema import INCOMPLETE, ROW, check_ids, normalise
 from ..progress import progress
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
+from .chrome_names import track_names
 from .columns import ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
 
@@ -39,7 +40,7 @@ _ADVICE_JSON = "The file may be cut short (still being written, or copied incomp
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
-VERSION = 1
+VERSION = 2
 
 
 def sniff(path: Path) -> bool:
@@ -213,7 +214,7 @@ def _read(path: Path) -> Profile:
     table, lazy, counters = built.finish()
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)
-    metadata = {**meta, **built.metadata()}
+    metadata = {**meta, **built.metadata(meta.get("systemTraceEvents"))}
     return Profile(table, source=str(path), format="chrome-json", warnings=warnings, lazy=lazy,
                    counters=Counters({"counters": counters}) if counters is not None else None,
                    metadata=metadata, extra={"filters_applied": False})
@@ -255,8 +256,9 @@ class _Builder:
             elif e.name in ("process_sort_index", "thread_sort_index"):
                 self.names[e.name][key] = args.get("sort_index")
 
-    def metadata(self) -> dict[str, Any]:
-        return {"process_names": self.names["process_names"], "thread_names": self.names["thread_names"],
+    def metadata(self, system: Any = None) -> dict[str, Any]:
+        names = track_names(self.instance, self.by_phase.get("M", []), system, self.pid_names, self.tid_names)
+        return {"track_names": names, "process_names": self.names["process_names"], "thread_names": self.names["thread_names"],
                 "sort_index": {"process": self.names["process_sort_index"], "thread": self.names["thread_sort_index"]},
                 "text_ids": {"process": {str(k): v for k, v in self.pid_names.items()},
                              "thread": {str(k): v for k, v in self.tid_names.items()}}}

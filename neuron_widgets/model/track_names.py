@@ -1,0 +1,99 @@
+"""Process and thread names a trace carries, and the order it asks for, as the grouping labels use them.
+
+Readers of formats that name their processes and threads (Chrome `M` events, Kineto's
+`process_labels`, Fuchsia's `systemTraceEvents`, Perfetto descriptors) put records in
+`metadata["track_names"]`: `process` rows `[instance, pid, label, sort]` and `thread` rows
+`[instance, pid, tid, label, sort]` (sort None when not given). Neuron profiles carry none and
+keep Neuron Explorer's exact labels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class TrackNames:
+    process: dict[tuple[str, int], str] = field(default_factory=dict)
+    thread: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    process_sort: dict[tuple[str, int], float] = field(default_factory=dict)
+    thread_sort: dict[tuple[str, int, int], float] = field(default_factory=dict)
+    text_pids: set[tuple[str, int]] = field(default_factory=set)  # ids that were text ("Spans"): after the rest
+    text_tids: set[tuple[str, int, int]] = field(default_factory=set)
+    tid_texts: dict[tuple[str, int], str] = field(default_factory=dict)  # (instance, tid code) -> its text
+
+    def __bool__(self) -> bool:
+        return bool(self.process or self.thread or self.process_sort or self.thread_sort or self.tid_texts)
+
+    @classmethod
+    def of(cls, metadata: Mapping[str, Any]) -> TrackNames:
+        out = cls()
+        for meta in [metadata, *(metadata.get("per_input") or {}).values()]:
+            names = meta.get("track_names") if isinstance(meta, Mapping) else None
+            if not isinstance(names, Mapping):
+                continue
+            for inst, pid, label, sort, *rest in names.get("process", []):
+                key = (str(inst), int(pid))
+                if label:
+                    out.process[key] = str(label)
+                if sort is not None:
+                    out.process_sort[key] = float(sort)
+                if rest and rest[0]:
+                    out.text_pids.add(key)
+            for inst, pid, tid, label, sort, *rest in names.get("thread", []):
+                key = (str(inst), int(pid), int(tid))
+                if label:
+                    out.thread[key] = str(label)
+                if sort is not None:
+                    out.thread_sort[key] = float(sort)
+                if rest and rest[0]:
+                    out.text_tids.add(key)
+            for inst, tid, text in names.get("thread_texts", []):
+                out.tid_texts[(str(inst), int(tid))] = str(text)
+        return out
+
+    def process_label(self, inst: Any, pid: Any) -> str | None:
+        return self.process.get((str(inst), _int(pid)))
+
+    def thread_label(self, inst: Any, pid: Any, tid: Any) -> str | None:
+        return self.thread.get((str(inst), _int(pid), _int(tid))) or self.tid_texts.get((str(inst), _int(tid)))
+
+    def process_key(self, inst: Any, pid: Any) -> tuple:
+        """Sort key: processes with a sort index by it, then the others by id, text ids last."""
+        key = (str(inst), _int(pid))
+        if key in self.process_sort:
+            return (0, self.process_sort[key])
+        return (2, 0) if key in self.text_pids else (1, key[1])
+
+    def thread_key(self, inst: Any, pid: Any, tid: Any) -> tuple:
+        key = (str(inst), _int(pid), _int(tid))
+        if key in self.thread_sort:
+            return (0, self.thread_sort[key])
+        return (2, 0) if key in self.text_tids or (key[0], key[2]) in self.tid_texts else (1, key[2])
+
+
+def _int(v: Any) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return -(2**62)
+
+
+def thread_label(name: str, tid: int) -> str:
+    """A thread's label: its name, with its id when the name does not already say it ("stream 7")."""
+    name = name.strip()
+    if not name:
+        return f"thread {tid}"
+    return name if re.search(rf"(?<![0-9]){tid}(?![0-9])", name) else f"{name} {tid}"
+
+
+def process_label(name: str, pid: int, labels: str = "") -> str:
+    """A process's label: Kineto's device label ("GPU 0") when it has one, else its name and id."""
+    labels = labels.strip()
+    if labels and labels.upper() != "CPU":
+        return labels
+    name = name.strip()
+    return f"{name} {pid}" if name else f"process {pid}"
