@@ -94,8 +94,15 @@ def counter_series(profile: Profile) -> CounterSeries:
         if df.empty or "timestamp" not in df.columns:
             continue
         if {"name", "series", "value"} <= set(df.columns):
-            for key, part in _groups(df, ["instance_id", "name", "series"]):
-                label = "/".join(str(k) for k in key)
+            # As chrome://tracing draws them: a counter per process (the same name in two processes
+            # is two counters), each series a line.
+            names = profile.track_names
+            for key, part in _groups(df, ["instance_id", "process_id", "name", "series"]):
+                parts = [str(k) for k in key]
+                if "process_id" in df.columns and len(key) == 4:
+                    inst, pid = key[0], key[1]
+                    parts[1] = names.process_label(inst, pid) or f"PID:{pid}"
+                label = "/".join(parts)
                 kind = "bandwidth" if any(w in label.lower() for w in ("bandwidth", "transfer", "dma")) else "counter"
                 out.add(f"{name}:{label}", label, kind, "", part, "value", origin=origin)
         else:

@@ -16,14 +16,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import LoadWarnings
-from . import viewport
+from . import clusters, viewport
+from .clusters import Split
 from .device_trace import DeviceTrace
 from .event_access import EventAccess
 from .filters import Filters
 from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
 from .order import time_order
-from .schema import EVENT_COLUMNS, ROW
+from .schema import EVENT_COLUMNS, INCOMPLETE, ROW
 from .track_names import TrackNames
 from .viewport import LodIndex
 
@@ -151,6 +152,26 @@ class Profile(EventAccess):
     def end_ts(self) -> int:
         col = self.array("end_ts")
         return int(col.max()) if col.size else 0
+
+    @cached_property
+    def clock_split(self) -> Split:
+        """The dense part of the profile when some events sit on a clock far from the rest (model.clusters)."""
+        start = self.array("start_ts")
+        end = self.array("end_ts")
+        if INCOMPLETE in self._table.column_names:  # an unfinished event reaches the end: not a bridge
+            end = np.where(self._table.column(INCOMPLETE).to_numpy(zero_copy_only=False), start, end)
+        return clusters.split(start, end)
+
+    @property
+    def home_range(self) -> tuple[int, int]:
+        """Where a view of the profile opens (absolute ns): all of it, or its dense part (clock_split)."""
+        if not len(self):
+            return (self.origin_ts, self.origin_ts + 1)
+        a, b = self.clock_split.dense
+        if (a, b) == (0, len(self)):
+            return (self.start_ts, self.end_ts)
+        start, end = self.array("start_ts"), self.array("end_ts")
+        return (int(start[a]), int(max(end[a:b].max(), start[b - 1] + 1)))
 
     @cached_property
     def origin_ts(self) -> int:

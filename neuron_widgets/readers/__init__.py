@@ -77,6 +77,7 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     with cache_switch(cache):
         profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
                         instances=instances, time_range=time_range)
+    _report_clock_outliers(profile)
     if profile.format == "perfetto" and profile._device_profiles is None:
         profile._device_profiles = perfetto.device_profiles(Path(os.fspath(path)))
     if device_profiles_dir is not None:
@@ -140,3 +141,19 @@ def _check_exists(p: Path) -> None:
         raise ProfileError(p, "no such file or directory", "Check the path; relative paths start from " + os.getcwd())
     if p.is_file() and p.stat().st_size == 0:
         raise ProfileError(p, "the file is empty", "The capture or the conversion may have failed; record or convert it again")
+
+
+def _report_clock_outliers(profile: Profile) -> None:
+    """Say in the warnings which events sit on a clock far from the rest (the view opens on the rest)."""
+    from ..model.device_summary import duration
+
+    split = profile.clock_split
+    if not split.outliers:
+        return
+    names = profile.column("name")
+    for (a, b), gap in zip(split.outliers, split.gaps, strict=True):
+        seen = sorted(set(names.slice(a, min(b - a, 2000)).to_pylist()))[:4]
+        kind = (f"{Path(profile.source).name}: events {duration(gap)} away from the rest of the trace (a second "
+                "clock?); the view opens on the rest, these stay loaded and searchable")
+        if kind not in profile.warnings:  # a profile from the parse cache may carry it already
+            profile.warnings.add(kind, b - a, ", ".join(map(str, seen)))

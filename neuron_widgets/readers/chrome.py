@@ -40,7 +40,7 @@ _ADVICE_JSON = "The file may be cut short (still being written, or copied incomp
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
-VERSION = 2
+VERSION = 3
 
 
 def sniff(path: Path) -> bool:
@@ -287,7 +287,12 @@ class _Builder:
         flag = np.zeros(len(events), dtype=bool)
         flag[n_plain:] = incomplete
         if flag.any():
-            end[flag] = max(int(end[ok_ts].max(initial=0)), int(start[ok_ts].max(initial=0)))
+            # A thread's unclosed B runs to the trace end (a hang shows as such); an async begin that
+            # never ended is an open-ended marker at its start: hundreds of them must not each hold a
+            # row to the end of the trace.
+            open_async = flag & np.r_[np.zeros(n_plain, bool), np.asarray(is_async, bool)]
+            end[flag & ~open_async] = max(int(end[ok_ts].max(initial=0)), int(start[ok_ts].max(initial=0)))
+            end[open_async] = start[open_async]
         stream = [None] * n_plain + [f"async:{c if c is not None else e.name}" if a else None
                                      for e, c, a in zip(paired, cats[n_plain:], is_async, strict=True)]
         args = [e.args for e in events]
@@ -358,9 +363,12 @@ class _Builder:
                 if not np.isfinite(v):
                     bad += 1
                     continue
-                rows.append((e.ts, self.instance, h(e.pid) if e.pid is not None else 0, str(e.name or ""), str(series), v))
+                # A counter's identity is its name and, when given, its id (chrome://tracing's rule).
+                name = str(e.name or "") if e.id is None else f"{e.name or ''} {_flow_id(e.id)}"
+                rows.append((e.ts, self.instance, h(e.pid) if e.pid is not None else 0, name, str(series), v))
         self.warnings.add(f"{self.origin}: counter values that are not numbers, skipped", bad)
         df = pd.DataFrame(rows, columns=["ts_us", "instance_id", "process_id", "name", "series", "value"])
+        df["process_id"] = _int_ids(df["process_id"].tolist(), self.pid_names, "pid")  # the events' process codes
         ts, ok = _ns(df["ts_us"].tolist(), self.warnings, self.origin, "counter ts")
         df = df.assign(timestamp=ts + self.base_ns).loc[ok].drop(columns="ts_us")
         return df[["timestamp", "instance_id", "process_id", "name", "series", "value"]].reset_index(drop=True)

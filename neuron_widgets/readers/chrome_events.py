@@ -146,8 +146,9 @@ def pair(paired: dict[str, list[Ev]], warnings: LoadWarnings, origin: str) -> tu
             out.append(msgspec.structs.replace(b, dur=0))
             incomplete.append(True)
             is_async.append(begin != "B")
-        warnings.add(f"{origin}: '{begin}' events never ended (shown open to the trace end, marked incomplete)",
-                     len(unclosed))
+        shown = ("shown open to the trace end" if begin == "B" else
+                 "shown as open-ended markers at their start, so they do not each take a row to the trace end")
+        warnings.add(f"{origin}: '{begin}' events never ended ({shown}, marked incomplete)", len(unclosed))
     return out, incomplete, is_async
 
 

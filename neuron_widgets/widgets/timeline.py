@@ -46,6 +46,8 @@ class Timeline(anywidget.AnyWidget):
     span = t.List([0.0, 1.0]).tag(sync=True)  # the profile's extent, ns from its start
     origin_ns = t.Unicode("0").tag(sync=True)  # the profile's first timestamp (a string: exact)
     view = t.List([0.0, 1.0]).tag(sync=True)
+    # Where the view opens and Reset goes: the span, or its dense part when a few events sit on a far clock.
+    home = t.List([0.0, 1.0]).tag(sync=True)
     brush = t.List([]).tag(sync=True)
     selected_row = t.Int(-1).tag(sync=True)
     selection_detail = t.Dict().tag(sync=True)
@@ -95,14 +97,17 @@ class Timeline(anywidget.AnyWidget):
             self._drawn = profile.preview()
         origin = profile.origin_ts
         span = [0.0, float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
+        h0, h1 = profile.home_range
+        home = [float(h0 - origin), float(max(h1 - origin, h0 - origin + 1))] if len(profile) else list(span)
         with self.hold_sync():
             self.selected_row = -1
             self.brush = []
             self.groupings = profile.groupings
             self.names = profile.name_dictionary()
             self.span = span
+            self.home = home
             self.origin_ns = str(origin)
-            self.view = list(span)
+            self.view = list(home)
             if self.grouping == grouping:
                 self._refresh_tracks()
             else:

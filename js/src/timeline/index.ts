@@ -142,7 +142,7 @@ export class TimelineView {
       button("Collapse all", "Collapse every group", () => this.collapseAll(true)),
       button("Expand all", "Expand every group", () => this.collapseAll(false)),
       this.hiddenBtn, cpu,
-      button("Reset", "Show the whole profile (0)", () => this.setView({ t0: this.span()[0], t1: this.span()[1] })),
+      button("Reset", "Show the whole profile (0)", () => this.setView({ t0: this.home()[0], t1: this.home()[1] })),
       this.status,
     );
     const header = h("div", { class: "nw-header" }, [this.corner, this.axis]);
@@ -198,6 +198,12 @@ export class TimelineView {
 
   private tracks(): TrackInfo[] {
     return this.model.get("tracks") as TrackInfo[];
+  }
+
+  // Where Reset goes: the profile's span, or its dense part when a few events sit on a far clock.
+  private home(): [number, number] {
+    const h = this.model.get("home") as number[] | undefined;
+    return h && h.length === 2 ? [h[0], h[1]] : this.span();
   }
 
   private span(): [number, number] {
@@ -558,7 +564,7 @@ export class TimelineView {
     else if (k === "s" || k === "arrowdown" || k === "-") this.setView(zoomAt(this.view, at, 1 / 0.7));
     else if (k === "a" || k === "arrowleft") this.setView(pan(this.view, -0.2 * w));
     else if (k === "d" || k === "arrowright") this.setView(pan(this.view, 0.2 * w));
-    else if (k === "0") this.setView({ t0: this.span()[0], t1: this.span()[1] });
+    else if (k === "0") this.setView({ t0: this.home()[0], t1: this.home()[1] });
     else if (k === "escape") {
       if (this.brushLocal) this.setBrush(null);
       else this.select(-1);
