@@ -132,3 +132,42 @@ def test_async_events_that_never_end_are_open_markers(tmp_path: Path) -> None:
     assert done["end_ts"] - done["start_ts"] == 45_000 and not done["incomplete"]
     assert any("open-ended markers" in k and p.warnings[k] == 300 for k in p.warnings)
     assert np.isfinite(p.end_ts)
+
+
+def test_host_device_transfer_tracks_and_bandwidth(tmp_path: Path) -> None:
+    ev = [{"ph": "X", "name": "dmem_buf_copyin", "cat": "neuron_rt", "pid": 1, "tid": 2, "ts": 0, "dur": 10,
+           "args": {"nc_idx": 0, "size": 100_000}},
+          {"ph": "X", "name": "dmem_buf_copyin", "cat": "neuron_rt", "pid": 1, "tid": 2, "ts": 5, "dur": 10,
+           "args": {"nc_idx": 0, "size": 200_000}},
+          {"ph": "X", "name": "nrt_tensor_read", "cat": "neuron_rt", "pid": 1, "tid": 2, "ts": 20, "dur": 4,
+           "args": {"nc_idx": 0, "size": 4_000}},
+          {"ph": "X", "name": "nrt_execute", "cat": "neuron_rt", "pid": 1, "tid": 2, "ts": 0, "dur": 30, "args": {"nc_idx": 0}}]
+    p = load(write(tmp_path, {"traceEvents": ev}, "inst.json"))
+    labels = p.tracks("default")["label"].tolist()
+    assert labels == ["inst/PID:1/neuron_rt/NC:0", "inst/NC:0/host_to_device_transfers", "inst/NC:0/device_to_host_transfers"]
+    series = counter_series(p)
+    got = {s["label"]: s for s in series.series if s["kind"] == "bandwidth"}
+    assert set(got) == {"inst/NC:0/host_to_device_bandwidth", "inst/NC:0/device_to_host_bandwidth"}
+    t, v = series.data[got["inst/NC:0/host_to_device_bandwidth"]["key"]]
+    # 100 kB over 10 µs is 10 GB/s; the second copy (200 kB over 10 µs) adds 20 GB/s from 5 µs on.
+    assert t.tolist() == [0, 5_000, 10_000, 15_000] and v.tolist() == [1e10, 3e10, 2e10, 0.0]
+    assert got["inst/NC:0/host_to_device_bandwidth"]["unit"] == "B/s"
+    t, v = series.data[got["inst/NC:0/device_to_host_bandwidth"]["key"]]
+    assert v.tolist() == [1e9, 0.0]
+
+
+def test_the_sample_shows_transfer_tracks_in_the_timeline() -> None:
+    import time
+
+    from neuron_widgets.widgets import Timeline
+
+    p = nw.sample_profile()
+    tl = Timeline(p)
+    labels = p.tracks("default")["label"].tolist()
+    assert any(lab.endswith("/NC:0/host_to_device_transfers") for lab in labels)
+    assert any(lab.endswith("/NC:1/device_to_host_transfers") for lab in labels)
+    deadline = time.time() + 30
+    while not any(c["kind"] == "bandwidth" for c in tl.counters) and time.time() < deadline:
+        time.sleep(0.05)  # added by a background thread
+    bw = [c for c in tl.counters if c["kind"] == "bandwidth"]
+    assert len(bw) == 8 and all(c["max"] > 1e9 for c in bw)

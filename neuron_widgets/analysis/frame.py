@@ -19,9 +19,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..model import jsonscan
 from ..model.profile import Profile
 from ..model.schema import INCOMPLETE
-from . import jsonscan
 
 # Kineto device events (GPU kernels, memory copies and sets), as HTA's kernel categories.
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"})

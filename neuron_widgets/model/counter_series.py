@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .profile import Profile
+from .transfers import bandwidth
 
 
 @dataclass
@@ -62,8 +63,12 @@ def _groups(df: pd.DataFrame, keys: list[str]):
         yield (k if isinstance(k, tuple) else (k,)), part
 
 
-def counter_series(profile: Profile) -> CounterSeries:
-    """Host memory, HBM use by category, host CPU per core and any other sampled counters."""
+def counter_series(profile: Profile, transfers: bool = True) -> CounterSeries:
+    """Host memory, HBM use by category, host CPU per core, host-device bandwidth and any other sampled counters.
+
+    `transfers=False` leaves out the bandwidth series (they read the transfers' arguments: about
+    a second at 10M events), which `add_bandwidth` adds later.
+    """
     out = CounterSeries()
     origin = profile.origin_ts
     names = profile.counters.names()
@@ -87,6 +92,8 @@ def counter_series(profile: Profile) -> CounterSeries:
             inst, cpu = (str(key[0]), str(key[1])) if len(key) == 2 else ("?", str(key[0]) if key else "?")
             out.add(f"cpu:{inst}:{cpu}", f"{inst}/CPU utilisation/CPU {cpu}", "cpu", "%", part, "util_percent",
                     origin=origin)
+    if transfers:
+        add_bandwidth(out, profile)
     for name in names:
         if name in ("host_memory", "hbm_usage", "cpu_usage"):
             continue
@@ -111,3 +118,12 @@ def counter_series(profile: Profile) -> CounterSeries:
                 kind = "bandwidth" if any(w in c.lower() for w in ("bandwidth", "transfer")) else "counter"
                 out.add(f"{name}:{c}", f"{name}/{c}", kind, "", df, c, origin=origin)
     return out
+
+
+def add_bandwidth(out: CounterSeries, profile: Profile) -> None:
+    """A host-device bandwidth series per instance, NeuronCore and direction (model.transfers)."""
+    origin = profile.origin_ts
+    for bw in bandwidth(profile):
+        label = f"{bw.instance}/NC:{bw.nc}/{bw.direction}_bandwidth"
+        df = pd.DataFrame({"timestamp": bw.times, "rate": bw.rate})
+        out.add(f"bandwidth:{bw.instance}:{bw.nc}:{bw.direction}", label, "bandwidth", "B/s", df, "rate", origin=origin)

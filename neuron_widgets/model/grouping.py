@@ -30,6 +30,22 @@ COMBO_COLUMNS = ("instance_id", "trace_event_source", "process_id", "thread_id",
                  "pcore_idx", "worker_gid", "framework_stream_id")
 
 _SOURCE_RANK = {"framework": 0, "neuron_rt": 1, "neuron_hw": 2, "device": 3}
+
+# Runtime calls that move data between host and device: in the Default mode they get a track per
+# instance and NeuronCore and direction, as Neuron Explorer's System Trace Viewer shows them.
+TRANSFERS = {"dmem_buf_copyin": "host_to_device", "nrt_tensor_write": "host_to_device",
+             "dmem_buf_copyout": "device_to_host", "nrt_tensor_read": "device_to_host"}
+_DIRECTIONS = ("host_to_device", "device_to_host")
+
+
+def transfer_codes(name: pa.ChunkedArray) -> np.ndarray:
+    """Per event 0 (not a transfer), 1 (host to device) or 2 (device to host), through the name dictionary."""
+    chunk = name.chunk(0) if name.num_chunks == 1 else name.combine_chunks()
+    if not pa.types.is_dictionary(chunk.type):
+        chunk = chunk.dictionary_encode()
+    per_name = np.array([_DIRECTIONS.index(TRANSFERS[v]) + 1 if v in TRANSFERS else 0
+                         for v in chunk.dictionary.to_pylist()] or [0], np.int8)
+    return per_name[chunk.indices.fill_null(0).to_numpy(zero_copy_only=False)] if len(chunk) else np.zeros(0, np.int8)
 DEVICE_SOURCES = frozenset({"neuron_hw", "device"})
 
 
@@ -95,12 +111,19 @@ class Combos:
             key *= card
             key += codes
             radix *= card
+        transfer = transfer_codes(table.column("name")) if "name" in table.column_names else np.zeros(n, np.int8)
+        if transfer.any():
+            dense, radix = _dense(key, radix)
+            key = dense.astype(np.int64) * 3 + transfer
+            radix *= 3
         combo, k = _dense(key, radix)
         # Any event of a combo can stand for it: all share the combo's columns.
         rep = np.zeros(k, dtype=np.int64)
         rep[combo] = np.arange(n)
         rows = table.select(list(COMBO_COLUMNS)).take(rep).to_pylist()
         frame = pd.DataFrame(rows, columns=list(COMBO_COLUMNS), dtype=object)
+        frame["transfer"] = pd.Series([None if t == 0 else _DIRECTIONS[t - 1] for t in transfer[rep].tolist()],
+                                      dtype=object)
         return cls(combo, frame)
 
 
@@ -148,6 +171,9 @@ def _label(row: dict, mode: str, names: TrackNames, neuron: bool) -> tuple[str, 
                 return f"{inst}/{proc}/{stream}/{src}", (inst, pkey, 1, thread_key[2], rank)
             return f"{inst}/{proc}/Worker:{worker}/{src}", (inst, pkey, 1, worker, rank)
         return f"{inst}/{proc}/{thread}/{src}", (inst, pkey, 0, thread_key[2], rank)
+    transfer = row.get("transfer")
+    if transfer is not None and nc is not None:
+        return f"{inst}/NC:{nc}/{transfer}_transfers", (inst, (3, 0), 9, str(src), nc, 0 if transfer == "host_to_device" else 1)
     tier, tier_key = _tier(row, names)
     if not neuron:
         # A trace from another program: its sources (framework, device) are not Neuron's tiers, and

@@ -66,14 +66,20 @@ def _attributes(kind: np.ndarray, model: np.ndarray, exec_id: np.ndarray, nc: np
     host_ts = pa.array(cpu_ts).cast(pa.string())
     retv = pa.array(ret).cast(pa.string())
     out = pa.nulls(n, pa.string())
+
+    def sizes(scale: int) -> pa.Array:
+        # 16-64 KiB per copy (times `scale`), varying from event to event: 2-17 GB/s over the
+        # template's copy durations, as host-device DMA on a real instance.
+        return pa.array(16_384 * scale * (1 + (cpu_ts // 1_000) % 4)).cast(pa.string())
+
     forms = {
         tp.EXEC: _join('{"model_id":', mid, ',"model_name":"', mname, '","exec_id":', eid, ',"ret":', retv, "}"),
         tp.HW_EXEC: _join('{"model_name":"', mname, '","model_id":', mid, ',"exec_id":', eid,
                           ',"device_core_idx":', core, ',"nc_idx":', core, "}"),
         tp.SYNC: _join('{"cpu_timestamp_ns":', host_ts, ',"nc_timestamp_ns":', dev_ts, ',"exec_id":', eid, "}"),
         tp.CC: _join('{"cc_op":"all_reduce","algorithm":"ring","replica_group":"0-', core, '","exec_id":', eid, "}"),
-        tp.TENSOR: _join('{"tensor_name":"output_', core, '","size":', pa.array(np.full(n, 4_194_304)).cast(pa.string()), "}"),
-        tp.COPY: _join('{"size":', pa.array(np.full(n, 1_048_576)).cast(pa.string()), ',"model_id":', mid, "}"),
+        tp.TENSOR: _join('{"tensor_name":"output_', core, '","size":', sizes(4), "}"),
+        tp.COPY: _join('{"size":', sizes(1), ',"model_id":', mid, "}"),
     }
     for k, arr in forms.items():
         out = pc.if_else(pa.array(kind == k), arr, out)

@@ -15,7 +15,7 @@ import traitlets as t
 
 from ..bundle import asset
 from ..model import profile as model_profile
-from ..model.counter_series import CounterSeries, counter_series
+from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
 from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
@@ -291,10 +291,24 @@ class Timeline(anywidget.AnyWidget):
     # -- background work ----------------------------------------------------------------
     def _load_counters(self) -> None:
         try:
-            self._counter_data = counter_series(self.profile)
+            self._counter_data = counter_series(self.profile, transfers=False)
             self.counters = self._counter_data.series
         except Exception as exc:  # counters are an extra: the timeline still works without them
             self.error = f"counter tracks unavailable: {type(exc).__name__}: {exc}"
+            return
+        profile, data = self.profile, self._counter_data
+
+        def transfers() -> None:
+            # Host-device bandwidth reads the transfers' arguments: added when ready, not awaited.
+            try:
+                add_bandwidth(data, profile)
+            except Exception as exc:
+                self.error = f"bandwidth tracks unavailable: {type(exc).__name__}: {exc}"
+                return
+            if self.profile is profile and self._counter_data is data:
+                self.counters = list(data.series)
+
+        threading.Thread(target=transfers, name="neuron-widgets-bandwidth", daemon=True).start()
 
     def _scan_args_in_background(self) -> None:
         profile = self.profile
