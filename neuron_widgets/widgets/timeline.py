@@ -24,6 +24,18 @@ from .range_summary import range_summary
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
 
 
+OVERVIEW_BINS = 512
+
+
+def density(profile: Profile, span_ns: float, bins: int = OVERVIEW_BINS) -> list[int]:
+    """Events starting in each of `bins` equal slices of the profile's span (the overview strip)."""
+    if not len(profile) or span_ns <= 0:
+        return []
+    start = profile.array("start_ts") - profile.origin_ts
+    which = np.minimum((start.astype(np.float64) * (bins / span_ns)).astype(np.int64), bins - 1)
+    return np.bincount(np.maximum(which, 0), minlength=bins).tolist()
+
+
 class Timeline(anywidget.AnyWidget):
     """A zoomable, pannable timeline of a profile's events, grouped into tracks.
 
@@ -48,6 +60,8 @@ class Timeline(anywidget.AnyWidget):
     view = t.List([0.0, 1.0]).tag(sync=True)
     # Where the view opens and Reset goes: the span, or its dense part when a few events sit on a far clock.
     home = t.List([0.0, 1.0]).tag(sync=True)
+    # Events per bin over the span, for the overview strip: one small list per profile.
+    overview = t.List([]).tag(sync=True)
     brush = t.List([]).tag(sync=True)
     selected_row = t.Int(-1).tag(sync=True)
     selection_detail = t.Dict().tag(sync=True)
@@ -106,6 +120,7 @@ class Timeline(anywidget.AnyWidget):
             self.names = profile.name_dictionary()
             self.span = span
             self.home = home
+            self.overview = density(profile, span[1])
             self.origin_ns = str(origin)
             self.view = list(home)
             if self.grouping == grouping:

@@ -8,7 +8,9 @@ import { AXIS_H, drawAxis } from "./axis";
 import { Channel, decodeItems, type Items } from "./data";
 import { renderHead } from "./head";
 import { hitTest } from "./hit";
+import { bindInput, type Drag } from "./input";
 import { LabelPanel } from "./labels";
+import { Overview } from "./overview";
 import {
   buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, totalHeight,
   type CounterInfo, type Row, type TrackInfo,
@@ -18,7 +20,7 @@ import { matchNames } from "./search";
 import { readSnapshot, saveSnapshot } from "./snapshot";
 import { SummaryPanel, type RangeSummary } from "./summary";
 import { Tooltip } from "./tooltip";
-import { clampView, covers, pan, zoomAt, type Range } from "./viewmath";
+import { clampView, covers, type Range } from "./viewmath";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -37,23 +39,27 @@ export class TimelineView {
   private status = h("span", { class: "nw-status" });
   private errorBar = h("div", { class: "nw-error" });
   private head = h("div", { class: "nw-head" });
-  private axis = h("canvas", { class: "nw-axis" });
+  readonly axis = h("canvas", { class: "nw-axis" });
   private corner = h("div", { class: "nw-corner" });
-  private scroll = h("div", { class: "nw-scroll" });
+  private overview = new Overview((t) => {
+    const w = this.view.t1 - this.view.t0;
+    this.setView({ t0: t - w / 2, t1: t + w / 2 });
+  });
+  readonly scroll = h("div", { class: "nw-scroll" });
   private plotCol = h("div", { class: "nw-plot-col" });
-  private canvas = h("canvas", { class: "nw-canvas" });
+  readonly canvas = h("canvas", { class: "nw-canvas" });
   private labels: LabelPanel;
   private summary: SummaryPanel;
-  private tooltip = new Tooltip();
-  private searchInput = h("input", { class: "nw-input", attrs: { placeholder: "Search names (regex)", type: "search" } });
+  readonly tooltip = new Tooltip();
+  readonly searchInput = h("input", { class: "nw-input", attrs: { placeholder: "Search names (regex)", type: "search" } });
   private searchInfo = h("span", { class: "nw-note" });
-  private filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
+  readonly filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
   private hiddenBtn: HTMLButtonElement;
   private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
 
-  private layout = newLayoutState();
+  layout = newLayoutState();
   private rows: Row[] = [];
-  private view: Range;
+  view: Range;
   private items: Items | null = null;
   private counterData = new Map<string, { t: Float64Array; v: Float64Array }>();
   private counterWindow: { t0: number; t1: number; keys: string } | null = null;
@@ -70,13 +76,13 @@ export class TimelineView {
   private ticker: number;
   private resize: ResizeObserver;
   private themeWatch: MutationObserver;
-  private drag: { x: number; y: number; t0: number; view: Range; mode: "pan" | "brush"; moved: boolean } | null = null;
-  private brushLocal: [number, number] | null = null;
+  drag: Drag | null = null;
+  brushLocal: [number, number] | null = null;
   private lastDrawMs = 0;
   readonly frameTimes: number[] = []; // ms per draw, for benchmarks
   readonly replyBytes: number[] = []; // bytes per viewport reply, for benchmarks
   readonly marks: Record<string, number> = { created: Date.now() }; // first request, reply: for benchmarks
-  private mouse: { x: number; y: number } | null = null;
+  mouse: { x: number; y: number } | null = null;
   private cleanup: (() => void)[] = [];
 
   constructor(private model: Model, el: HTMLElement) {
@@ -100,7 +106,7 @@ export class TimelineView {
     // For tests and debugging from the console: the view behind a timeline element.
     (this.root as unknown as { __nwView: TimelineView }).__nwView = this;
     this.bindModel();
-    this.bindInput();
+    bindInput(this);
     this.resize = new ResizeObserver(() => this.relayout());
     this.resize.observe(this.root);
     this.themeWatch = new MutationObserver(() => ((this.theme = readTheme(this.root)), this.request()));
@@ -145,12 +151,16 @@ export class TimelineView {
       button("Reset", "Show the whole profile (0)", () => this.setView({ t0: this.home()[0], t1: this.home()[1] })),
       this.status,
     );
+    const overviewRow = h("div", { class: "nw-header nw-overview-row" }, [
+      h("div", { class: "nw-corner nw-overview-corner", text: "overview", attrs: { style: `width:${LABEL_W}px` } }),
+      this.overview.el,
+    ]);
     const header = h("div", { class: "nw-header" }, [this.corner, this.axis]);
     this.corner.style.width = `${LABEL_W}px`;
     this.labels.el.style.width = `${LABEL_W}px`;
     this.plotCol.appendChild(this.canvas);
     this.scroll.append(this.labels.el, this.plotCol);
-    this.root.append(this.head, this.toolbar, this.errorBar, header, this.scroll, this.summary.el);
+    this.root.append(this.head, this.toolbar, this.errorBar, overviewRow, header, this.scroll, this.summary.el);
     this.root.style.height = `${this.model.get("height")}px`;
     el.appendChild(this.root);
     document.body.appendChild(this.tooltip.el);
@@ -201,7 +211,7 @@ export class TimelineView {
   }
 
   // Where Reset goes: the profile's span, or its dense part when a few events sit on a far clock.
-  private home(): [number, number] {
+  home(): [number, number] {
     const h = this.model.get("home") as number[] | undefined;
     return h && h.length === 2 ? [h[0], h[1]] : this.span();
   }
@@ -227,6 +237,7 @@ export class TimelineView {
     on("change:groupings", () => this.fillGroupings());
     on("change:generation", () => this.reset());
     for (const key of ["title", "notes", "strip", "loading", "status"]) on(`change:${key}`, () => this.renderHead());
+    on("change:overview", () => this.request());
     on("change:view", () => {
       const v = m.get("view") as number[];
       if (Math.abs(v[0] - this.view.t0) > 1e-6 || Math.abs(v[1] - this.view.t1) > 1e-6) {
@@ -281,7 +292,7 @@ export class TimelineView {
   }
 
   // -- layout and requests ----------------------------------------------------------------
-  private relayout(): void {
+  relayout(): void {
     this.rows = buildRows(this.tracks(), this.model.get("counters") as CounterInfo[], this.layout);
     const hidden = this.layout.hidden.size;
     this.hiddenBtn.textContent = `Show hidden (${hidden})`;
@@ -290,7 +301,7 @@ export class TimelineView {
     this.request();
   }
 
-  private plotWidth(): number {
+  plotWidth(): number {
     return Math.max(this.scroll.clientWidth - LABEL_W, 50);
   }
 
@@ -451,6 +462,7 @@ export class TimelineView {
 
   private drawAxis(width: number, dpr: number): void {
     drawAxis(this.axis, this.view, this.brushLocal, width, dpr, this.theme);
+    this.overview.draw(this.model.get("overview") as number[] | undefined, this.span(), this.view, width, dpr, this.theme);
     this.corner.textContent = `${formatDuration(this.view.t1 - this.view.t0)} shown`;
   }
 
@@ -466,124 +478,28 @@ export class TimelineView {
     }, 150);
   }
 
-  private setBrush(b: [number, number] | null): void {
+  setBrush(b: [number, number] | null): void {
     this.brushLocal = b;
     this.model.set("brush", b ? [Math.min(b[0], b[1]), Math.max(b[0], b[1])] : []);
     this.model.save_changes();
     this.request();
   }
 
-  private timeAt(x: number): number {
+  timeAt(x: number): number {
     return this.view.t0 + (x / this.plotWidth()) * (this.view.t1 - this.view.t0);
   }
 
-  // -- input --------------------------------------------------------------------------------
-  private bindInput(): void {
-    const c = this.canvas;
-    const local = (e: MouseEvent) => {
-      const r = c.getBoundingClientRect();
-      return { x: e.clientX - r.left, y: e.clientY - r.top };
-    };
-    c.addEventListener("wheel", (e) => {
-      e.preventDefault();
-      const { x } = local(e);
-      const w = this.view.t1 - this.view.t0;
-      if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
-        const d = e.shiftKey && e.deltaX === 0 ? e.deltaY : e.deltaX;
-        this.setView(pan(this.view, (d / this.plotWidth()) * w));
-      } else {
-        const factor = Math.exp(Math.max(Math.min(e.deltaY, 200), -200) * (e.ctrlKey ? 0.01 : 0.0025));
-        this.setView(zoomAt(this.view, this.timeAt(x), factor));
-      }
-    }, { passive: false });
-    const startDrag = (e: PointerEvent, mode: "pan" | "brush", target: HTMLElement) => {
-      const p = local(e);
-      this.root.focus({ preventScroll: true });
-      target.setPointerCapture(e.pointerId);
-      this.drag = { x: p.x, y: p.y, t0: this.timeAt(p.x), view: { ...this.view }, mode, moved: false };
-    };
-    c.addEventListener("pointerdown", (e) => startDrag(e, e.shiftKey ? "brush" : "pan", c));
-    this.axis.addEventListener("pointerdown", (e) => startDrag(e, "brush", this.axis));
-    const move = (e: PointerEvent) => {
-      const p = local(e);
-      this.mouse = p;
-      const d = this.drag;
-      if (!d) return this.hover(p.x, p.y, e.clientX, e.clientY);
-      if (Math.abs(p.x - d.x) > 3 || Math.abs(p.y - d.y) > 3) d.moved = true;
-      if (!d.moved) return;
-      this.tooltip.hide();
-      if (d.mode === "pan") {
-        const dt = ((d.x - p.x) / this.plotWidth()) * (d.view.t1 - d.view.t0);
-        this.setView(pan(d.view, dt));
-        this.scroll.scrollTop += d.y - p.y;
-        d.y = p.y;
-      } else {
-        this.brushLocal = [Math.min(d.t0, this.timeAt(p.x)), Math.max(d.t0, this.timeAt(p.x))];
-        this.request();
-      }
-    };
-    const up = (e: PointerEvent, target: HTMLElement) => {
-      const d = this.drag;
-      this.drag = null;
-      if (target.hasPointerCapture(e.pointerId)) target.releasePointerCapture(e.pointerId);
-      if (!d) return;
-      if (d.mode === "brush") {
-        if (d.moved && this.brushLocal) this.setBrush(this.brushLocal);
-        else if (!d.moved) this.setBrush(null);
-      } else if (!d.moved) {
-        const p = local(e);
-        this.click(p.x, p.y);
-      }
-    };
-    c.addEventListener("pointermove", move);
-    this.axis.addEventListener("pointermove", (e) => this.drag && move(e));
-    c.addEventListener("pointerup", (e) => up(e, c));
-    this.axis.addEventListener("pointerup", (e) => up(e, this.axis));
-    c.addEventListener("pointerleave", () => ((this.mouse = null), this.tooltip.hide()));
-    this.scroll.addEventListener("scroll", () => this.request());
-    this.root.addEventListener("keydown", (e) => this.key(e));
-    // JupyterLab's command-mode shortcuts (A, B, D, S...) must not fire while the widget has focus.
-    for (const ev of ["keydown", "keyup", "keypress"]) this.root.addEventListener(ev, (e) => e.stopPropagation());
-    this.searchInput.addEventListener("input", () => this.search(this.searchInput.value));
-    this.searchInput.addEventListener("keydown", (e) => {
-      if (e.key === "Enter") {
-        e.preventDefault();
-        this.find(e.shiftKey ? -1 : 1);
-      }
-    });
-    this.filterInput.addEventListener("input", () => ((this.layout.filter = this.filterInput.value), this.relayout()));
-  }
-
-  private key(e: KeyboardEvent): void {
-    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
-    const w = this.view.t1 - this.view.t0;
-    const at = this.mouse ? this.timeAt(this.mouse.x) : (this.view.t0 + this.view.t1) / 2;
-    const k = e.key.toLowerCase();
-    let handled = true;
-    if (k === "w" || k === "arrowup" || k === "+" || k === "=") this.setView(zoomAt(this.view, at, 0.7));
-    else if (k === "s" || k === "arrowdown" || k === "-") this.setView(zoomAt(this.view, at, 1 / 0.7));
-    else if (k === "a" || k === "arrowleft") this.setView(pan(this.view, -0.2 * w));
-    else if (k === "d" || k === "arrowright") this.setView(pan(this.view, 0.2 * w));
-    else if (k === "0") this.setView({ t0: this.home()[0], t1: this.home()[1] });
-    else if (k === "escape") {
-      if (this.brushLocal) this.setBrush(null);
-      else this.select(-1);
-    } else if (k === "f" && this.brushLocal) this.setView({ t0: this.brushLocal[0], t1: this.brushLocal[1] });
-    else handled = false;
-    if (handled) e.preventDefault();
-  }
-
-  private select(row: number): void {
+  select(row: number): void {
     this.model.set("selected_row", row);
     this.model.save_changes();
   }
 
-  private click(x: number, y: number): void {
+  click(x: number, y: number): void {
     const hit = hitTest(this.rows, this.items, this.view, this.plotWidth(), x, y + this.scroll.scrollTop);
     this.select(hit >= 0 ? this.items!.row[hit] : -1);
   }
 
-  private hover(x: number, y: number, cx: number, cy: number): void {
+  hover(x: number, y: number, cx: number, cy: number): void {
     const cy0 = y + this.scroll.scrollTop;
     const it = this.items;
     const hit = hitTest(this.rows, it, this.view, this.plotWidth(), x, cy0);
@@ -611,7 +527,7 @@ export class TimelineView {
   }
 
   // -- search ---------------------------------------------------------------------------------
-  private search(text: string): void {
+  search(text: string): void {
     const { match, codes } = matchNames(this.model.get("names") as string[], text);
     this.match = match;
     this.matchCodes = codes;
@@ -619,7 +535,7 @@ export class TimelineView {
     this.request();
   }
 
-  private find(direction: 1 | -1): void {
+  find(direction: 1 | -1): void {
     if (!this.matchCodes.length) return;
     const detail = this.model.get("selection_detail") as Partial<Detail>;
     const after = detail.start ?? this.view.t0;
