@@ -15,6 +15,9 @@ cells = [
          "EventDetails, GroupingSelector, Timeline, link\n\nprofile = nw.sample_profile()\nprofile"),
     md("## The timeline\nTracks are labelled as in Neuron Explorer. The counter tracks at the top show host memory "
        "and HBM use (hover for the breakdown by category); tick **CPU** for per-core host CPU utilisation. "
+       "Each NeuronCore has its host-device transfer tracks (`NC:0/host_to_device_transfers`, "
+       "`device_to_host_transfers`) and a bandwidth track per direction among the counters. "
+       "The strip above the axis is the whole profile's event density: click or drag it to move the view. "
        "The red marks are errors (a `numerical_err`, an `nrt_execute` that returned 1003); the dashed one never completed."),
     code("tl = Timeline(profile, height=520)\ntl"),
     md("## Grouping\nThe six grouping modes of Neuron Explorer. The selector is bound to the timeline above."),
@@ -34,10 +37,16 @@ cells = [
     md("## Two linked views\nTwo timelines are independent until linked; then their ranges and selections follow each "
        "other (also across two profiles, by time from each profile's start)."),
     code("tl_cores = Timeline(profile, grouping='neuron_core', height=360)\nlink(tl, tl_cores)\ntl_cores"),
-    md("## A real Kineto trace\nA PyTorch profiler trace recorded by someone else (HTA's test data, 109k events)."),
+    md("## A real Kineto trace\nA PyTorch profiler trace recorded by someone else (HTA's test data, 109k events), "
+       "labelled as its own tools show it: the process by its name and id, GPUs by Kineto's labels (`GPU 3`), "
+       "threads and streams by their names (`thread 3113936 (python3.8)`, `stream 7`), the CPU first."),
     code("traces = Path(os.environ.get('NEURON_WIDGETS_TRACES', '../../shared/data/traces'))\n"
          "kineto_path = traces / 'hta' / 'trace_diff_control_rank3of8.json.gz'\n"
-         "kineto = nw.load_profile(kineto_path) if kineto_path.exists() else nw.sample_profile()\n"
+         "if kineto_path.exists():\n"
+         "    kineto = nw.load_profile(kineto_path)\n"
+         "else:\n"
+         "    print(f'{kineto_path} is not here (set NEURON_WIDGETS_TRACES): the sample stands in for it below')\n"
+         "    kineto = nw.sample_profile()\n"
          "tl_kineto = Timeline(kineto, grouping='thread', height=420)\ntl_kineto"),
     code("EventDetails(tl_kineto)"),
     md("## Analyses\nWhere the time goes, why cores sit idle, who is late, what failed: functions of a profile "

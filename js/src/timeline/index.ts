@@ -152,7 +152,7 @@ export class TimelineView {
       this.status,
     );
     const overviewRow = h("div", { class: "nw-header nw-overview-row" }, [
-      h("div", { class: "nw-corner nw-overview-corner", text: "overview", attrs: { style: `width:${LABEL_W}px` } }),
+      h("div", { class: "nw-overview-corner", text: "overview", attrs: { style: `width:${LABEL_W}px` } }),
       this.overview.el,
     ]);
     const header = h("div", { class: "nw-header" }, [this.corner, this.axis]);
