@@ -284,3 +284,15 @@ def test_timeline_on_a_pftrace(tmp_path: Path) -> None:
     tl.select(hw)
     assert tl.selection_detail["name"] == "nc_exec_running"
     assert p.event(hw)["args"]["model_name"] == "neff_fwd"  # what EventDetails shows
+
+
+def test_perfetto_process_and_thread_names_label_tracks(tmp_path: Path) -> None:
+    b = Builder()
+    b.process(1, 10, "python")
+    b.thread(2, 10, 11, "main")
+    b.thread(3, 10, 12)
+    for track in (2, 3):
+        b.event(1, 100, BEGIN, track, "x")
+        b.event(1, 200, END, track)
+    p = load(b.write(tmp_path / "names.pftrace"))
+    assert p.tracks("default")["label"].tolist() == ["names/python 10/main 11", "names/python 10/TID:12"]

@@ -21,16 +21,17 @@ from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
 from ..model.profile import Counters, Profile
 from ..model.schema import INCOMPLETE, ROW, check_ids, normalise
+from ..model.track_names import process_label, thread_label
 from ..progress import progress
 from . import perfetto_wire as wire
 from .columns import event_source
 from .perfetto_args import PerfettoArgs, gather
 from .perfetto_state import State, lookup, read_state, resolve_clocks
-from .perfetto_tracks import Identity, identity_of, sequence_identity
+from .perfetto_tracks import Identity, fields_in, identity_of, sequence_identity
 from .sniff import head, looks_like_json, read_all
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
-VERSION = 1
+VERSION = 2
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4
 _DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.(?:pftrace|perfetto-trace|pb)(?:\.gz)?")
 _ADVICE_CUT = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
@@ -207,7 +208,8 @@ class _Builder:
         open_ = end < 0
         w.add(f"{origin}: slices that never ended (kept, marked incomplete, drawn to the end of the trace)", int(open_.sum()))
         start = ts[begin]
-        last = int(ts.max()) if ts.size else 0
+        drawn = ts[typ != _COUNTER]  # counter samples do not extend the trace an unended slice runs to
+        last = int(drawn.max()) if drawn.size else (int(ts.max()) if ts.size else 0)
         stop = np.where(open_, last, ts[np.where(open_, begin, end)])
         neg = stop < start
         w.add(f"{origin}: slices that end before they begin (shown with zero duration)", int(neg.sum()))
@@ -241,12 +243,32 @@ class _Builder:
         table = normalise(table, w, origin)
         check_ids(table, w, origin)
         lazy = self._args(events, begin, end, n)
-        meta = {"process_names": {str(k): v for k, v in state.process_names.items()},
+        meta = {"track_names": self._names(ident),
+                "process_names": {str(k): v for k, v in state.process_names.items()},
                 "thread_names": {f"{k[0]}/{k[1]}": v for k, v in state.thread_names.items()},
                 "perfetto": {"packets": int(p.kind.size), "tracks": len(state.tracks), "sequences": int(np.unique(p.seq).size)}}
         return Profile(table, source=str(self.path), format="perfetto", warnings=w, lazy=lazy,
                        counters=Counters({"counters": counters}) if counters is not None else None,
                        metadata=meta, extra={"filters_applied": False})
+
+    def _names(self, ident: list[Identity]) -> dict[str, list]:
+        """Perfetto's process and thread names for the grouping labels (model.track_names), where the
+        track's columns came from its pid and tid, not from names that carry fields or our descriptions."""
+        state = self.state
+        procs: dict[tuple[str, int], str] = {}
+        threads: dict[tuple[str, int, int], str] = {}
+        for i in ident:
+            if i.described or i.process_id is None:
+                continue
+            inst = i.instance_id or self.instance
+            pname = state.process_names.get(i.process_id)
+            if pname and not fields_in(pname):
+                procs[(inst, i.process_id)] = process_label(pname, i.process_id)
+            tname = state.thread_names.get((i.process_id, i.thread_id)) if i.thread_id is not None else None
+            if tname and not fields_in(tname):
+                threads[(inst, i.process_id, i.thread_id)] = thread_label(tname, i.thread_id)
+        return {"process": [[k[0], k[1], v, None, False] for k, v in procs.items()],
+                "thread": [[k[0], k[1], k[2], v, None, False] for k, v in threads.items()]}
 
     def _tracks(self, events: np.ndarray) -> tuple[np.ndarray, dict[int, Identity]]:
         """Each event's track uuid (explicit, the sequence's default, or its thread's) and each track's identity."""

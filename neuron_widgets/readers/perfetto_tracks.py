@@ -42,6 +42,7 @@ class Identity:
     stream: str | None = None  # a named track that is neither a process nor a thread
     source: str | None = None  # trace_event_source when the track says it
     label: str = ""
+    described: bool = False  # from our own description (exact columns): its names are grouping labels already
 
 
 def describe(identity: Identity) -> str:
@@ -100,6 +101,7 @@ def identity_of(uuid: int, state: State, default_instance: str) -> Identity:
         own = _from_description(t.description)
         if own is not None:
             own.label = chain[0].name
+            own.described = True
             own.instance_id = own.instance_id or default_instance
             return own
     ident = Identity(label=chain[0].name if chain else "")
