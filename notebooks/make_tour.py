@@ -16,7 +16,8 @@ cells = [
     md("## The timeline\nTracks are labelled as in Neuron Explorer. The counter tracks at the top show host memory "
        "and HBM use (hover for the breakdown by category); tick **CPU** for per-core host CPU utilisation. "
        "Each NeuronCore has its host-device transfer tracks (`NC:0/host_to_device_transfers`, "
-       "`device_to_host_transfers`) and a bandwidth track per direction among the counters. "
+       "`device_to_host_transfers`) and a bandwidth track per direction among the counters "
+       "(*Host-device bandwidth*, collapsed at first). "
        "The strip above the axis is the whole profile's event density: click or drag it to move the view. "
        "The red marks are errors (a `numerical_err`, an `nrt_execute` that returned 1003); the dashed one never completed."),
     code("tl = Timeline(profile, height=520)\ntl"),

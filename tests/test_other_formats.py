@@ -52,8 +52,9 @@ def test_legacy_system_profile(tmp_path: Path, key: str) -> None:
     assert e.loc[2, "parent_id"] == 1 and e.loc[2, "thread_id"] == 7
     lanes = dict(zip(p.core.column("id").to_pylist(), p.track_index("default").lane.tolist(), strict=True))
     assert lanes[2] == lanes[1] + 1
+    # nrt_tensor_write moves data to the device: its own transfer track per instance and core.
     assert set(p.tracks()["label"]) == {f"{INST}/PID:42/framework/TID:8037", f"{INST}/PID:42/neuron_rt/NC:0",
-                                         f"{INST}/PID:42/neuron_rt/NC:1", f"{INST}/PID:42/neuron_hw/NC0:4"}
+                                         f"{INST}/NC:1/host_to_device_transfers", f"{INST}/PID:42/neuron_hw/NC0:4"}
     args = p.event(5)["args"]
     assert args["tensor_id"] == 2**60 + 3 and args["tensor_name"] == "<script>x</script>"
     assert p.event(3)["args"] == {"device_core_idx": 4, "exec_id": 9, "model_name": "neff_x"}

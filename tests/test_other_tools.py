@@ -147,12 +147,12 @@ def test_host_device_transfer_tracks_and_bandwidth(tmp_path: Path) -> None:
     assert labels == ["inst/PID:1/neuron_rt/NC:0", "inst/NC:0/host_to_device_transfers", "inst/NC:0/device_to_host_transfers"]
     series = counter_series(p)
     got = {s["label"]: s for s in series.series if s["kind"] == "bandwidth"}
-    assert set(got) == {"inst/NC:0/host_to_device_bandwidth", "inst/NC:0/device_to_host_bandwidth"}
-    t, v = series.data[got["inst/NC:0/host_to_device_bandwidth"]["key"]]
+    assert set(got) == {"inst/Host-device bandwidth/NC:0/host_to_device", "inst/Host-device bandwidth/NC:0/device_to_host"}
+    t, v = series.data[got["inst/Host-device bandwidth/NC:0/host_to_device"]["key"]]
     # 100 kB over 10 µs is 10 GB/s; the second copy (200 kB over 10 µs) adds 20 GB/s from 5 µs on.
     assert t.tolist() == [0, 5_000, 10_000, 15_000] and v.tolist() == [1e10, 3e10, 2e10, 0.0]
-    assert got["inst/NC:0/host_to_device_bandwidth"]["unit"] == "B/s"
-    t, v = series.data[got["inst/NC:0/device_to_host_bandwidth"]["key"]]
+    assert got["inst/Host-device bandwidth/NC:0/host_to_device"]["unit"] == "B/s"
+    t, v = series.data[got["inst/Host-device bandwidth/NC:0/device_to_host"]["key"]]
     assert v.tolist() == [1e9, 0.0]
 
 

@@ -45,6 +45,20 @@ describe("buildRows", () => {
     expect(rows.filter((r) => r.kind === "counter").length).toBe(0);
     expect(rowsIn(rows, 0, 1)[0]).toBe(rows[0]);
   });
+  it("starts each instance's counters collapsed when there are several instances", () => {
+    const counters: CounterInfo[] = ["i-1", "i-2"].flatMap((inst) => [
+      { key: `${inst}m`, label: `${inst}/Host memory`, kind: "memory", unit: "%", max: 1, min: 0, breakdown: false },
+      { key: `${inst}b`, label: `${inst}/Host-device bandwidth/NC:0/host_to_device`, kind: "bandwidth", unit: "B/s",
+        max: 1, min: 0, breakdown: false },
+    ]);
+    const st = newLayoutState();
+    for (const p of defaultCollapsed(counters)) st.collapsed.add(p);
+    const rows = buildRows(tracks, counters, st);
+    expect(rows.filter((r) => r.kind === "counter").length).toBe(0);
+    expect(rows.slice(0, 3).map((r) => r.label)).toEqual(["Counters", "i-1", "i-2"]);
+    const one = counters.filter((c) => c.label.startsWith("i-1"));
+    expect(defaultCollapsed(one)).toEqual([]); // one instance: its counters show
+  });
 });
 
 describe("view math", () => {

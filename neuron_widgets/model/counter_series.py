@@ -124,6 +124,7 @@ def add_bandwidth(out: CounterSeries, profile: Profile) -> None:
     """A host-device bandwidth series per instance, NeuronCore and direction (model.transfers)."""
     origin = profile.origin_ts
     for bw in bandwidth(profile):
-        label = f"{bw.instance}/NC:{bw.nc}/{bw.direction}_bandwidth"
+        # Grouped per instance like HBM usage, so the group starts collapsed and leaves room for events.
+        label = f"{bw.instance}/Host-device bandwidth/NC:{bw.nc}/{bw.direction}"
         df = pd.DataFrame({"timestamp": bw.times, "rate": bw.rate})
         out.add(f"bandwidth:{bw.instance}:{bw.nc}:{bw.direction}", label, "bandwidth", "B/s", df, "rate", origin=origin)

@@ -307,7 +307,8 @@ class Timeline(anywidget.AnyWidget):
     def _load_counters(self) -> None:
         try:
             self._counter_data = counter_series(self.profile, transfers=False)
-            self.counters = self._counter_data.series
+            # A copy: the bandwidth thread appends to the series list, the trait changes once it is done.
+            self.counters = list(self._counter_data.series)
         except Exception as exc:  # counters are an extra: the timeline still works without them
             self.error = f"counter tracks unavailable: {type(exc).__name__}: {exc}"
             return

@@ -70,13 +70,19 @@ function insert(root: Node, segments: string[], leaf: number, sortKey: number): 
 /** Counter groups collapsed at first sight: an instance's kind of counter with many series (HBM of every device). */
 export function defaultCollapsed(counters: CounterInfo[]): string[] {
   const sizes = new Map<string, number>();
+  const instances = new Set<string>();
   for (const c of counters) {
     const segs = c.label.split("/");
+    if (segs.length >= 2) instances.add([COUNTERS, segs[0]].join("/"));
     if (segs.length < 3) continue;
     const group = [COUNTERS, ...segs.slice(0, 2)].join("/");
     sizes.set(group, (sizes.get(group) ?? 0) + 1);
   }
-  return [...sizes].filter(([, n]) => n > 2).map(([p]) => p);
+  const out = [...sizes].filter(([, n]) => n > 2).map(([p]) => p);
+  // Several instances' counters (memory, HBM, bandwidth each) would fill the first screen: each
+  // instance's group starts collapsed, one row, so the events show at once.
+  if (instances.size > 1) out.push(...instances);
+  return out;
 }
 
 export function buildRows(tracks: TrackInfo[], counters: CounterInfo[], st: LayoutState): Row[] {
