@@ -296,3 +296,15 @@ def test_perfetto_process_and_thread_names_label_tracks(tmp_path: Path) -> None:
         b.event(1, 200, END, track)
     p = load(b.write(tmp_path / "names.pftrace"))
     assert p.tracks("default")["label"].tolist() == ["names/python 10/main 11", "names/python 10/TID:12"]
+
+
+def test_many_flow_ids_grow_the_flow_arrays(tmp_path: Path) -> None:
+    # More flow ids than the first allocation holds (1,024): the bulk pass grows its arrays and reads again.
+    b = Builder()
+    b.thread(1, 10, 11)
+    for k in range(20):
+        b.event(1, 100 + k * 10, BEGIN, 1, f"e{k}", flows=tuple(range(k * 100, k * 100 + 100)))
+        b.event(1, 105 + k * 10, END, 1)
+    p = load(b.write(tmp_path / "flows.pftrace"))
+    got = p.column("flow_id").to_pylist()
+    assert sum(len(x) for x in got) == 2000 and got[0][:2] == ["0", "1"]

@@ -35,6 +35,17 @@ def kernel_breakdown(profile: Profile, kind: str = "auto", num_kernels: int = 10
 
 
 # -- statistics per code in one pass ---------------------------------------------------------
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add(count, total, sq, lo, hi, c, v):  # pragma: no cover - numba
+    count[c] += 1
+    total[c] += v
+    sq[c] += float(v) * float(v)
+    if v < lo[c]:
+        lo[c] = v
+    if v > hi[c]:
+        hi[c] = v
+
+
 @numba.njit(cache=True, nogil=True)
 def _stats(codes, values, n):  # pragma: no cover - numba
     count = np.zeros(n, np.int64)
@@ -43,14 +54,7 @@ def _stats(codes, values, n):  # pragma: no cover - numba
     lo = np.full(n, np.iinfo(np.int64).max, np.int64)
     hi = np.full(n, np.iinfo(np.int64).min, np.int64)
     for i in range(codes.size):
-        c, v = codes[i], values[i]
-        count[c] += 1
-        total[c] += v
-        sq[c] += float(v) * float(v)
-        if v < lo[c]:
-            lo[c] = v
-        if v > hi[c]:
-            hi[c] = v
+        _add(count, total, sq, lo, hi, codes[i], values[i])
     return count, total, sq, lo, hi
 
 
@@ -65,14 +69,7 @@ def _name_stats(name, source, start, end, n, m):  # pragma: no cover - numba
     pairs = np.zeros((n, m), np.int64)
     for i in range(name.size):
         c = name[i]
-        v = end[i] - start[i]
-        count[c] += 1
-        total[c] += v
-        sq[c] += float(v) * float(v)
-        if v < lo[c]:
-            lo[c] = v
-        if v > hi[c]:
-            hi[c] = v
+        _add(count, total, sq, lo, hi, c, end[i] - start[i])
         pairs[c, source[i] + 1] += 1
     return count, total, sq, lo, hi, pairs
 

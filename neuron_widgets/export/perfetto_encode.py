@@ -44,26 +44,29 @@ def _put64(out: np.ndarray, pos: int, v: np.uint64) -> int:
     return pos + 8
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _body(kind, iid, values, soff, k, r):
+    """Bytes of one DebugAnnotation message: name_iid and its value."""
+    body = 1 + _vlen(np.uint64(iid[k]))
+    kk = kind[k]
+    if kk == 0:
+        return body + 1 + _vlen(np.uint64(values[k, r]))
+    if kk == 1:
+        return body + 9
+    if kk == 2:
+        return body + 2
+    ln = soff[k, r + 1] - soff[k, r]
+    return body + 1 + _vlen(np.uint64(ln)) + ln
+
+
 @numba.njit(cache=True, nogil=True)
 def _annotation_sizes(kind, iid, values, valid, soff, sdata, sizes):
-    n = sizes.size
-    for r in range(n):
+    for r in range(sizes.size):
         total = 0
         for k in range(kind.size):
-            if not valid[k, r]:
-                continue
-            body = 1 + _vlen(np.uint64(iid[k]))
-            kk = kind[k]
-            if kk == 0:
-                body += 1 + _vlen(np.uint64(values[k, r]))
-            elif kk == 1:
-                body += 9
-            elif kk == 2:
-                body += 2
-            else:
-                ln = soff[k, r + 1] - soff[k, r]
-                body += 1 + _vlen(np.uint64(ln)) + ln
-            total += 1 + _vlen(np.uint64(body)) + body
+            if valid[k, r]:
+                body = _body(kind, iid, values, soff, k, r)
+                total += 1 + _vlen(np.uint64(body)) + body
         sizes[r] = total
 
 
@@ -76,16 +79,7 @@ def _annotations(kind, iid, values, valid, soff, sdata, offsets, out):
             if not valid[k, r]:
                 continue
             kk = kind[k]
-            body = 1 + _vlen(np.uint64(iid[k]))
-            if kk == 0:
-                body += 1 + _vlen(np.uint64(values[k, r]))
-            elif kk == 1:
-                body += 9
-            elif kk == 2:
-                body += 2
-            else:
-                ln = soff[k, r + 1] - soff[k, r]
-                body += 1 + _vlen(np.uint64(ln)) + ln
+            body = _body(kind, iid, values, soff, k, r)
             out[pos] = 0x22
             pos = _put(out, pos + 1, np.uint64(body))
             out[pos] = 0x08  # name_iid

@@ -48,6 +48,24 @@ def _varint(buf: np.ndarray, pos: int, end: int) -> tuple[np.uint64, int]:
     return np.uint64(0), -1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _tag(buf: np.ndarray, pos: int, end: int) -> tuple[int, int, int]:
+    """(field number, wire type, position after the tag); position -1 if the tag is cut short."""
+    tag, p = _varint(buf, pos, end)
+    return int(tag >> np.uint64(3)), int(tag & np.uint64(7)), p
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _push(flow_packet, flow_id, flow_term, nflow, i, v, terminating) -> int:
+    """Append one flow id; -1 when the arrays are full (the caller grows them and starts again)."""
+    if nflow == flow_id.size:
+        return -1
+    flow_packet[nflow] = i
+    flow_id[nflow] = v
+    flow_term[nflow] = terminating
+    return nflow + 1
+
+
 @numba.njit(cache=True, nogil=True)
 def _skip(buf: np.ndarray, pos: int, end: int, wire: int) -> int:
     """Position after a field's value of wire type `wire`; -1 if malformed or cut short."""
@@ -86,11 +104,9 @@ def split_packets(buf: np.ndarray, out_off: np.ndarray, out_len: np.ndarray) -> 
     other = 0
     end = buf.size
     while pos < end:
-        tag, p = _varint(buf, pos, end)
+        field, wire, p = _tag(buf, pos, end)
         if p < 0:
             return n, other, pos
-        field = int(tag >> np.uint64(3))
-        wire = int(tag & np.uint64(7))
         if field == 1 and wire == 2:
             length, q = _varint(buf, p, end)
             if q < 0 or length > np.uint64(end - q):
@@ -154,12 +170,10 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
         te_end = -1
         ok = True
         while pos < end:
-            tag, p = _varint(buf, pos, end)
+            field, wire, p = _tag(buf, pos, end)
             if p < 0:
                 ok = False
                 break
-            field = int(tag >> np.uint64(3))
-            wire = int(tag & np.uint64(7))
             if wire == 0 and (field == 8 or field == 58 or field == 10 or field == 13 or field == 41):
                 v, p = _varint(buf, p, end)
                 if p < 0:
@@ -215,12 +229,10 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
         pos = te_start
         end = te_end
         while pos < end:
-            tag, p = _varint(buf, pos, end)
+            field, wire, p = _tag(buf, pos, end)
             if p < 0:
                 ok = False
                 break
-            field = int(tag >> np.uint64(3))
-            wire = int(tag & np.uint64(7))
             if wire == 0:
                 v, q = _varint(buf, p, end)
                 if q < 0:
@@ -239,12 +251,9 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                 elif field == 30:
                     counter[i] = np.float64(np.int64(v))
                 elif field == 36 or field == 42:
-                    if nflow == flow_id.size:
-                        return nflow, i  # caller grows and restarts
-                    flow_packet[nflow] = i
-                    flow_id[nflow] = v
-                    flow_term[nflow] = field == 42
-                    nflow += 1
+                    nflow = _push(flow_packet, flow_id, flow_term, nflow, i, v, field == 42)
+                    if nflow < 0:
+                        return -1, i  # caller grows and restarts
                 elif field == 1 or field == 16:
                     problems[2] += 1
                 pos = q
@@ -269,12 +278,9 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                 elif field == 47 or field == 48:  # packed fixed64 flow ids
                     k = s
                     while k + 8 <= q:
-                        if nflow == flow_id.size:
-                            return nflow, i
-                        flow_packet[nflow] = i
-                        flow_id[nflow] = _fixed64(buf, k)
-                        flow_term[nflow] = field == 48
-                        nflow += 1
+                        nflow = _push(flow_packet, flow_id, flow_term, nflow, i, _fixed64(buf, k), field == 48)
+                        if nflow < 0:
+                            return -1, i
                         k += 8
                 elif field == 3 or field == 36 or field == 42:  # packed varints
                     k = s
@@ -286,24 +292,18 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                             if cat_iid[i] == np.uint64(0):
                                 cat_iid[i] = v
                         else:
-                            if nflow == flow_id.size:
-                                return nflow, i
-                            flow_packet[nflow] = i
-                            flow_id[nflow] = v
-                            flow_term[nflow] = field == 42
-                            nflow += 1
+                            nflow = _push(flow_packet, flow_id, flow_term, nflow, i, v, field == 42)
+                            if nflow < 0:
+                                return -1, i
                 elif field == 9 or field == 11 or field == 10 or field == 30:
                     problems[1] += 1
             elif wire == 1:
                 if field == 44:
                     counter[i] = buf[p:p + 8].view(np.float64)[0]
                 elif field == 47 or field == 48:
-                    if nflow == flow_id.size:
-                        return nflow, i
-                    flow_packet[nflow] = i
-                    flow_id[nflow] = _fixed64(buf, p)
-                    flow_term[nflow] = field == 48
-                    nflow += 1
+                    nflow = _push(flow_packet, flow_id, flow_term, nflow, i, _fixed64(buf, p), field == 48)
+                    if nflow < 0:
+                        return -1, i
             pos = q
         if not ok:
             problems[0] += 1
