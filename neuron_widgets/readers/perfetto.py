@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -25,9 +25,11 @@ from ..model.track_names import process_label, thread_label
 from ..progress import progress
 from . import perfetto_wire as wire
 from .columns import event_source
-from .perfetto_args import PerfettoArgs, gather
-from .perfetto_state import State, lookup, read_state, resolve_clocks
 from .perfetto_tracks import Identity, fields_in, identity_of, sequence_identity
+
+if TYPE_CHECKING:
+    from .perfetto_args import PerfettoArgs
+    from .perfetto_state import State
 from .sniff import head, looks_like_json, read_all
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
@@ -77,6 +79,9 @@ def device_profiles(path: Path) -> pd.DataFrame | None:
 
 
 def parse(path: Path, raw: bytes) -> Profile:
+    # Perfetto's compiled proto takes a quarter second to import: only when a trace is read.
+    from .perfetto_state import read_state
+
     origin = path.name
     warnings = LoadWarnings()
     buf = np.frombuffer(raw, np.uint8)
@@ -171,6 +176,8 @@ class _Builder:
     def _texts(self, events: np.ndarray, off: np.ndarray, length: np.ndarray, iid: np.ndarray,
                table: dict[tuple[int, int], str]) -> tuple[np.ndarray, list[str]]:
         """Codes into a list of strings: inline text where given, else the interned one; -1 for neither."""
+        from .perfetto_state import lookup
+
         gen = self.state.generation[events]
         codes, texts = lookup(table, gen, iid[events])
         inline = np.flatnonzero(off[events] >= 0)
@@ -194,6 +201,8 @@ class _Builder:
         typ = p.ev_type[events]
         unknown = ~np.isin(typ, [_BEGIN, _END, _INSTANT, _COUNTER])
         w.add(f"{origin}: track events of an unspecified or unknown type (not drawn)", int(unknown.sum()))
+        from .perfetto_state import resolve_clocks
+
         ts = resolve_clocks(p, state, events, w, origin)
         track_uuid, identities = self._tracks(events)
         codes, uuids = pd.factorize(track_uuid)
@@ -310,6 +319,8 @@ class _Builder:
         return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(list(values), pa.string()))
 
     def _args(self, events: np.ndarray, begin: np.ndarray, end: np.ndarray, n: int) -> PerfettoArgs:
+        from .perfetto_args import PerfettoArgs, gather
+
         p = self.p
         ev = events
         has = p.has_args[ev]

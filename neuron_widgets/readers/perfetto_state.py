@@ -16,23 +16,12 @@ from google.protobuf.message import DecodeError
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from ..errors import LoadWarnings
+from .perfetto_tracks import Track
 from .perfetto_wire import KIND_BOTH, KIND_SPECIAL, Packets
 
 BOOTTIME = 6
 _BUILTIN_CLOCKS = {1: "REALTIME", 2: "REALTIME_COARSE", 3: "MONOTONIC", 4: "MONOTONIC_COARSE",
                    5: "MONOTONIC_RAW", 6: "BOOTTIME"}
-
-
-@dataclass
-class Track:
-    uuid: int
-    name: str = ""
-    parent: int | None = None
-    pid: int | None = None
-    tid: int | None = None
-    counter: bool = False
-    description: str = ""
-    process_name: str = ""
 
 
 @dataclass

@@ -16,8 +16,10 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .perfetto_state import State, Track
+if TYPE_CHECKING:  # the state module imports Perfetto's compiled proto: only when a trace is read
+    from .perfetto_state import State
 
 MARK = "neuron-widgets:"
 _FIELDS: dict[str, re.Pattern[str]] = {
@@ -29,6 +31,18 @@ _FIELDS: dict[str, re.Pattern[str]] = {
 }
 # Our own labels start with the instance: "i-0abc/PID:12/...".
 _LEADING_INSTANCE = re.compile(r"^([^/\s]+)/PID:")
+
+
+@dataclass
+class Track:
+    uuid: int
+    name: str = ""
+    parent: int | None = None
+    pid: int | None = None
+    tid: int | None = None
+    counter: bool = False
+    description: str = ""
+    process_name: str = ""
 
 
 @dataclass
