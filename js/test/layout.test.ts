@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildRows, defaultCollapsed, moveTrack, newLayoutState, rowsIn, type CounterInfo } from "../src/timeline/layout";
+import { buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, type CounterInfo } from "../src/timeline/layout";
 import { clampView, covers, zoomAt } from "../src/timeline/viewmath";
 
 const tracks = [
@@ -58,6 +58,17 @@ describe("buildRows", () => {
     expect(rows.slice(0, 3).map((r) => r.label)).toEqual(["Counters", "i-1", "i-2"]);
     const one = counters.filter((c) => c.label.startsWith("i-1"));
     expect(defaultCollapsed(one)).toEqual([]); // one instance: its counters show
+  });
+  it("collapses counter groups with the tracks' on Collapse all", () => {
+    const counters: CounterInfo[] = [
+      { key: "m", label: "i-1/Host memory", kind: "memory", unit: "%", max: 1, min: 0, breakdown: false },
+      { key: "h", label: "i-1/HBM usage/Device:0/HBM:0", kind: "hbm", unit: "B", max: 1, min: 0, breakdown: true },
+    ];
+    const st = newLayoutState();
+    for (const p of groupPaths(tracks, counters)) st.collapsed.add(p);
+    const rows = buildRows(tracks, counters, st);
+    expect(rows.filter((r) => r.kind === "counter" || r.kind === "track").length).toBe(0);
+    expect(rows[0].label).toBe("Counters");
   });
 });
 

@@ -313,7 +313,7 @@ export class TimelineView {
 
   private collapseAll(on: boolean): void {
     this.layout.collapsed.clear();
-    if (on) for (const p of groupPaths(this.tracks())) this.layout.collapsed.add(p);
+    if (on) for (const p of groupPaths(this.tracks(), this.model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
     this.relayout();
   }
 

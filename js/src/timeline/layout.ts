@@ -140,11 +140,17 @@ function countTracks(n: Node): number {
   return c;
 }
 
-export function groupPaths(tracks: TrackInfo[]): string[] {
+export function groupPaths(tracks: TrackInfo[], counters: CounterInfo[] = []): string[] {
   const out = new Set<string>();
   for (const t of tracks) {
     const segs = t.label.split("/").slice(0, -1);
     for (let i = 1; i <= segs.length; i++) out.add(segs.slice(0, i).join("/"));
+  }
+  // Counter groups live under their own root: "Collapse all" collapses them too.
+  if (counters.length) out.add(COUNTERS);
+  for (const c of counters) {
+    const segs = c.label.split("/").slice(0, -1);
+    for (let i = 1; i <= segs.length; i++) out.add([COUNTERS, ...segs.slice(0, i)].join("/"));
   }
   return [...out];
 }
