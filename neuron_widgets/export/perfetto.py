@@ -182,8 +182,7 @@ class _Tracks:
         return self.next_uuid
 
     def _write(self, packet: pb.TracePacket) -> None:
-        data = packet.SerializeToString()
-        self.f.write(b"\x0a" + _varint(len(data)) + data)
+        self.f.write(_packet(packet))
 
     def _process(self, instance: str, pid: int) -> tuple[int, int]:
         key = (instance, pid)

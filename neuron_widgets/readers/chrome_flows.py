@@ -72,10 +72,14 @@ def bind_flows(flow_id: list[str], thread: np.ndarray, ts: np.ndarray, enclosing
     slices = index.find(thread, ts, enclosing)
     bound = slices >= 0
     warnings.add(f"{origin}: flow events with no slice to attach to (arrows not drawn)", int((~bound).sum()))
-    pairs = pd.DataFrame({"row": rows[slices[bound]], "fid": np.asarray(flow_id, dtype=object)[bound]})
-    pairs = pairs.drop_duplicates().sort_values("row", kind="stable")
+    return flow_lists(rows[slices[bound]], np.asarray(flow_id, dtype=object)[bound], n_rows)
+
+
+def flow_lists(row: np.ndarray, fid: np.ndarray, n_rows: int) -> pa.Array:
+    """The list<string> flow_id column from (source row, flow id) pairs; repeats dropped, rows without ids null."""
+    pairs = pd.DataFrame({"row": row, "fid": fid}).drop_duplicates().sort_values("row", kind="stable")
     counts = np.bincount(pairs["row"].to_numpy(), minlength=n_rows)
     offsets = np.zeros(n_rows + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    values = pa.array(pairs["fid"].tolist(), pa.string())
+    values = pa.array(pairs["fid"].astype(str).tolist(), pa.string())
     return pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(counts == 0))

@@ -24,6 +24,7 @@ from ..model.schema import INCOMPLETE, ROW, check_ids, normalise
 from ..model.track_names import process_label, thread_label
 from ..progress import progress
 from . import perfetto_wire as wire
+from .chrome_flows import flow_lists
 from .columns import event_source
 from .perfetto_tracks import Identity, fields_in, identity_of, sequence_identity
 
@@ -286,7 +287,7 @@ class _Builder:
         missing = ~p.has_track[events]
         if missing.any():
             gen = state.generation[events]
-            defaults = {g: t for g, t in state.default_track.items()}
+            defaults = state.default_track
             for g in np.unique(gen[missing]).tolist():
                 sel = missing & (gen == g)
                 if g in defaults:
@@ -348,12 +349,7 @@ class _Builder:
         row = row_of_packet[p.flow_packet]
         bound = row >= 0
         self.warnings.add(f"{self.origin}: flow ids on events that are not drawn (arrows not drawn)", int((~bound).sum()))
-        pairs = pd.DataFrame({"row": row[bound], "fid": p.flow_id[bound]}).drop_duplicates().sort_values("row", kind="stable")
-        counts = np.bincount(pairs["row"].to_numpy(), minlength=n)
-        offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(counts, out=offsets[1:])
-        values = pa.array(pairs["fid"].astype(str).tolist(), pa.string())
-        return pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(counts == 0))
+        return flow_lists(row[bound], p.flow_id[bound], n)
 
     def _counters(self, events: np.ndarray, is_counter: np.ndarray, ts: np.ndarray, track_uuid: np.ndarray,
                   identities: dict[int, Identity]) -> pd.DataFrame | None:
