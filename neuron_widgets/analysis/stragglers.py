@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..model.profile import Profile
 from .devices import BARRIER, COMMUNICATION, kind_of, kineto_kernels
-from .frame import frame_of, notes_of, sorted_union
+from .frame import Frame, frame_of, notes_of, sorted_union
 
 
 def stragglers(profile: Profile, kind: str = "auto", per_step: bool = False) -> pd.DataFrame:
@@ -29,8 +29,15 @@ def stragglers(profile: Profile, kind: str = "auto", per_step: bool = False) -> 
     wait), `devices`.
     """
     fr = frame_of(profile)
+    kind = kind_of(fr, kind)
+    # Both shapes come from one pass: all_analyses asks for each, the Summary widget too.
+    steps, cores, notes = fr._cached(("stragglers", kind), lambda: _both(fr, kind))
+    return notes_of((steps if per_step else cores).copy(), notes)
+
+
+def _both(fr: Frame, kind: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     notes: list[str] = []
-    if kind_of(fr, kind) == "neuron":
+    if kind == "neuron":
         _, keys = fr.core_codes()
         rows, dev = fr.on_cores(BARRIER)
         exec_id = fr.arg(rows, "exec_id") if rows.size else np.zeros(0, np.int64)
@@ -58,7 +65,7 @@ def stragglers(profile: Profile, kind: str = "auto", per_step: bool = False) -> 
         if len(k.ranks) < 2:
             notes.append("one rank only: stragglers need the traces of several ranks (load_profile([...]))")
     steps, cores = _steps(np.asarray(step_key), np.asarray(step), dev, arrive, release, ids, keys, notes)
-    return notes_of(steps if per_step else cores, notes)
+    return steps, cores, notes
 
 
 def _ordinal(group: np.ndarray, start: np.ndarray) -> np.ndarray:
