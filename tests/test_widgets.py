@@ -171,6 +171,7 @@ def test_link_without_echo_and_across_profiles(sample: nw.Profile) -> None:
     a.observe(lambda _c: calls.__setitem__("a", calls["a"] + 1), names=["view"])
     b.observe(lambda _c: calls.__setitem__("b", calls["b"] + 1), names=["view"])
     ln = link(a, b)
+    calls.update(a=0, b=0)
     a.view = [1000.0, 2_000_000.0]
     assert b.view == [1000.0, 2_000_000.0] and calls == {"a": 1, "b": 1}
     row = int(np.flatnonzero(sample.name_codes() == sample.name_dictionary().index("nc_exec_running"))[0])
@@ -179,6 +180,44 @@ def test_link_without_echo_and_across_profiles(sample: nw.Profile) -> None:
     ln.unlink()
     a.view = [0.0, 10.0]
     assert b.view == [1000.0, 2_000_000.0]
+
+
+def test_link_aligns_at_once(sample: nw.Profile) -> None:
+    # Issue 14, bug 4: b takes a's range and selection when linked, not at a's next change.
+    a, b = Timeline(sample), Timeline(sample)
+    a.view = [2_000_000.0, 3_000_000.0]
+    row = int(np.flatnonzero(sample.name_codes() == sample.name_dictionary().index("nc_exec_running"))[3])
+    a.selected_row = row
+    assert b.view != a.view and b.selected_row == -1
+    link(a, b)
+    assert b.view == [2_000_000.0, 3_000_000.0] and b.selected_row == row
+    assert a.view == [2_000_000.0, 3_000_000.0]  # a does not move to b
+
+
+def test_details_show_times_as_the_axis_does(tl: Timeline, sample: nw.Profile) -> None:
+    # Issue 14, bug 9: relative times in readable units first, the raw nanoseconds kept.
+    row = int(np.flatnonzero(sample.name_codes() == sample.name_dictionary().index("nc_exec_running"))[0])
+    tl.select(row=row)
+    fields = dict(EventDetails(tl).event["fields"])
+    start = int(sample.array("start_ts")[row])
+    rel = start - sample.origin_ts
+    assert fields["start"].endswith("from the profile start") and fields["start"].split()[1] in ("ns", "µs", "ms", "s")
+    assert abs(float(fields["start"].split()[0]) * {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}[fields["start"].split()[1]]
+               - rel) <= 1e-4 * max(rel, 1000)
+    assert fields["start_ts (raw ns)"] == str(start)
+    assert fields["duration"].split()[1] in ("ns", "µs", "ms", "s")
+
+
+def test_device_details_name_each_key_once() -> None:
+    # Issue 14, bug 9: a device table's own `id` was listed beside the event's id.
+    from neuron_widgets.widgets import DeviceTraceViewer
+
+    p = nw.sample_profile()
+    v = DeviceTraceViewer(p.device_trace(str(p.device_profiles["device_profile_name"].iloc[0])))
+    v.select(row=0)
+    ev = EventDetails(v).event
+    keys = [k for k, _ in ev["fields"]] + [k for k, _ in ev["args"]]
+    assert len(keys) == len(set(keys)), keys
 
 
 def test_highlight_and_color_by(tl: Timeline, sample: nw.Profile) -> None:

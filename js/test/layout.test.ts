@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, type CounterInfo } from "../src/timeline/layout";
-import { clampView, covers, zoomAt } from "../src/timeline/viewmath";
+import { buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, stickyGroups, type CounterInfo } from "../src/timeline/layout";
+import { clampView, covers, fitRange, zoomAt } from "../src/timeline/viewmath";
+import { sampleAt, visibleRange } from "../src/timeline/counterscale";
 
 const tracks = [
   { label: "i-1/PID:1/neuron_rt/NC:0", lanes: 2, events: 10 },
@@ -86,5 +87,40 @@ describe("view math", () => {
     expect(covers({ t0: 0, t1: 3000, pxNs: 1 }, { t0: 1000, t1: 2000 }, 1000)).toBe(true);
     expect(covers({ t0: 0, t1: 3000, pxNs: 10 }, { t0: 1000, t1: 2000 }, 1000)).toBe(false); // too coarse
     expect(covers({ t0: 1500, t1: 3000, pxNs: 1 }, { t0: 1000, t1: 2000 }, 1000)).toBe(false); // not covered
+  });
+});
+
+describe("issue 14: view bounds, fit, sticky groups, counter scale", () => {
+  it("keeps the view within 1% of its width of the profile", () => {
+    const v = clampView({ t0: -5e5, t1: 5e5 }, [0, 130e6]);
+    expect(v.t0).toBeGreaterThanOrEqual(-0.01 * (v.t1 - v.t0) - 1e-6);
+    const out = clampView({ t0: -1e12, t1: 1e12 }, [0, 1000]);
+    expect(out.t0).toBeGreaterThanOrEqual(-0.011 * (out.t1 - out.t0));
+    expect(out.t1).toBeLessThanOrEqual(1000 + 0.011 * (out.t1 - out.t0));
+  });
+  it("fits the range, else the selection, else home", () => {
+    expect(fitRange([10, 20], { start: 0, end: 5 }, [0, 100])).toEqual({ t0: 10, t1: 20 });
+    const sel = fitRange(null, { start: 10_000, end: 12_000 }, [0, 1e6]);
+    expect(sel.t0).toBeLessThan(10_000);
+    expect(sel.t1).toBeGreaterThan(12_000);
+    expect(fitRange(null, {}, [5, 9])).toEqual({ t0: 5, t1: 9 });
+  });
+  it("pins the groups being scrolled through, outermost first", () => {
+    const tracks = [
+      { label: "i-1/PID:1/neuron_rt/NC:0", lanes: 20, events: 1 },
+      { label: "i-1/PID:1/neuron_rt/NC:1", lanes: 20, events: 1 },
+      { label: "i-1/PID:2/neuron_rt/NC:0", lanes: 2, events: 1 },
+    ];
+    const rows = buildRows(tracks, [], newLayoutState());
+    const nc1 = rows.find((r) => r.kind === "track" && r.label === "NC:1")!;
+    const pinned = stickyGroups(rows, nc1.y + 100).map((g) => g.label);
+    expect(pinned).toEqual(["i-1", "PID:1", "neuron_rt"]);
+    expect(stickyGroups(rows, 0)).toEqual([]);
+  });
+  it("reads a counter's visible maximum and the value in force", () => {
+    const s = { t: new Float64Array([0, 10, 20, 30]), v: new Float64Array([1, 5, 2, 9]) };
+    expect(visibleRange(s, 12, 25)).toEqual([2, 5]);
+    expect(sampleAt(s, 15)).toBe(1);
+    expect(sampleAt(s, -1)).toBe(-1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, formatTick, ticks } from "../src/common/time";
+import { formatDuration, formatTick, formatTime, tickUnit, ticks } from "../src/common/time";
 
 describe("formatDuration", () => {
   it("picks a readable unit", () => {
@@ -25,6 +25,32 @@ describe("ticks", () => {
     const { step, values } = ticks(t0, t0 + 100, 1000, 90);
     expect(step).toBe(10);
     expect(values.length).toBeGreaterThan(5);
-    expect(formatTick(values[1], step)).toMatch(/ns$/);
+    const unit = tickUnit(values[0], values[values.length - 1], step);
+    const labels = values.map((v) => formatTick(v, step, unit));
+    expect(new Set(labels).size).toBe(labels.length); // every tick told apart
+    expect(labels[1]).toMatch(/µs$/);
+  });
+});
+
+describe("axis labels", () => {
+  it("read in the unit of their magnitude", () => {
+    const { step, values } = ticks(29.0e6, 30.6e6, 1000, 90);
+    const unit = tickUnit(29.0e6, 30.6e6, step);
+    expect(unit[1]).toBe("ms");
+    expect(values.map((v) => formatTick(v, step, unit))).toContain("29.8 ms");
+    expect(formatTick(0, step, unit)).toBe("0.0 ms");
+  });
+  it("keep the small unit near the start", () => {
+    const { step } = ticks(0, 400e3, 1000, 90);
+    expect(tickUnit(0, 400e3, step)[1]).toBe("µs");
+  });
+});
+
+describe("formatTime", () => {
+  it("shows a time with five significant digits in a readable unit", () => {
+    expect(formatTime(392_268)).toBe("392.27 µs");
+    expect(formatTime(29_812_345)).toBe("29.812 ms");
+    expect(formatTime(430)).toBe("430 ns");
+    expect(formatTime(2_500_000_000)).toBe("2.5 s");
   });
 });

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import anywidget
 import traitlets as t
 
 from ..bundle import asset
+from ..model.device_summary import duration
 from .timeline import Timeline
 
 MAX_TEXT = 2000
@@ -21,8 +23,18 @@ def _text(v: Any) -> str:
     return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
 
 
-def _ns(v: float) -> str:
-    return f"{v:,.0f} ns"
+def time_text(ns: float) -> str:
+    """A time from the profile's start as the timeline's axis reads it (about five significant digits): 392.27 µs."""
+    a = abs(ns)
+    if a < 1000:
+        return f"{ns:.0f} ns"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if a >= scale:
+            v = ns / scale
+            digits = max(0, 4 - math.floor(math.log10(abs(v))))
+            text = f"{v:.{min(digits, 6)}f}"
+            return f"{text.rstrip('0').rstrip('.') if '.' in text else text} {unit}"
+    return f"{ns:.0f} ns"
 
 
 class EventDetails(anywidget.AnyWidget):
@@ -56,20 +68,28 @@ class EventDetails(anywidget.AnyWidget):
         args = event.pop("args", {}) or {}
         event.pop("extra_attributes_json", None)
         origin = tl.profile.origin_ts
-        fields = [[k, _text(v)] for k, v in event.items()]
-        fields.insert(2, ["start (from profile start)", _ns(event["start_ts"] - origin)])
-        fields.insert(3, ["track", _text(tl.tracks[detail["track"]]["label"]) if detail["track"] < len(tl.tracks) else ""])
+        start, end = event.get("start_ts"), event.get("end_ts")
+        # Times as the axis shows them first (from the profile's start, readable units); the raw
+        # epoch nanoseconds stay below under their column names.
+        readable = [["start", f"{time_text(start - origin)} from the profile start"]] if start is not None else []
+        if start is not None and end is not None:
+            readable += [["duration", duration(end - start)], ["end", time_text(end - origin)]]
+        readable.append(["track", _text(tl.tracks[detail["track"]]["label"]) if detail["track"] < len(tl.tracks) else ""])
+        fields = [[k, _text(v)] for k, v in event.items() if k == "name"] + readable
+        fields += [[f"{k} (raw ns)" if k in ("start_ts", "end_ts") else k, _text(v)] for k, v in event.items() if k != "name"]
+        # An argument named like a property (a device table's own `id`) is told apart from it.
+        taken = {k for k, _ in fields}
         self.event = {
             "title": _text(event.get("name")), "row": int(detail["row"]), "fields": fields,
-            "args": [[_text(k), _text(v)] for k, v in args.items()],
+            "args": [[_text(f"{k} (argument)" if k in taken else k), _text(v)] for k, v in args.items()],
             "upstream": [self._dep(d) for d in detail.get("upstream", [])],
             "downstream": [self._dep(d) for d in detail.get("downstream", [])],
         }
 
     def _dep(self, d: dict[str, Any]) -> dict[str, Any]:
         tracks = self.timeline.tracks
-        return {"row": d["row"], "name": _text(d["name"]), "start": _ns(d["start"]),
-                "duration": _ns(d["end"] - d["start"]),
+        return {"row": d["row"], "name": _text(d["name"]), "start": time_text(d["start"]),
+                "duration": duration(d["end"] - d["start"]),
                 "track": _text(tracks[d["track"]]["label"]) if d["track"] < len(tracks) else ""}
 
     def to_html(self, path: str | Path, *, time_range: tuple[Any, Any] | str | None = None, max_mb: float = 25.0,

@@ -25,6 +25,19 @@ class TimelineLink:
             for handler, name in ((self._view_handler(src, dst), "view"), (self._select_handler(src, dst), "selected_row")):
                 src.observe(handler, names=[name])
                 self._handlers.append((src, handler, name))
+        self._align()
+
+    def _align(self) -> None:
+        """b takes a's range now, and a's selection when a has one (linking aligns, not only the next change)."""
+        a, b = self.a, self.b
+        shift = self._shift(a, b)
+        self._busy = True
+        try:
+            b.view = [a.view[0] + shift, a.view[1] + shift]
+        finally:
+            self._busy = False
+        if a.selected_row >= 0:
+            self._select_handler(a, b)({"new": a.selected_row})
 
     def _shift(self, src: Timeline, dst: Timeline) -> float:
         if self.align == "start":
@@ -74,5 +87,5 @@ class TimelineLink:
 
 
 def link(a: Timeline, b: Timeline, align: str = "start") -> TimelineLink:
-    """Sync two timelines' visible range and selection (also across two profiles)."""
+    """Sync two timelines' visible range and selection (also across two profiles); b is aligned to a at once."""
     return TimelineLink(a, b, align)

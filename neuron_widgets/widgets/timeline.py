@@ -237,7 +237,7 @@ class Timeline(anywidget.AnyWidget):
                 self.send({**meta, "uuid": uuid, "generation": generation}, buffers)
             elif kind == "counter_at":
                 data = self._counter_data or CounterSeries()
-                self.send({"type": "counter_at", "uuid": uuid, "key": content.get("key"),
+                self.send({"type": "counter_at", "uuid": uuid, "key": content.get("key"), "at": float(content.get("t", 0)),
                            **data.at(str(content.get("key")), float(content.get("t", 0)))})
             elif kind == "hover":
                 self.send({"type": "hover", "uuid": uuid, **self._hover(int(content["row"]))})

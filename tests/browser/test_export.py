@@ -48,12 +48,14 @@ def test_an_export_works_offline_zoom_click_details_grouping_brush(open_file, tm
     assert reply["sum"] == len(sample)
     assert reply["n"] <= 2 * 1920 * reply["lanes"] + reply["lanes"]
 
-    # Zoom at the cursor with the wheel.
+    # Zoom at the cursor with Ctrl+wheel (the wheel alone scrolls the tracks, as in Perfetto).
     box = canvas_box(page)
     before = view_of(page)
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 60)
+    page.keyboard.down("Control")
     for _ in range(6):
         page.mouse.wheel(0, -400)
+    page.keyboard.up("Control")
     page.wait_for_function("(w) => { const v = document.querySelector('.nw-timeline').dataset.view.split(',');"
                            " return v[1] - v[0] < w / 4; }", arg=before[1] - before[0], timeout=10_000)
     page.wait_for_function("() => +document.querySelector('.nw-timeline').dataset.drawn > 0")

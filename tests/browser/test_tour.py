@@ -63,14 +63,16 @@ def test_tour_notebook(page: Page, lab: str) -> None:
     assert any(t.startswith("NC:") for t in after)
     shot(page, "tour-03-neuron-core")
 
-    # Zoom with the wheel at the cursor, then keys (only while focused), then drag to pan.
+    # Zoom with Ctrl+wheel at the cursor, then keys (only while focused), then drag to pan.
     canvas = tl.locator(".nw-canvas")
     box = canvas.bounding_box()
     assert box
     cx, cy = box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 150)
     t0, t1 = view_of(page, 0)
     page.mouse.move(cx, cy)
+    page.keyboard.down("Control")
     page.mouse.wheel(0, -400)
+    page.keyboard.up("Control")
     page.wait_for_timeout(300)
     z0, z1 = view_of(page, 0)
     assert z1 - z0 < 0.8 * (t1 - t0)

@@ -40,13 +40,30 @@ export function ticks(t0: number, t1: number, widthPx: number, minPx = 90): { st
   return { step: Math.max(step, 1), values };
 }
 
-/** A tick label: the offset from the profile start with a unit suited to the tick step. */
-export function formatTick(ns: number, step: number): string {
-  for (const [scale, unit] of UNITS) {
-    if (step >= scale || scale === 1) {
-      const decimals = Math.max(0, Math.ceil(-Math.log10(step / scale) - 1e-9));
-      return `${(ns / scale).toFixed(Math.min(decimals, 6))} ${unit}`;
-    }
-  }
-  return `${ns} ns`;
+/**
+ * The unit axis labels use for a view: the largest whose size the view's times reach, as long as
+ * the tick step needs at most three decimals in it (29.8 ms, not 29800 µs; 1.2345 s at 100 µs steps).
+ */
+export function tickUnit(t0: number, t1: number, step: number): [number, string] {
+  const reach = Math.max(Math.abs(t0), Math.abs(t1), step);
+  for (const u of UNITS) if (reach >= u[0] && step / u[0] >= 1e-3 - 1e-12) return u;
+  return UNITS[UNITS.length - 1];
+}
+
+/** A tick label: the offset from the profile start, in `unit`, with the decimals the step needs. */
+export function formatTick(ns: number, step: number, unit: [number, string] = tickUnit(ns, ns, step)): string {
+  const [scale, name] = unit;
+  const decimals = Math.max(0, Math.min(Math.ceil(-Math.log10(step / scale) - 1e-9), 6));
+  return `${(ns / scale).toFixed(decimals)} ${name}`;
+}
+
+/** A time from the profile start as the axis shows it, with about five significant digits: 29.812 ms. */
+export function formatTime(ns: number): string {
+  if (!isFinite(ns)) return "—";
+  const a = Math.abs(ns);
+  if (a < 1000) return `${Math.round(ns)} ns`;
+  const [scale, unit] = UNITS.find((u) => a >= u[0]) ?? UNITS[UNITS.length - 1];
+  const v = ns / scale;
+  const digits = Math.max(0, 4 - Math.floor(Math.log10(Math.abs(v))));
+  return `${trim(v.toFixed(Math.min(digits, 6)))} ${unit}`;
 }

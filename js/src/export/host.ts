@@ -162,7 +162,7 @@ export class TimelineHost {
       } else if (c.type === "counters") {
         m.reply(...this.counters(c));
       } else if (c.type === "counter_at") {
-        m.reply({ type: "counter_at", uuid: c.uuid, key: c.key, ...this.counterAt(String(c.key), Number(c.t)) });
+        m.reply({ type: "counter_at", uuid: c.uuid, key: c.key, at: Number(c.t), ...this.counterAt(String(c.key), Number(c.t)) });
       } else if (c.type === "hover") {
         const row = Number(c.row);
         const args = Object.fromEntries(Object.entries(this.argsOf(row)).slice(0, 8));

@@ -39,7 +39,7 @@ async function boot(root: HTMLElement): Promise<void> {
   root.replaceChildren(
     h("h1", { text: layout.title }),
     h("p", { class: "nw-export-note", text: "Exported from neuron-widgets: this page works offline, without a kernel. " +
-      "Wheel to zoom, drag to pan, Shift+drag to measure a range, click an event for its details." }),
+      "Ctrl+wheel or W/S to zoom, wheel to scroll the tracks, drag to pan, Shift+drag to measure a range, click an event for its details; ? lists every key." }),
   );
   const views: TimelineView[] = [];
   const charts: Promise<void>[] = [];

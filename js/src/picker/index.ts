@@ -17,7 +17,7 @@ type Row = Record<string, string>;
 export class PickerView {
   root = h("div", { class: "nw-picker" });
   private dialog = h("dialog", { class: "nw-dialog" });
-  private filter = h("input", { class: "nw-input", attrs: { type: "search", placeholder: "Filter (any column)" } });
+  private filter = h("input", { class: "nw-input", attrs: { type: "search", placeholder: "Filter: words, any column" } });
   private count = h("span", { class: "nw-note" });
   private body = h("tbody");
   private submit: HTMLButtonElement;
@@ -70,10 +70,12 @@ export class PickerView {
   private fill(): void {
     const cols = this.columns();
     const rows = this.rows();
-    const q = this.filter.value.trim().toLowerCase();
+    // Every word must match, each in any column: "nc 3 2048" finds core 3's 2048 profile.
+    const words = this.filter.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
     const shown: number[] = [];
     rows.forEach((r, i) => {
-      if (!q || cols.some((c) => (r[c.key] ?? "").toLowerCase().includes(q))) shown.push(i);
+      const texts = cols.map((c) => (r[c.key] ?? "").toLowerCase());
+      if (words.every((w) => texts.some((t) => t.includes(w)))) shown.push(i);
     });
     if (!shown.includes(this.chosen)) this.chosen = -1;
     this.body.replaceChildren(...shown.map((i) => {

@@ -1,10 +1,17 @@
 // The time axis above the plot: ticks in readable units, and the brushed range with its duration.
 
 import type { Theme } from "../common/colors";
-import { formatDuration, formatTick, ticks } from "../common/time";
+import { formatDuration, formatTick, tickUnit, ticks } from "../common/time";
 import type { Range } from "./viewmath";
 
 export const AXIS_H = 28;
+
+/** The ticks of a view and their labels, all in one unit. */
+export function axisLabels(view: Range, width: number): { t: number; text: string }[] {
+  const { step, values } = ticks(view.t0, view.t1, width);
+  const unit = tickUnit(view.t0, view.t1, step);
+  return values.map((t) => ({ t, text: formatTick(t, step, unit) }));
+}
 
 export function drawAxis(axis: HTMLCanvasElement, view: Range, brush: [number, number] | null, width: number,
   dpr: number, th: Theme): void {
@@ -12,15 +19,15 @@ export function drawAxis(axis: HTMLCanvasElement, view: Range, brush: [number, n
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.header;
   ctx.fillRect(0, 0, width, AXIS_H);
-  const { step, values } = ticks(view.t0, view.t1, width);
+  const labels = axisLabels(view, width);
   ctx.font = `11px ${th.font}`;
   ctx.textBaseline = "top";
   ctx.fillStyle = th.muted;
   const scale = width / (view.t1 - view.t0);
-  for (const v of values) {
-    const x = (v - view.t0) * scale;
+  for (const { t, text } of labels) {
+    const x = (t - view.t0) * scale;
     ctx.fillRect(x, AXIS_H - 8, 1, 8);
-    ctx.fillText(formatTick(v, step), x + 3, 4);
+    ctx.fillText(text, x + 3, 4);
   }
   if (brush && brush[1] > view.t0 && brush[0] < view.t1) {
     const [a, b] = brush;

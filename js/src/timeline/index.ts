@@ -3,24 +3,28 @@
 
 import { readTheme, type Theme } from "../common/colors";
 import { button, h, typed } from "../common/dom";
-import { formatDuration } from "../common/time";
-import { AXIS_H, drawAxis } from "./axis";
+import { formatDuration, formatTime } from "../common/time";
+import { AXIS_H, axisLabels, drawAxis } from "./axis";
+import { counterText } from "./counterscale";
 import { Channel, decodeItems, type Items } from "./data";
 import { renderHead } from "./head";
+import { HelpOverlay } from "./help";
 import { hitTest } from "./hit";
 import { bindInput, type Drag } from "./input";
 import { LabelPanel } from "./labels";
+import { Legend } from "./legend";
 import { Overview } from "./overview";
 import {
   buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, totalHeight,
   type CounterInfo, type Row, type TrackInfo,
 } from "./layout";
 import { paint, type Place, type Scene } from "./render";
-import { matchNames } from "./search";
+import { Search } from "./search";
 import { readSnapshot, saveSnapshot } from "./snapshot";
 import { SummaryPanel, type RangeSummary } from "./summary";
+import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
-import { clampView, covers, type Range } from "./viewmath";
+import { clampView, covers, fitRange, type Range } from "./viewmath";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -50,9 +54,22 @@ export class TimelineView {
   readonly canvas = h("canvas", { class: "nw-canvas" });
   private labels: LabelPanel;
   private summary: SummaryPanel;
-  readonly tooltip = new Tooltip();
+  readonly tooltip = new Tooltip(() => this.root.getBoundingClientRect());
+  readonly help = new HelpOverlay();
+  private legend = new Legend((k) => ((this.pick = k), this.request()));
+  pick: string | null = null; // the legend's highlighted colour
   readonly searchInput = h("input", { class: "nw-input", attrs: { placeholder: "Search names (regex)", type: "search" } });
-  private searchInfo = h("span", { class: "nw-note" });
+  private finder: Search = new Search({
+    view: () => this.view,
+    names: () => this.model.get("names") as string[],
+    selectedStart: () => (this.model.get("selection_detail") as Partial<Detail>).start,
+    visibleTrackIds: () => this.tracks().map((_, i) => i).filter((i) => !this.layout.hidden.has(i)),
+    ask: (m) => this.side.want(m),
+    setView: (v) => this.setView(v),
+    scrollToTrack: (t) => this.scrollToTrack(t),
+    select: (r) => this.select(r),
+    request: () => this.request(),
+  });
   readonly filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
   private hiddenBtn: HTMLButtonElement;
   private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
@@ -63,8 +80,6 @@ export class TimelineView {
   private items: Items | null = null;
   private counterData = new Map<string, { t: Float64Array; v: Float64Array }>();
   private counterWindow: { t0: number; t1: number; keys: string } | null = null;
-  private match: Uint8Array | null = null;
-  private matchCodes: number[] = [];
   private theme: Theme;
   private viewport: Channel;
   private counters: Channel;
@@ -107,9 +122,13 @@ export class TimelineView {
     (this.root as unknown as { __nwView: TimelineView }).__nwView = this;
     this.bindModel();
     bindInput(this);
+    // The plot's own box: a range table closing, a theme's new fonts or a cell resized all change it.
     this.resize = new ResizeObserver(() => this.relayout());
     this.resize.observe(this.root);
-    this.themeWatch = new MutationObserver(() => ((this.theme = readTheme(this.root)), this.request()));
+    this.resize.observe(this.scroll);
+    const retheme = () => ((this.theme = readTheme(this.root)), this.request());
+    // The theme's CSS variables land after the attribute changes: read them again once they have.
+    this.themeWatch = new MutationObserver(() => (retheme(), window.setTimeout(retheme, 150), window.setTimeout(retheme, 600)));
     this.themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
     this.ticker = window.setInterval(() => {
       const now = performance.now();
@@ -131,26 +150,18 @@ export class TimelineView {
 
   // -- DOM ------------------------------------------------------------------------------
   private buildDom(el: HTMLElement): void {
-    const prev = button("◀", "Previous match (Shift+Enter)", () => this.find(-1));
-    const next = button("▶", "Next match (Enter)", () => this.find(1));
-    const cpu = h("label", { class: "nw-check", title: "Host CPU utilisation per core" }, [
-      h("input", { attrs: { type: "checkbox" } }),
-      h("span", { text: "CPU" }),
-    ]);
-    const cpuBox = cpu.querySelector("input")!;
-    cpuBox.checked = this.layout.showCpu;
-    cpuBox.addEventListener("change", () => {
-      this.model.set("show_cpu", cpuBox.checked);
-      this.model.save_changes();
-    });
-    this.toolbar.append(
-      this.groupingSelect, this.searchInput, prev, next, this.searchInfo, this.filterInput,
-      button("Collapse all", "Collapse every group", () => this.collapseAll(true)),
-      button("Expand all", "Expand every group", () => this.collapseAll(false)),
-      this.hiddenBtn, cpu,
-      button("Reset", "Show the whole profile (0)", () => this.setView({ t0: this.home()[0], t1: this.home()[1] })),
-      this.status,
-    );
+    fillToolbar(this.toolbar, {
+      grouping: this.groupingSelect, search: this.searchInput, searchInfo: this.finder.info, filter: this.filterInput,
+      hidden: this.hiddenBtn, status: this.status,
+    }, {
+      find: (d) => this.find(d),
+      collapseAll: (on) => this.collapseAll(on),
+      showCpu: (on) => (this.model.set("show_cpu", on), this.model.save_changes()),
+      fit: () => this.fit(),
+      reset: () => this.setView({ t0: this.home()[0], t1: this.home()[1] }),
+      legend: () => (this.legend.toggle(), this.request()),
+      help: () => this.help.toggle(),
+    }, this.layout.showCpu);
     const overviewRow = h("div", { class: "nw-header nw-overview-row" }, [
       h("div", { class: "nw-overview-corner", text: "overview", attrs: { style: `width:${LABEL_W}px` } }),
       this.overview.el,
@@ -160,7 +171,8 @@ export class TimelineView {
     this.labels.el.style.width = `${LABEL_W}px`;
     this.plotCol.appendChild(this.canvas);
     this.scroll.append(this.labels.el, this.plotCol);
-    this.root.append(this.head, this.toolbar, this.errorBar, overviewRow, header, this.scroll, this.summary.el);
+    this.root.append(this.head, this.toolbar, this.errorBar, overviewRow, header, this.scroll, this.summary.el,
+      this.legend.el, this.help.el);
     this.root.style.height = `${this.model.get("height")}px`;
     el.appendChild(this.root);
     document.body.appendChild(this.tooltip.el);
@@ -190,10 +202,8 @@ export class TimelineView {
     this.items = null;
     this.counterData.clear();
     this.counterWindow = null;
-    this.match = null;
-    this.matchCodes = [];
     this.searchInput.value = "";
-    this.searchInfo.textContent = "";
+    this.finder.set("");
     this.snapshot = null;
     this.brushLocal = null;
     this.layout = { ...newLayoutState(), showCpu: this.layout.showCpu, filter: this.layout.filter };
@@ -228,8 +238,12 @@ export class TimelineView {
       m.on(ev, f);
       this.cleanup.push(() => m.off(ev, f));
     };
+    let grouping = m.get("grouping");
     on("change:tracks", () => {
       this.groupingSelect.value = m.get("grouping");
+      // Another grouping's rows: start at the top, not mid-way down a track with no label.
+      if (m.get("grouping") !== grouping) this.scroll.scrollTop = 0;
+      grouping = m.get("grouping");
       this.items = null;
       this.relayout();
     });
@@ -406,12 +420,14 @@ export class TimelineView {
   private onSide(msg: any): void {
     if (msg.type === "hover") this.tooltip.setArgs(msg.row, msg.args ?? {});
     else if (msg.type === "counter_at") this.tooltip.setCounter(msg);
-    else if (msg.type === "find") this.onFound(msg);
+    else if (msg.type === "find") this.finder.found(msg);
     else if (msg.type === "error") this.showError(msg.message);
   }
 
   // -- drawing ----------------------------------------------------------------------------
   private draw(): void {
+    // Not laid out (a theme switch, a hidden tab): keep the canvas's size; the resize observer calls back.
+    if (this.scroll.clientWidth <= LABEL_W) return;
     const t = performance.now();
     const width = this.plotWidth();
     const height = Math.max(this.scroll.clientHeight, 20);
@@ -429,7 +445,9 @@ export class TimelineView {
     const onScreen = rowsIn(this.rows, top, top + height);
     const trackY = new Map<number, number>();
     for (const r of onScreen) if (r.kind === "track") trackY.set(r.track, r.y);
-    this.labels.render(this.rows, this.tracks(), top, top + height, totalHeight(this.rows));
+    const pointerT = this.mouse ? this.timeAt(this.mouse.x) : null;
+    this.labels.render(this.rows, this.tracks(), top, top + height, totalHeight(this.rows), (k) =>
+      counterText(this.counterData.get(k), (this.model.get("counters") as CounterInfo[]).find((c) => c.key === k), this.view, pointerT));
     const ctx = this.canvas.getContext("2d")!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const detail = this.model.get("selection_detail") as Detail | Record<string, never>;
@@ -442,13 +460,17 @@ export class TimelineView {
       items: this.items && this.items.grouping === this.model.get("grouping") ? this.items : null,
       names: this.model.get("names") as string[],
       theme: this.theme,
-      match: this.match,
+      match: this.finder.match,
       selection: "row" in detail ? { place: detail as Detail, upstream: (detail as Detail).upstream, downstream: (detail as Detail).downstream } : null,
       brush: this.brushLocal,
       hoverRow: -1,
       counters: this.counterData,
+      pick: this.pick,
+      pointerT,
     };
-    const { drawn } = paint(ctx, scene);
+    const { drawn, dimmed } = paint(ctx, scene);
+    this.root.dataset.dimmed = String(dimmed);
+    this.legend.update(scene.items, scene.names, this.view, new Set(trackY.keys()), this.pick, this.theme);
     if (!scene.items && this.snapshot) ctx.drawImage(this.snapshot, 0, 0, width, height);
     this.drawAxis(width, dpr);
     this.lastDrawMs = performance.now() - t;
@@ -485,6 +507,20 @@ export class TimelineView {
     this.request();
   }
 
+  /** Fit the brushed range, else the selected event (with room either side), else everything. */
+  fit(): void {
+    this.setView(fitRange(this.brushLocal, this.model.get("selection_detail") as Partial<Detail>, this.home()));
+  }
+
+  /** The axis's labels for the current view (tests and the export read them). */
+  axisLabels(): string[] {
+    return axisLabels(this.view, this.plotWidth()).map((l) => l.text);
+  }
+
+  formatTime(ns: number): string {
+    return formatTime(ns);
+  }
+
   timeAt(x: number): number {
     return this.view.t0 + (x / this.plotWidth()) * (this.view.t1 - this.view.t0);
   }
@@ -500,6 +536,8 @@ export class TimelineView {
   }
 
   hover(x: number, y: number, cx: number, cy: number): void {
+    // Counters on screen mark the value under the pointer: draw again as it moves.
+    if (this.rows.some((r) => r.kind === "counter")) this.request();
     const cy0 = y + this.scroll.scrollTop;
     const it = this.items;
     const hit = hitTest(this.rows, it, this.view, this.plotWidth(), x, cy0);
@@ -519,7 +557,7 @@ export class TimelineView {
     const r = rowsIn(this.rows, cy0, cy0 + 1)[0];
     if (r && r.kind === "counter") {
       const t = this.timeAt(x);
-      this.tooltip.showCounter(r.series, cx, cy);
+      this.tooltip.showCounter(r.series, t, cx, cy);
       this.side.want({ type: "counter_at", key: `c|${r.key}|${Math.round(t)}`, payload: { key: r.key, t } });
       return;
     }
@@ -528,37 +566,11 @@ export class TimelineView {
 
   // -- search ---------------------------------------------------------------------------------
   search(text: string): void {
-    const { match, codes } = matchNames(this.model.get("names") as string[], text);
-    this.match = match;
-    this.matchCodes = codes;
-    this.searchInfo.textContent = !text ? "" : codes.length ? `${codes.length} names` : "no match";
-    this.request();
+    this.finder.set(text);
   }
 
   find(direction: 1 | -1): void {
-    if (!this.matchCodes.length) return;
-    const detail = this.model.get("selection_detail") as Partial<Detail>;
-    const after = detail.start ?? this.view.t0;
-    this.side.want({
-      type: "find",
-      key: `find|${after}|${direction}|${this.matchCodes.length}|${Math.random()}`,
-      payload: { codes: this.matchCodes, after, direction, tracks: this.tracks().map((_, i) => i).filter((i) => !this.layout.hidden.has(i)) },
-    });
-  }
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private onFound(msg: any): void {
-    if (msg.row < 0) {
-      this.searchInfo.textContent = "no match";
-      return;
-    }
-    this.searchInfo.textContent = `${msg.index + 1} / ${msg.total.toLocaleString()}`;
-    const dur = Math.max(msg.end - msg.start, 1000);
-    const mid = (msg.start + msg.end) / 2;
-    const w = Math.max(this.view.t1 - this.view.t0, 3 * dur);
-    this.setView({ t0: mid - w / 2, t1: mid + w / 2 });
-    this.scrollToTrack(msg.track);
-    this.select(msg.row);
+    this.finder.find(direction);
   }
 
   private scrollToTrack(track: number): void {

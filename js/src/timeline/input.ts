@@ -23,6 +23,8 @@ export interface InputHost {
   plotWidth(): number;
   timeAt(x: number): number;
   home(): [number, number];
+  fit(): void;
+  readonly help: { open: boolean; toggle(on?: boolean): void };
   setView(v: Range): void;
   setBrush(b: [number, number] | null): void;
   hover(x: number, y: number, cx: number, cy: number): void;
@@ -40,18 +42,29 @@ export function bindInput(v: InputHost): void {
     const r = c.getBoundingClientRect();
     return { x: e.clientX - r.left, y: e.clientY - r.top };
   };
-  c.addEventListener("wheel", (e) => {
-    e.preventDefault();
+  // Perfetto's convention: the wheel scrolls the tracks, Ctrl+wheel (a trackpad's pinch) zooms at
+  // the pointer, Shift+wheel and sideways swipes pan. Over the time axis the wheel zooms.
+  const wheel = (e: WheelEvent, zoom: boolean) => {
     const { x } = local(e);
     const w = v.view.t1 - v.view.t0;
-    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+    const sideways = Math.abs(e.deltaX) > Math.abs(e.deltaY);
+    if (zoom && !sideways) {
+      e.preventDefault();
+      const factor = Math.exp(Math.max(Math.min(e.deltaY, 200), -200) * (e.ctrlKey ? 0.01 : 0.0025));
+      v.setView(zoomAt(v.view, v.timeAt(x), factor));
+    } else if (e.shiftKey || sideways) {
+      e.preventDefault();
       const d = e.shiftKey && e.deltaX === 0 ? e.deltaY : e.deltaX;
       v.setView(pan(v.view, (d / v.plotWidth()) * w));
     } else {
-      const factor = Math.exp(Math.max(Math.min(e.deltaY, 200), -200) * (e.ctrlKey ? 0.01 : 0.0025));
-      v.setView(zoomAt(v.view, v.timeAt(x), factor));
+      // The tracks scroll; at either end the page scrolls on, as a notebook user expects.
+      const before = v.scroll.scrollTop;
+      v.scroll.scrollTop += e.deltaMode === 1 ? e.deltaY * 18 : e.deltaY;
+      if (v.scroll.scrollTop !== before) e.preventDefault();
     }
-  }, { passive: false });
+  };
+  c.addEventListener("wheel", (e) => wheel(e, e.ctrlKey || e.metaKey), { passive: false });
+  v.axis.addEventListener("wheel", (e) => wheel(e, true), { passive: false });
   const startDrag = (e: PointerEvent, mode: "pan" | "brush", target: HTMLElement) => {
     const p = local(e);
     v.root.focus({ preventScroll: true });
@@ -95,7 +108,7 @@ export function bindInput(v: InputHost): void {
   v.axis.addEventListener("pointermove", (e) => v.drag && move(e));
   c.addEventListener("pointerup", (e) => up(e, c));
   v.axis.addEventListener("pointerup", (e) => up(e, v.axis));
-  c.addEventListener("pointerleave", () => ((v.mouse = null), v.tooltip.hide()));
+  c.addEventListener("pointerleave", () => ((v.mouse = null), v.tooltip.hide(), v.request()));
   v.scroll.addEventListener("scroll", () => v.request());
   v.root.addEventListener("keydown", (e) => key(v, e));
   // JupyterLab's command-mode shortcuts (A, B, D, S...) must not fire while the widget has focus.
@@ -116,6 +129,8 @@ function key(v: InputHost, e: KeyboardEvent): void {
   const at = v.mouse ? v.timeAt(v.mouse.x) : (v.view.t0 + v.view.t1) / 2;
   const k = e.key.toLowerCase();
   let handled = true;
+  if (k === "?") return (v.help.toggle(), e.preventDefault());
+  if (k === "escape" && v.help.open) return (v.help.toggle(false), e.preventDefault());
   if (k === "w" || k === "arrowup" || k === "+" || k === "=") v.setView(zoomAt(v.view, at, 0.7));
   else if (k === "s" || k === "arrowdown" || k === "-") v.setView(zoomAt(v.view, at, 1 / 0.7));
   else if (k === "a" || k === "arrowleft") v.setView(pan(v.view, -0.2 * w));
@@ -124,7 +139,7 @@ function key(v: InputHost, e: KeyboardEvent): void {
   else if (k === "escape") {
     if (v.brushLocal) v.setBrush(null);
     else v.select(-1);
-  } else if (k === "f" && v.brushLocal) v.setView({ t0: v.brushLocal[0], t1: v.brushLocal[1] });
+  } else if (k === "f") v.fit();
   else handled = false;
   if (handled) e.preventDefault();
 }

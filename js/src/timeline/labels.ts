@@ -1,7 +1,10 @@
 // The track-label panel: only the rows near the visible part are in the DOM.
 
 import { button, h } from "../common/dom";
-import type { Row, TrackInfo } from "./layout";
+import { GROUP_H, stickyGroups, type Row, type TrackInfo } from "./layout";
+
+/** What a counter's label says beside its name: the visible window's maximum, and the value under the pointer. */
+export type CounterText = (key: string) => { scale: string; value: string };
 
 export interface LabelActions {
   toggle(path: string): void;
@@ -17,7 +20,7 @@ export class LabelPanel {
     this.el.appendChild(this.inner);
   }
 
-  render(rows: Row[], tracks: TrackInfo[], top: number, bottom: number, total: number): void {
+  render(rows: Row[], tracks: TrackInfo[], top: number, bottom: number, total: number, counterText?: CounterText): void {
     this.inner.style.height = `${total}px`;
     const frag = document.createDocumentFragment();
     for (const r of rows) {
@@ -46,10 +49,28 @@ export class LabelPanel {
           ]),
         );
       } else {
-        div.append(h("span", { class: "nw-label-text", text: r.label.split("/").pop() ?? r.label, title: r.label }));
+        const text = counterText?.(r.key);
+        div.dataset.key = r.key;
+        div.append(h("span", { class: "nw-label-text", text: r.label.split("/").pop() ?? r.label, title: r.label }),
+          h("span", { class: "nw-counter-scale", text: text?.scale ?? "" }),
+          h("span", { class: "nw-counter-value", text: text?.value ?? "" }));
       }
       frag.appendChild(div);
     }
+    // The headers of the groups being scrolled through stay at the top, so every row has its context.
+    stickyGroups(rows, top).forEach((g, k) => {
+      const div = h("div", { class: "nw-label nw-label-group nw-label-sticky" }, [
+        h("span", { class: "nw-twisty", text: "▾" }),
+        h("span", { class: "nw-label-text", text: g.label, title: g.path.replace("\u0000", "") }),
+        h("span", { class: "nw-label-count", text: String(g.tracks) }),
+      ]);
+      div.style.top = `${top + k * GROUP_H}px`;
+      div.style.height = `${GROUP_H}px`;
+      div.style.paddingLeft = `${4 + g.depth * 12}px`;
+      div.dataset.path = g.path;
+      div.addEventListener("click", () => this.actions.toggle(g.path));
+      frag.appendChild(div);
+    });
     this.inner.replaceChildren(frag);
   }
 }

@@ -20,7 +20,8 @@ export interface CounterInfo {
 }
 
 export type Row =
-  | { kind: "group"; path: string; label: string; depth: number; y: number; h: number; tracks: number; collapsed: boolean }
+  | { kind: "group"; path: string; label: string; depth: number; y: number; h: number; tracks: number; collapsed: boolean;
+      end: number } // end: the bottom of the group's last row
   | { kind: "track"; track: number; label: string; depth: number; y: number; h: number; lanes: number }
   | { kind: "counter"; key: string; label: string; depth: number; y: number; h: number; series: CounterInfo };
 
@@ -50,6 +51,7 @@ interface Node {
 }
 
 const COUNTERS = "\u0000counters";
+const MAX_OPEN_COUNTERS = 4;
 
 function newNode(path: string, label: string, first: number): Node {
   return { path, label, children: new Map(), tracks: [], first };
@@ -79,6 +81,11 @@ export function defaultCollapsed(counters: CounterInfo[]): string[] {
     sizes.set(group, (sizes.get(group) ?? 0) + 1);
   }
   const out = [...sizes].filter(([, n]) => n > 2).map(([p]) => p);
+  // More counter rows than fit beside the events of a 520 px widget: the Counters group starts
+  // closed (one row), so the events get the room; a click opens it.
+  const open = counters.filter((c) => c.kind !== "cpu").length - [...sizes].filter(([, n]) => n > 2)
+    .reduce((k, [, n]) => k + n, 0);
+  if (open > MAX_OPEN_COUNTERS) out.push(COUNTERS);
   // Several instances' counters (memory, HBM, bandwidth each) would fill the first screen: each
   // instance's group starts collapsed, one row, so the events show at once.
   if (instances.size > 1) out.push(...instances);
@@ -119,16 +126,22 @@ export function buildRows(tracks: TrackInfo[], counters: CounterInfo[], st: Layo
     const kids = [...node.children.values()].sort((a, b) => a.first - b.first);
     for (const child of kids) {
       const collapsed = st.collapsed.has(child.path);
-      rows.push({ kind: "group", path: child.path, label: child.label, depth, y, h: GROUP_H, tracks: countTracks(child), collapsed });
+      const row: Row = { kind: "group", path: child.path, label: child.label, depth, y, h: GROUP_H, tracks: countTracks(child),
+        collapsed, end: 0 };
+      rows.push(row);
       y += GROUP_H;
       if (!collapsed) walk(child, depth + 1, isCounter);
+      row.end = y;
     }
   };
   if (countTracks(counterRoot)) {
     const collapsed = st.collapsed.has(COUNTERS);
-    rows.push({ kind: "group", path: COUNTERS, label: "Counters", depth: 0, y, h: GROUP_H, tracks: countTracks(counterRoot), collapsed });
+    const row: Row = { kind: "group", path: COUNTERS, label: "Counters", depth: 0, y, h: GROUP_H,
+      tracks: countTracks(counterRoot), collapsed, end: 0 };
+    rows.push(row);
     y += GROUP_H;
     if (!collapsed) walk(counterRoot, 1, true);
+    row.end = y;
   }
   walk(root, 0, false);
   return rows;
@@ -185,4 +198,17 @@ export function moveTrack(tracks: TrackInfo[], st: LayoutState, track: number, d
   if (at < 0 || to < 0 || to >= siblings.length) return;
   [siblings[at], siblings[to]] = [siblings[to], siblings[at]];
   siblings.forEach((i, k) => st.order.set(i, Math.min(...siblings) + k));
+}
+
+/** The groups whose header has scrolled above `top` while some of their rows are still shown, outermost first. */
+export function stickyGroups(rows: Row[], top: number): Extract<Row, { kind: "group" }>[] {
+  const out: Extract<Row, { kind: "group" }>[] = [];
+  for (const r of rows) {
+    if (r.y >= top + out.length * GROUP_H) break;
+    if (r.kind === "group" && !r.collapsed && r.y < top + out.length * GROUP_H && r.end > top + (out.length + 1) * GROUP_H) {
+      while (out.length && out[out.length - 1].depth >= r.depth) out.pop();
+      out.push(r);
+    }
+  }
+  return out;
 }

@@ -4,6 +4,7 @@
 
 import { ERROR_COLOR, nameColor, type Theme } from "../common/colors";
 import { FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
+import { sampleAt, visibleRange } from "./counterscale";
 import { LANE_H, type Row } from "./layout";
 
 export interface View {
@@ -35,13 +36,15 @@ export interface Scene {
   brush: [number, number] | null;
   hoverRow: number;
   counters: Map<string, { t: Float64Array; v: Float64Array }>;
+  pick: string | null; // the legend's highlighted colour: the others are dimmed
+  pointerT: number | null; // the time under the pointer: counters mark their value there
 }
 
 // Text is the costliest thing to paint in software; past this many names a frame shows the first.
 const MAX_LABELS = 400;
 
 const colorCache = new Map<string, string>();
-function colorOf(key: string, dark: boolean): string {
+export function colorOf(key: string, dark: boolean): string {
   const k = (dark ? "d" : "l") + key;
   let c = colorCache.get(k);
   if (!c) {
@@ -51,11 +54,17 @@ function colorOf(key: string, dark: boolean): string {
   return c;
 }
 
+/** What gives item i its colour: its `color_by` value when the view colours by one, else its name. */
+export function colorKeyOf(it: Items, names: string[], i: number): string {
+  if (it.color && it.colorKeys) return it.color[i] >= 0 ? it.colorKeys[it.color[i]] : "(none)";
+  return names[it.name[i]] ?? "";
+}
+
 export function xOf(view: View, t: number): number {
   return ((t - view.t0) / (view.t1 - view.t0)) * view.width;
 }
 
-export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number } {
+export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number; dimmed: number } {
   const { view, theme } = s;
   ctx.fillStyle = theme.background;
   ctx.fillRect(0, 0, view.width, s.height);
@@ -70,8 +79,9 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number 
     ctx.fillRect(0, y + r.h - 1, view.width, 1);
   }
   let drawn = 0;
+  let dimmed = 0;
   const items = s.items;
-  if (items) drawn = paintItems(ctx, s, items);
+  if (items) ({ drawn, dimmed } = paintItems(ctx, s, items));
   for (const r of s.rows) if (r.kind === "counter") paintCounter(ctx, s, r);
   if (s.selection) paintSelection(ctx, s);
   if (s.brush) {
@@ -83,15 +93,16 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number 
     ctx.fillRect(a, 0, 1, s.height);
     ctx.fillRect(b, 0, 1, s.height);
   }
-  return { drawn };
+  return { drawn, dimmed };
 }
 
-function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number {
+function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn: number; dimmed: number } {
   const { view, theme } = s;
   const scale = view.width / (view.t1 - view.t0);
   const buckets = new Map<string, number[]>();
   const dimmed = new Map<string, number[]>();
   let drawn = 0;
+  let nDim = 0;
   const keys = it.color && it.colorKeys ? it.colorKeys : null;
   const labelled: number[] = [];
   const marked: number[] = [];
@@ -109,7 +120,8 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
     }
     const code = it.name[i];
     const key = keys ? (it.color![i] >= 0 ? keys[it.color![i]] : "(none)") : s.names[code] ?? "";
-    const dim = s.match !== null && !s.match[code];
+    const dim = (s.match !== null && !s.match[code]) || (s.pick !== null && key !== s.pick);
+    if (dim) nDim++;
     const map = dim ? dimmed : buckets;
     let b = map.get(key);
     if (!b) map.set(key, (b = []));
@@ -173,7 +185,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
     ctx.stroke();
     ctx.restore();
   }
-  if (s.match) {
+  if (s.match || s.pick !== null) {
     // Matches get an outline so they stand out from the dimmed rest.
     ctx.strokeStyle = theme.foreground;
     ctx.lineWidth = 1;
@@ -237,7 +249,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): number 
     ctx.fillStyle = it.flags[i] & FLAG_ERROR || theme.dark ? "#ffffff" : "#1a1a1a";
     ctx.fillText(text, x0 + 3, y);
   }
-  return drawn;
+  return { drawn, dimmed: nDim };
 }
 
 function placeRect(s: Scene, p: Place): { x0: number; x1: number; y: number } | null {
@@ -287,8 +299,10 @@ function paintCounter(ctx: CanvasRenderingContext2D, s: Scene, r: Extract<Row, {
   const data = s.counters.get(r.key);
   const y0 = r.y - s.scrollTop;
   if (!data || data.t.length === 0) return;
-  const lo = Math.min(r.series.min, 0);
-  const hi = r.series.unit === "%" ? Math.max(100, r.series.max) : Math.max(r.series.max, lo + 1e-9);
+  // Scaled to what the window shows (from 0), as the label's "max" says.
+  const seen = visibleRange(data, s.view.t0, s.view.t1);
+  const lo = Math.min(seen ? seen[0] : r.series.min, 0);
+  const hi = Math.max(seen ? seen[1] : r.series.max, lo + 1e-9);
   const yOf = (v: number) => y0 + r.h - 3 - ((v - lo) / (hi - lo)) * (r.h - 8);
   const color = colorOf(r.series.kind + r.series.label.split("/").slice(-1)[0], s.theme.dark);
   ctx.beginPath();
@@ -306,4 +320,15 @@ function paintCounter(ctx: CanvasRenderingContext2D, s: Scene, r: Extract<Row, {
   ctx.globalAlpha = 0.75;
   ctx.fill();
   ctx.globalAlpha = 1;
+  if (s.pointerT !== null) {
+    const k = sampleAt(data, s.pointerT);
+    if (k >= 0) {
+      const x = xOf(s.view, s.pointerT);
+      ctx.fillStyle = s.theme.foreground;
+      ctx.fillRect(x, y0 + 1, 1, r.h - 2);
+      ctx.beginPath();
+      ctx.arc(x, yOf(data.v[k]), 2.5, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+  }
 }

@@ -1,7 +1,7 @@
 // The hover tooltip. Names and arguments are profile text: set as textContent only.
 
 import { h } from "../common/dom";
-import { formatDuration } from "../common/time";
+import { formatDuration, formatTime } from "../common/time";
 import { FLAG_COARSE, FLAG_ERROR, FLAG_INCOMPLETE } from "./data";
 import type { CounterInfo } from "./layout";
 
@@ -27,8 +27,13 @@ function bytes(v: number): string {
 
 export function formatValue(v: number, unit: string): string {
   if (unit === "B") return bytes(v);
+  if (unit === "B/s") return `${bytes(v)}/s`;
   if (unit === "%") return `${v.toFixed(1)} %`;
-  return v.toLocaleString(undefined, { maximumFractionDigits: 3 });
+  // Large plain values with an SI prefix, so a narrow label still reads: 12.3 G, not 12,345,678,901.
+  const a = Math.abs(v);
+  const si = a >= 1e12 ? [1e12, "T"] : a >= 1e9 ? [1e9, "G"] : a >= 1e6 ? [1e6, "M"] : a >= 1e4 ? [1e3, "k"] : null;
+  const text = si ? `${(v / (si[0] as number)).toFixed(2)} ${si[1]}` : v.toLocaleString(undefined, { maximumFractionDigits: 3 });
+  return unit && unit !== "count" ? `${text} ${unit}` : text;
 }
 
 export class Tooltip {
@@ -37,6 +42,11 @@ export class Tooltip {
   private shown = ""; // what the tooltip shows: merged items share a row, so the row alone is not enough
   private argsFor = -1;
   private counter: CounterInfo | null = null;
+  private pointer = 0; // the time under the pointer, for counter values
+  private at: [number, number] = [0, 0]; // where it was placed: arguments arriving later grow it
+
+  /** The box the tooltip keeps inside (the widget on the page). */
+  constructor(private bounds?: () => DOMRect) {}
 
   showItem(it: HoverItem, cx: number, cy: number): void {
     this.counter = null;
@@ -51,7 +61,7 @@ export class Tooltip {
         : "Kept without its details in this export (past its size budget)." }));
       else if (it.count > 1) lines.push(h("div", { class: "nw-tt-note", text: `${it.count.toLocaleString()} events merged at this zoom; the longest is named. Zoom in to see each.` }));
       lines.push(
-        h("div", { text: `start ${formatDuration(it.start)} · duration ${formatDuration(it.end - it.start)}` }),
+        h("div", { text: `start ${formatTime(it.start)} · duration ${formatDuration(it.end - it.start)}` }),
         h("div", { class: "nw-tt-track", text: it.track }),
       );
       if (it.flags & FLAG_ERROR) lines.push(h("div", { class: "nw-tt-error", text: "error" }));
@@ -73,9 +83,11 @@ export class Tooltip {
     if (!box) return;
     box.replaceChildren(...Object.entries(args).map(([k, v]) =>
       h("div", {}, [h("span", { class: "nw-tt-key", text: `${k}: ` }), h("span", { text: v })])));
+    this.place(...this.at);
   }
 
-  showCounter(series: CounterInfo, cx: number, cy: number): void {
+  showCounter(series: CounterInfo, t: number, cx: number, cy: number): void {
+    this.pointer = t;
     if (this.counter?.key !== series.key) {
       this.row = -1;
       this.shown = "";
@@ -92,19 +104,42 @@ export class Tooltip {
     const box = this.el.querySelector(".nw-tt-value");
     if (!box) return;
     const unit = this.counter.unit;
-    const parts: Node[] = [h("div", { text: msg.value === undefined ? "no sample" : `${formatValue(msg.value, unit)} at ${formatDuration(msg.t)}` })];
+    // The value in force at the pointer's time; the sample it comes from may be much earlier.
+    const at = typeof msg.at === "number" ? msg.at : this.pointer;
+    const parts: Node[] = [h("div", { text: msg.value === undefined ? `no sample at ${formatTime(at)}`
+      : `${formatValue(msg.value, unit)} at ${formatTime(at)}` })];
+    if (msg.value !== undefined) parts.push(h("div", { class: "nw-tt-note", text: `sampled at ${formatTime(msg.t)}` }));
     for (const [k, v] of Object.entries((msg.breakdown ?? {}) as Record<string, number>)) {
       parts.push(h("div", {}, [h("span", { class: "nw-tt-key", text: `${k}: ` }), h("span", { text: formatValue(v, "B") })]));
     }
     box.replaceChildren(...parts);
+    this.place(...this.at);
   }
 
+  /**
+   * Beside the pointer and inside the widget (and the window): below and right of it when that
+   * fits, else flipped above or left, else against the edge; taller than the room, it scrolls.
+   */
   private place(cx: number, cy: number): void {
-    this.el.style.display = "block";
-    const w = this.el.offsetWidth;
-    const x = cx + 14 + w > window.innerWidth ? cx - w - 10 : cx + 14;
-    this.el.style.left = `${Math.max(x, 0) + window.scrollX}px`;
-    this.el.style.top = `${cy + 14 + window.scrollY}px`;
+    const el = this.el;
+    this.at = [cx, cy];
+    el.style.display = "block";
+    const b = this.bounds?.() ?? new DOMRect(0, 0, window.innerWidth, window.innerHeight);
+    const left = Math.max(b.left, 0);
+    const top = Math.max(b.top, 0);
+    const right = Math.min(b.right, window.innerWidth);
+    const bottom = Math.min(b.bottom, window.innerHeight);
+    el.style.maxHeight = `${Math.max(bottom - top - 4, 60)}px`;
+    el.style.maxWidth = `${Math.max(Math.min(480, right - left - 4), 120)}px`;
+    const w = el.offsetWidth;
+    const h = el.offsetHeight;
+    const gap = 14;
+    let x = cx + gap + w <= right ? cx + gap : cx - gap - w;
+    let y = cy + gap + h <= bottom ? cy + gap : cy - gap - h;
+    x = Math.min(Math.max(x, left), right - w);
+    y = Math.min(Math.max(y, top), bottom - h);
+    el.style.left = `${Math.max(x, 0)}px`;
+    el.style.top = `${Math.max(y, 0)}px`;
   }
 
   hide(): void {

@@ -6,16 +6,19 @@ export interface Range {
 }
 
 export const MIN_SPAN_NS = 10;
+const EDGE = 0.01; // room beyond the profile's ends, as a share of the view's width
 
+/**
+ * Keep a view on the profile: at most the whole span and 1% of the view's width beyond either
+ * end, so zooming out or jumping to the first event never shows time before the profile began.
+ */
 export function clampView(v: Range, span: [number, number]): Range {
   const full = Math.max(span[1] - span[0], MIN_SPAN_NS);
-  const margin = full * 0.05;
-  let w = Math.min(Math.max(v.t1 - v.t0, MIN_SPAN_NS), full + 2 * margin);
-  let t0 = v.t0;
-  if (!isFinite(t0) || !isFinite(w)) return { t0: span[0], t1: span[1] };
-  t0 = Math.max(t0, span[0] - margin);
+  const w = Math.min(Math.max(v.t1 - v.t0, MIN_SPAN_NS), full * (1 + 2 * EDGE));
+  if (!isFinite(v.t0) || !isFinite(w)) return { t0: span[0], t1: span[1] };
+  const margin = w * EDGE;
+  let t0 = Math.max(v.t0, span[0] - margin);
   if (t0 + w > span[1] + margin) t0 = span[1] + margin - w;
-  w = Math.max(w, MIN_SPAN_NS);
   return { t0, t1: t0 + w };
 }
 
@@ -35,4 +38,15 @@ export function covers(have: { t0: number; t1: number; pxNs: number }, v: Range,
   const fineEnough = have.pxNs <= Math.max(1.5 * nsPerPx, 1);
   const notTooFine = have.pxNs >= nsPerPx / 4 || have.pxNs <= 1;
   return inside && fineEnough && notTooFine;
+}
+
+/** What Fit shows: the brushed range, else the selected event with room either side, else home. */
+export function fitRange(brush: [number, number] | null, sel: { start?: number; end?: number }, home: [number, number]): Range {
+  if (brush) return { t0: brush[0], t1: brush[1] };
+  if (typeof sel.start === "number" && typeof sel.end === "number") {
+    const w = Math.max(sel.end - sel.start, 1000) * 1.5;
+    const mid = (sel.start + sel.end) / 2;
+    return { t0: mid - w / 2, t1: mid + w / 2 };
+  }
+  return { t0: home[0], t1: home[1] };
 }
