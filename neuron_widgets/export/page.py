@@ -19,6 +19,8 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline
 PAGE_CSS = """
 html, body { margin: 0; background: var(--jp-layout-color0, #fff); color: var(--jp-ui-font-color1, #222);
   font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", sans-serif); }
+/* The colours are set on body: it fills the window, so no white shows below a short page. */
+body { min-height: 100vh; }
 @media (prefers-color-scheme: dark) { body:not([data-theme=light]) { --jp-layout-color0: #111418;
   --jp-layout-color1: #1b1f24; --jp-layout-color2: #262b31; --jp-ui-font-color0: #f2f2f2;
   --jp-ui-font-color1: #e6e6e6; --jp-ui-font-color2: #b0b0b0; --jp-border-color1: #3a3f45;

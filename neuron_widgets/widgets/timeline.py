@@ -228,6 +228,7 @@ class Timeline(anywidget.AnyWidget):
                 if self._color is not None:
                     meta["color_keys"] = self._color_keys
                 self.send({**meta, "uuid": uuid, "revision": self.revision, "generation": generation}, buffers)
+                self._painted.set()
             elif kind == "counters":
                 data = self._counter_data or CounterSeries()
                 keys = set(content.get("keys") or [])
@@ -305,6 +306,7 @@ class Timeline(anywidget.AnyWidget):
 
     # -- background work ----------------------------------------------------------------
     def _load_counters(self) -> None:
+        painted = self._painted = threading.Event()  # set once a view has been answered
         try:
             self._counter_data = counter_series(self.profile, transfers=False)
             # A copy: the bandwidth thread appends to the series list, the trait changes once it is done.
@@ -315,7 +317,9 @@ class Timeline(anywidget.AnyWidget):
         profile, data = self.profile, self._counter_data
 
         def transfers() -> None:
-            # Host-device bandwidth reads the transfers' arguments: added when ready, not awaited.
+            # Host-device bandwidth reads the transfers' arguments: added when ready, not awaited,
+            # and begun once the first view is answered, so its CPU does not delay the first paint.
+            painted.wait(3)
             try:
                 add_bandwidth(data, profile)
             except Exception as exc:

@@ -199,3 +199,27 @@ def test_a_device_trace_export_shows_engines_and_instruction_details(open_file, 
     assert args and all(str(k) in text for k in list(args)[:5]), (text, args)
     shot(page, "export-device")
     assert not o.errors and len(o.requests) == 1
+
+
+def test_an_export_in_a_dark_colour_scheme(open_file, tmp_path: Path, sample: nw.Profile) -> None:
+    # Issue 14, bug 10: white below the content, `29800 us` on the axis, a clipped search placeholder.
+    export_profile(tmp_path / "dark.html", sample)
+    o = open_file(tmp_path / "dark.html", dark=True, width=1280)
+    page = o.page
+    bottom = page.evaluate("""() => { const e = document.elementFromPoint(5, innerHeight - 3);
+        return getComputedStyle(e).backgroundColor; }""")
+    rgb = [int(x) for x in bottom[bottom.index("(") + 1:bottom.index(")")].split(",")[:3]]
+    assert sum(rgb) < 150, bottom  # the page's dark background reaches the window's bottom
+    labels = page.evaluate("""() => { const v = document.querySelector('.nw-timeline').__nwView;
+        v.setView({t0: 29.0e6, t1: 30.6e6}); return v.axisLabels(); }""")
+    assert labels and all(t.endswith(" ms") for t in labels), labels
+    clipped = page.evaluate("""() => { const i = document.querySelector('.nw-timeline .nw-input');
+        const c = document.createElement('canvas').getContext('2d'); c.font = getComputedStyle(i).font;
+        return c.measureText(i.placeholder).width > i.clientWidth - 8; }""")
+    assert not clipped
+    # The help and the wheel convention work offline too.
+    page.locator(".nw-timeline").first.focus()
+    page.keyboard.press("?")
+    page.locator(".nw-timeline .nw-help").wait_for(state="visible")
+    shot(page, "export-dark")
+    assert not o.errors and len(o.requests) == 1
