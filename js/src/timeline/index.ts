@@ -20,7 +20,7 @@ import {
 } from "./layout";
 import { paint, type Place, type Scene } from "./render";
 import { Search } from "./search";
-import { readSnapshot, saveSnapshot } from "./snapshot";
+import { readSnapshot, SnapshotKeeper } from "./snapshot";
 import { SummaryPanel, type RangeSummary } from "./summary";
 import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
@@ -86,7 +86,7 @@ export class TimelineView {
   private side: Channel; // hover details, find, counter values: small replies
   private frame = 0;
   private viewSync = 0;
-  private snapshotTimer = 0;
+  private keeper = new SnapshotKeeper(this.canvas, this.model, () => this.viewport.busy);
   private snapshot: ImageBitmap | null = null;
   private ticker: number;
   private resize: ResizeObserver;
@@ -141,7 +141,7 @@ export class TimelineView {
 
   destroy(): void {
     window.clearInterval(this.ticker);
-    window.clearTimeout(this.snapshotTimer);
+    this.keeper.stop();
     this.resize.disconnect();
     this.themeWatch.disconnect();
     for (const f of this.cleanup) f();
@@ -398,7 +398,7 @@ export class TimelineView {
     if (this.replyBytes.length > 1000) this.replyBytes.splice(0, 500);
     this.snapshot = null;
     this.request();
-    this.scheduleSnapshot();
+    this.keeper.schedule();
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -582,13 +582,6 @@ export class TimelineView {
   }
 
   // -- snapshot for notebooks reopened without a kernel -------------------------------------------
-  private scheduleSnapshot(): void {
-    window.clearTimeout(this.snapshotTimer);
-    this.snapshotTimer = window.setTimeout(() => {
-      if (!this.viewport.busy) saveSnapshot(this.canvas, this.model);
-    }, 2000);
-  }
-
   private loadSnapshot(): void {
     void readSnapshot(this.model).then((img) => {
       if (img && !this.items) {

@@ -23,3 +23,20 @@ export async function readSnapshot(model: any): Promise<ImageBitmap | null> {
     return null;
   }
 }
+
+/** Saves the canvas 2 s after the last reply, unless a request is in flight (its reply would change it). */
+export class SnapshotKeeper {
+  private timer = 0;
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  constructor(private canvas: HTMLCanvasElement, private model: any, private busy: () => boolean) {}
+
+  schedule(): void {
+    window.clearTimeout(this.timer);
+    this.timer = window.setTimeout(() => !this.busy() && saveSnapshot(this.canvas, this.model), 2000);
+  }
+
+  stop(): void {
+    window.clearTimeout(this.timer);
+  }
+}
