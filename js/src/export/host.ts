@@ -2,7 +2,7 @@
 // (viewport, counters, hover, find) from the embedded data, and keeps the derived state
 // (tracks, selection details, brush summary) up to date as the view changes.
 
-import { formatDuration } from "../common/time";
+import { formatDuration, formatTime } from "../common/time";
 import { LocalModel } from "./model";
 import type { Payload } from "./payload";
 import { EventStore, type GroupingDef } from "./store";
@@ -42,7 +42,6 @@ export interface Meta {
   };
 }
 
-const ns = (v: number) => `${Math.round(v).toLocaleString("en-US")} ns`;
 
 const MAX_TEXT = 2000;
 
@@ -271,18 +270,22 @@ export class TimelineHost {
     const origin = BigInt(this.meta.origin_ns);
     const at = (x: number) => (origin + BigInt(Math.round(x))).toString();
     const g = st.index(this.grouping());
-    const fields: [string, string][] = [];
+    // As EventDetails in the notebook: readable times from the profile start first, raw ns below.
+    const fields: [string, string][] = [["name", this.meta.names[st.name[i]] ?? ""],
+      ["start", `${formatTime(st.start[i])} from the profile start`], ["duration", formatDuration(st.end[i] - st.start[i])],
+      ["end", formatTime(st.end[i])], ["track", g.tracks[g.track[i]]?.label ?? ""]];
     for (const col of this.meta.columns) {
-      if (col === "name") fields.push([col, this.meta.names[st.name[i]] ?? ""]);
-      else if (col === "start_ts") fields.push([col, at(st.start[i])]);
-      else if (col === "end_ts") fields.push([col, at(st.end[i])]);
+      if (col === "name") continue;
+      else if (col === "start_ts") fields.push(["start_ts (raw ns)", at(st.start[i])]);
+      else if (col === "end_ts") fields.push(["end_ts (raw ns)", at(st.end[i])]);
       else if (col === "duration_ns") fields.push([col, String(Math.round(st.end[i] - st.start[i]))]);
       else fields.push([col, this.value(i, col)]);
     }
-    fields.splice(2, 0, ["start (from profile start)", ns(st.start[i])], ["track", g.tracks[g.track[i]]?.label ?? ""]);
-    const dep = (j: number) => ({ row: j, name: this.meta.names[st.name[j]] ?? "", start: ns(st.start[j]),
-      duration: ns(st.end[j] - st.start[j]), track: g.tracks[g.track[j]]?.label ?? "" });
-    return { title: this.meta.names[st.name[i]] ?? "", row: i, fields, args: Object.entries(this.argsOf(i)),
+    const dep = (j: number) => ({ row: j, name: this.meta.names[st.name[j]] ?? "", start: formatTime(st.start[j]),
+      duration: formatDuration(st.end[j] - st.start[j]), track: g.tracks[g.track[j]]?.label ?? "" });
+    const taken = new Set(fields.map(([k]) => k));
+    const args = Object.entries(this.argsOf(i)).map(([k, v]) => [taken.has(k) ? `${k} (argument)` : k, v]);
+    return { title: this.meta.names[st.name[i]] ?? "", row: i, fields, args,
       upstream: deps.upstream.map(dep), downstream: deps.downstream.map(dep) };
   }
 }

@@ -50,7 +50,9 @@ export function bindInput(v: InputHost): void {
     const sideways = Math.abs(e.deltaX) > Math.abs(e.deltaY);
     if (zoom && !sideways) {
       e.preventDefault();
-      const factor = Math.exp(Math.max(Math.min(e.deltaY, 200), -200) * (e.ctrlKey ? 0.01 : 0.0025));
+      // A pinch sends small deltas with ctrlKey set; a wheel's notch is about 100 (with or without Ctrl).
+      const rate = e.ctrlKey && Math.abs(e.deltaY) < 50 ? 0.01 : 0.0025;
+      const factor = Math.exp(Math.max(Math.min(e.deltaY, 200), -200) * rate);
       v.setView(zoomAt(v.view, v.timeAt(x), factor));
     } else if (e.shiftKey || sideways) {
       e.preventDefault();
