@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..model import jsonscan
-from ..model.profile import Profile
+from ..model.profile import Profile, set_read_threads
 from ..model.schema import INCOMPLETE
 
 # Kineto device events (GPU kernels, memory copies and sets), as HTA's kernel categories.
@@ -211,6 +211,14 @@ class Frame:
     def arg(self, rows: np.ndarray, key: str, kind: str = "int") -> np.ndarray:
         """One argument of events as a NumPy array: int64 (missing: -1), float, or object strings (missing: None)."""
         rows = np.asarray(rows, np.int64)
+        if "extra_attributes_json" in self.profile.column_names and rows.size:
+            have, texts = self._store("extra_attributes_json", ARG_EVENTS)
+            pos = np.searchsorted(have, rows)
+            if (pos < have.size).all() and (have[pos] == rows).all():
+                # The events the analyses read: one scan of the key over all of them, kept; each
+                # question is then an index into it, not a copy of its texts.
+                every = self._cached(("arg-all", key, kind), lambda: values_of(texts, key, kind))
+                return every[pos]
         return self._cached(("arg", key, kind, _fingerprint(rows)), lambda: values_of(self.arg_texts(rows), key, kind))
 
     def flow_ids(self, rows: np.ndarray) -> pa.Array:
@@ -242,13 +250,19 @@ class Frame:
         off the GIL), so the work that needs only times runs meanwhile."""
         self._prefetch_flows()
         if "extra_attributes_json" in self.profile.column_names and ("store", "extra_attributes_json") not in self._cache:
-            threading.Thread(target=lambda: self._store("extra_attributes_json", ARG_EVENTS), daemon=True,
-                             name="neuron-widgets-analysis-args").start()
+            threading.Thread(target=lambda: self._background(lambda: self._store("extra_attributes_json", ARG_EVENTS)),
+                             daemon=True, name="neuron-widgets-analysis-args").start()
 
     def _prefetch_flows(self) -> None:
         if "flow_id" in self.profile.column_names and ("store", "flow_id") not in self._cache:
-            threading.Thread(target=lambda: self._store("flow_id", FLOW_EVENTS), daemon=True,
+            threading.Thread(target=lambda: self._background(lambda: self._store("flow_id", FLOW_EVENTS)), daemon=True,
                              name="neuron-widgets-analysis-flows").start()
+
+    @staticmethod
+    def _background(read) -> None:
+        # One decode thread each: the analyses that need no arguments keep a core meanwhile.
+        set_read_threads(1)
+        read()
 
 
 class RowCodes:

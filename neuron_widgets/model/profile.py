@@ -556,6 +556,20 @@ class Profile(EventAccess):
                 f"{self.duration_ns / 1e6:,.3f} ms, warnings={sum(self.warnings.counts.values())}>")
 
 
+# How many threads a lazy read may decode with, per calling thread: a background read that runs
+# beside other work on a 2-core machine takes one, so the foreground keeps a core.
+_READ_THREADS = threading.local()
+
+
+def read_threads() -> int:
+    return int(getattr(_READ_THREADS, "n", 2))
+
+
+def set_read_threads(n: int) -> None:
+    """Decode threads for this thread's lazy reads (readers consult `read_threads()`)."""
+    _READ_THREADS.n = max(int(n), 1)
+
+
 def take_lazy(lazy: LazyColumns, name: str, rows: np.ndarray) -> pa.Array:
     """A lazy column at sorted source rows: the provider's own `take` when it has one, else its whole column."""
     take = getattr(lazy, "take", None)

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
-from ..model.profile import Counters, Profile
+from ..model.profile import Counters, Profile, read_threads
 from ..model.schema import EVENT_COLUMNS, LAZY_COLUMNS, ROW, STRING, check_ids, normalise, type_problem
 from ..progress import progress
 
@@ -238,7 +238,7 @@ class ParquetLazy:
             got = col.take(pa.array(rows[lo[k]:hi[k]] - first[k])).combine_chunks()
             return got.cast(typ) if got.type != typ else got
 
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=read_threads()) as pool:
             parts = list(pool.map(one, wanted))
         out = pa.concat_arrays(parts) if parts else pa.array([], typ)
         pa.default_memory_pool().release_unused()
