@@ -108,6 +108,16 @@ def wait_cells_done(page: Page, timeout_ms: int = 240_000) -> None:
         " return p.length > 0 && p.every(t => /\\[\\d+\\]/.test(t)); }", timeout=timeout_ms)
 
 
+def brush(page: Page, box: dict, x0: float, x1: float, y: float = 40) -> None:
+    """Shift+drag across the plot from x0 to x1 (px from the canvas's left): a brushed range."""
+    page.keyboard.down("Shift")
+    page.mouse.move(box["x"] + x0, box["y"] + y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + x1, box["y"] + y, steps=6)
+    page.mouse.up()
+    page.keyboard.up("Shift")
+
+
 def shot(page: Page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"

@@ -11,7 +11,7 @@ import neuron_widgets as nw
 from neuron_widgets.export import export_html, export_profile
 from neuron_widgets.widgets import DeviceTraceViewer, EventDetails, Timeline
 
-from .lab import find_item, shot
+from .lab import brush, find_item, shot
 
 EVIL = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script><b>bold</b>'
 
@@ -101,12 +101,7 @@ def test_an_export_works_offline_zoom_click_details_grouping_brush(open_file, tm
     page.evaluate("() => window.scrollTo(0, 0)")
     page.locator(".nw-btn", has_text="Reset").first.click()
     box = canvas_box(page)
-    page.keyboard.down("Shift")
-    page.mouse.move(box["x"] + 200, box["y"] + 40)
-    page.mouse.down()
-    page.mouse.move(box["x"] + 500, box["y"] + 40, steps=5)
-    page.mouse.up()
-    page.keyboard.up("Shift")
+    brush(page, box, 200, 500)
     page.wait_for_selector(".nw-summary", state="visible")
     assert "events" in page.inner_text(".nw-summary")
     shot(page, "export-offline")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import nbformat as nbf
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Locator, Page
 
-from .lab import find_item, open_notebook, run_all, shot, wait_cells_done
+from .lab import brush, find_item, open_notebook, run_all, shot, wait_cells_done
 
 VIEW = "document.querySelectorAll('.nw-timeline')[0].__nwView"
 CELLS = [
@@ -64,6 +64,15 @@ def top_timeline(page: Page, tracks: bool = False) -> None:
     page.wait_for_timeout(300)
 
 
+def expanded(page: Page, scroll_top: int) -> Locator:
+    """The first timeline with every group open, scrolled to `scroll_top` px."""
+    top_timeline(page)
+    tl = page.locator(".nw-timeline").first
+    tl.get_by_role("button", name="Expand all").click()
+    page.evaluate(f"(y) => {{ {VIEW}.scroll.scrollTop = y; }}", scroll_top)
+    return tl
+
+
 def canvas_fits(page: Page) -> dict:
     return page.evaluate("""() => { const r = document.querySelector('.nw-timeline'), v = r.__nwView;
       const c = r.querySelector('.nw-canvas'), s = r.querySelector('.nw-scroll');
@@ -86,12 +95,7 @@ def test_clearing_the_range_gives_the_plot_its_height_back(lab_page: Page) -> No
     top_timeline(page)
     box = page.locator(".nw-timeline .nw-canvas").first.bounding_box()
     assert box
-    page.keyboard.down("Shift")
-    page.mouse.move(box["x"] + 200, box["y"] + 40)
-    page.mouse.down()
-    page.mouse.move(box["x"] + 500, box["y"] + 60, steps=6)
-    page.mouse.up()
-    page.keyboard.up("Shift")
+    brush(page, box, 200, 500)
     page.wait_for_selector(".nw-timeline .nw-summary table", state="visible", timeout=20_000)
     page.wait_for_timeout(300)
     with_table = canvas_fits(page)
@@ -219,10 +223,7 @@ def test_counter_shows_its_scale_value_and_pointer_time(lab_page: Page) -> None:
 def test_grouping_switch_starts_at_the_top_and_labels_stick(lab_page: Page) -> None:
     # Bug 8: the scroll offset survived a grouping switch; group labels scrolled away.
     page = lab_page
-    top_timeline(page)
-    tl = page.locator(".nw-timeline").first
-    tl.get_by_role("button", name="Expand all").click()
-    page.evaluate(f"() => {{ {VIEW}.scroll.scrollTop = 700; }}")
+    tl = expanded(page, 700)
     page.wait_for_timeout(200)
     sticky = page.evaluate("""() => [...document.querySelectorAll('.nw-timeline')[0].querySelectorAll('.nw-label-sticky')]
       .map(e => ({text: e.textContent, top: e.getBoundingClientRect().top}))""")
@@ -264,10 +265,7 @@ def test_help_overlay_from_key_and_button(lab_page: Page) -> None:
 def test_wheel_scrolls_and_ctrl_wheel_zooms(lab_page: Page) -> None:
     # Item 12: the wheel scrolls the tracks, as in Perfetto; Ctrl+wheel and W/S zoom.
     page = lab_page
-    top_timeline(page)
-    tl = page.locator(".nw-timeline").first
-    tl.get_by_role("button", name="Expand all").click()
-    page.evaluate(f"() => {{ {VIEW}.scroll.scrollTop = 0; }}")
+    expanded(page, 0)
     box = page.locator(".nw-timeline .nw-canvas").first.bounding_box()
     assert box
     before = view(page)
