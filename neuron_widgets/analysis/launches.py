@@ -153,8 +153,8 @@ def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bo
         df["cpu_duration_ns"] = fr.end[rt] - fr.start[rt]
         df["device_duration_ns"] = fr.end[ex] - fr.start[ex]
         df["launch_delay_ns"] = fr.start[ex] - fr.start[rt]
-        df["launch_name"] = RUNTIME_EXECUTE
-        df["linked_by"] = np.where(by_flow, "flow", "time")
+        df["launch_name"] = pd.Categorical.from_codes(np.zeros(ex.size, np.int8), [RUNTIME_EXECUTE])
+        df["linked_by"] = pd.Categorical.from_codes(by_flow.astype(np.int8), ["time", "flow"])
         df["id"] = fr.profile.array("id")[ex]
         df["runtime_id"] = fr.profile.array("id")[rt]
         return notes_of(df, notes)
