@@ -229,6 +229,7 @@ def test_grouping_switch_starts_at_the_top_and_labels_stick(lab_page: Page) -> N
       .map(e => ({text: e.textContent, top: e.getBoundingClientRect().top}))""")
     scroll_top = page.locator(".nw-timeline .nw-scroll").first.bounding_box()
     assert sticky and scroll_top and abs(sticky[0]["top"] - scroll_top["y"]) <= 2, (sticky, scroll_top)
+    shot(page, "interaction-08-sticky-groups")
     options = page.evaluate("() => [...document.querySelector('.nw-timeline .nw-select').options].map(o => o.value)")
     current = page.evaluate("() => document.querySelector('.nw-timeline .nw-select').value")
     other = next(o for o in options if o != current)

@@ -15,7 +15,7 @@ import { LabelPanel } from "./labels";
 import { Legend } from "./legend";
 import { Overview } from "./overview";
 import {
-  buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, totalHeight,
+  buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, stickyGroups, totalHeight,
   type CounterInfo, type Row, type TrackInfo,
 } from "./layout";
 import { paint, type Place, type Scene } from "./render";
@@ -467,6 +467,7 @@ export class TimelineView {
       counters: this.counterData,
       pick: this.pick,
       pointerT,
+      pinned: stickyGroups(this.rows, top).length,
     };
     const { drawn, dimmed } = paint(ctx, scene);
     this.root.dataset.dimmed = String(dimmed);
@@ -517,9 +518,7 @@ export class TimelineView {
     return axisLabels(this.view, this.plotWidth()).map((l) => l.text);
   }
 
-  formatTime(ns: number): string {
-    return formatTime(ns);
-  }
+  readonly formatTime = formatTime; // times as the axis shows them (tests read it)
 
   timeAt(x: number): number {
     return this.view.t0 + (x / this.plotWidth()) * (this.view.t1 - this.view.t0);

@@ -5,7 +5,7 @@
 import { ERROR_COLOR, nameColor, type Theme } from "../common/colors";
 import { FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
 import { sampleAt, visibleRange } from "./counterscale";
-import { LANE_H, type Row } from "./layout";
+import { GROUP_H, LANE_H, type Row } from "./layout";
 
 export interface View {
   t0: number;
@@ -38,6 +38,7 @@ export interface Scene {
   counters: Map<string, { t: Float64Array; v: Float64Array }>;
   pick: string | null; // the legend's highlighted colour: the others are dimmed
   pointerT: number | null; // the time under the pointer: counters mark their value there
+  pinned: number; // group headers pinned at the top (their labels stay while their rows scroll)
 }
 
 // Text is the costliest thing to paint in software; past this many names a frame shows the first.
@@ -83,6 +84,13 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number;
   const items = s.items;
   if (items) ({ drawn, dimmed } = paintItems(ctx, s, items));
   for (const r of s.rows) if (r.kind === "counter") paintCounter(ctx, s, r);
+  // The pinned headers' band, under their labels, as Perfetto draws it.
+  for (let k = 0; k < s.pinned; k++) {
+    ctx.fillStyle = theme.header;
+    ctx.fillRect(0, k * GROUP_H, view.width, GROUP_H);
+    ctx.fillStyle = theme.grid;
+    ctx.fillRect(0, (k + 1) * GROUP_H - 1, view.width, 1);
+  }
   if (s.selection) paintSelection(ctx, s);
   if (s.brush) {
     const a = xOf(view, s.brush[0]);
