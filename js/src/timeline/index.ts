@@ -446,7 +446,8 @@ export class TimelineView {
     const trackY = new Map<number, number>();
     for (const r of onScreen) if (r.kind === "track") trackY.set(r.track, r.y);
     const pointerT = this.mouse ? this.timeAt(this.mouse.x) : null;
-    this.labels.render(this.rows, this.tracks(), top, top + height, totalHeight(this.rows), (k) =>
+    const pinned = stickyGroups(this.rows, top);
+    this.labels.render(this.rows, this.tracks(), top, top + height, totalHeight(this.rows), pinned, (k) =>
       counterText(this.counterData.get(k), (this.model.get("counters") as CounterInfo[]).find((c) => c.key === k), this.view, pointerT));
     const ctx = this.canvas.getContext("2d")!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -467,7 +468,7 @@ export class TimelineView {
       counters: this.counterData,
       pick: this.pick,
       pointerT,
-      pinned: stickyGroups(this.rows, top).length,
+      pinned: pinned.length,
     };
     const { drawn, dimmed } = paint(ctx, scene);
     this.root.dataset.dimmed = String(dimmed);

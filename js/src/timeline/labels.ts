@@ -1,7 +1,7 @@
 // The track-label panel: only the rows near the visible part are in the DOM.
 
 import { button, h } from "../common/dom";
-import { GROUP_H, stickyGroups, type Row, type TrackInfo } from "./layout";
+import { GROUP_H, type Row, type TrackInfo } from "./layout";
 
 /** What a counter's label says beside its name: the visible window's maximum, and the value under the pointer. */
 export type CounterText = (key: string) => { scale: string; value: string };
@@ -20,7 +20,9 @@ export class LabelPanel {
     this.el.appendChild(this.inner);
   }
 
-  render(rows: Row[], tracks: TrackInfo[], top: number, bottom: number, total: number, counterText?: CounterText): void {
+  /** The rows near [top, bottom), and `pinned` (the groups being scrolled through) stuck at the top. */
+  render(rows: Row[], tracks: TrackInfo[], top: number, bottom: number, total: number,
+    pinned: Extract<Row, { kind: "group" }>[] = [], counterText?: CounterText): void {
     this.inner.style.height = `${total}px`;
     const frag = document.createDocumentFragment();
     for (const r of rows) {
@@ -58,7 +60,7 @@ export class LabelPanel {
       frag.appendChild(div);
     }
     // The headers of the groups being scrolled through stay at the top, so every row has its context.
-    stickyGroups(rows, top).forEach((g, k) => {
+    pinned.forEach((g, k) => {
       const div = h("div", { class: "nw-label nw-label-group nw-label-sticky" }, [
         h("span", { class: "nw-twisty", text: "▾" }),
         h("span", { class: "nw-label-text", text: g.label, title: g.path.replace("\u0000", "") }),
