@@ -26,8 +26,6 @@ def _text(v: Any) -> str:
 def time_text(ns: float) -> str:
     """A time from the profile's start as the timeline's axis reads it (about five significant digits): 392.27 µs."""
     a = abs(ns)
-    if a < 1000:
-        return f"{ns:.0f} ns"
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if a >= scale:
             v = ns / scale

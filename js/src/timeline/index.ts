@@ -472,7 +472,7 @@ export class TimelineView {
     };
     const { drawn, dimmed } = paint(ctx, scene);
     this.root.dataset.dimmed = String(dimmed);
-    this.legend.update(scene.items, scene.names, this.view, new Set(trackY.keys()), this.pick, this.theme);
+    this.legend.update(scene.items, scene.names, this.view, trackY, this.pick, this.theme);
     if (!scene.items && this.snapshot) ctx.drawImage(this.snapshot, 0, 0, width, height);
     this.drawAxis(width, dpr);
     this.lastDrawMs = performance.now() - t;

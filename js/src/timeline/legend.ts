@@ -30,7 +30,7 @@ export class Legend {
   }
 
   /** Refresh the entries for what is in view: at most every 200 ms while zooming, the last view always. */
-  update(items: Items | null, names: string[], view: Range, visible: Set<number>, pick: string | null, theme: Theme): void {
+  update(items: Items | null, names: string[], view: Range, visible: { has(track: number): boolean }, pick: string | null, theme: Theme): void {
     if (!this.open) return;
     this.pending = () => this.fill(items, names, { ...view }, visible, pick, theme);
     if (this.timer) return;
@@ -43,7 +43,7 @@ export class Legend {
     }, 200);
   }
 
-  private fill(items: Items | null, names: string[], view: Range, visible: Set<number>, pick: string | null, theme: Theme): void {
+  private fill(items: Items | null, names: string[], view: Range, visible: { has(track: number): boolean }, pick: string | null, theme: Theme): void {
     const counts = new Map<string, number>();
     if (items) {
       for (let i = 0; i < items.n; i++) {

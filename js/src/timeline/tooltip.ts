@@ -118,7 +118,7 @@ export class Tooltip {
 
   /**
    * Beside the pointer and inside the widget (and the window): below and right of it when that
-   * fits, else flipped above or left, else against the edge; taller than the room, it scrolls.
+   * fits, else flipped above or left, else against the edge; taller than the room, it is cut there.
    */
   private place(cx: number, cy: number): void {
     const el = this.el;
