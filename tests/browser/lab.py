@@ -143,7 +143,8 @@ FIND_ITEM = """(args) => {
     const row = rows.find(r => r.track === it.track[i]);
     if (!row) continue;
     const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
-    if (y < 5 || y > canvas.height - 5) continue;
+    // Inside the plot and inside the window: a click past the window's edge reaches nothing.
+    if (y < 5 || y > canvas.height - 5 || canvas.top + y < 5 || canvas.top + y > window.innerHeight - 5) continue;
     const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
     if (x1 - x0 < minPx) continue;
     return {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y, name: names[it.name[i]], row: it.row[i]};

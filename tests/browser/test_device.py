@@ -11,6 +11,13 @@ DEVICE_INDEX = """(n) => { const all = [...document.querySelectorAll('.nw-timeli
   const dev = all.map((r, i) => [r, i]).filter(([r]) => 'engines' in r.__nwView.model.get('groupings'));
   return dev.length > n ? dev[n][1] : -1; }"""
 
+# What a click that filled no details met: the element under the point, the selection, the titles shown.
+CLICK_STATE = """([i, x, y]) => { const root = document.querySelectorAll('.nw-timeline')[i], el = document.elementFromPoint(x, y);
+  return {under: el ? el.tagName + '.' + el.className : null, selected: root.__nwView.model.get('selected_row'),
+          titles: [...document.querySelectorAll('.nw-details-title')].map(e => e.textContent),
+          canvas: root.querySelector('.nw-canvas').getBoundingClientRect().toJSON(), window: window.innerHeight}; }"""
+
+
 def model_get(page: Page, index: int, key: str) -> object:
     return page.evaluate("([i, k]) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get(k)", [index, key])
 
@@ -69,7 +76,10 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
     # An instruction clicked in the device viewer fills the EventDetails bound to it.
     # The view may still be settling (rows laid out again when late replies arrive): a click that
     # landed before it settled is retried on the item's new place.
+    # Cells below may still grow (charts drawn late) and move the viewer: it is brought back into
+    # the window before each try.
     for attempt in range(3):
+        viewer.scroll_into_view_if_needed()
         page.wait_for_timeout(300)
         ins = find_item(page, dev, 4)
         assert ins is not None
@@ -80,7 +90,8 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
             break
         except Exception:
             if attempt == 2:
-                raise
+                state = page.evaluate(CLICK_STATE, [dev, ins["x"], ins["y"]])
+                raise AssertionError(f"clicking {ins} filled no details: {state}") from None
     details = page.locator(".nw-details", has=page.locator(".nw-details-title", has_text=ins["name"])).first
     text = details.inner_text()
     assert "operands" in text and "hlo_name" in text
