@@ -12,6 +12,7 @@ import pytest
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
+from neuron_widgets.analysis.frame import frame_of
 
 INST, PID = "i-0handwritten0000", 10
 
@@ -225,3 +226,33 @@ def test_the_sample_tells_its_story(sample: nw.Profile) -> None:
     assert set(neff["model_name"]) == {"neff_fwd_5c1f9a77", "neff_bwd_9e02d4b1"}
     launches = A.launch_stats(sample)
     assert (launches["linked_by"] == "flow").all() and (launches["launch_delay_ns"] > 0).all()
+
+
+def test_cores_are_numbered_alike_with_or_without_a_timeline(tmp_path: Path) -> None:
+    # Four cores met in the file in no particular order: instance "i-b" first, process 20 before 10.
+    write(tmp_path / "p", [*ex(1, 0, 10, 1, "a", None), *ex(0, 0, 12, 1, "a", None), *ex(1, 20, 30, 2, "a", None),
+                               *ex(0, 20, 35, 2, "a", None), ("nrt_load", "neuron_rt", 0, 0, 5, None, None)])
+    t = pq.read_table(tmp_path / "p" / "SystemProfileEvents.parquet")
+    t = t.set_column(t.schema.get_field_index("instance_id"), "instance_id",
+                     pa.array(["i-b", "i-b", "i-a", "i-a", "i-a"]))
+    t = t.set_column(t.schema.get_field_index("process_id"), "process_id", pa.array([20, 10, 20, 10, 10]))
+    pq.write_table(t, tmp_path / "p" / "SystemProfileEvents.parquet")
+    seen = []
+    for prepared in (False, True):
+        profile = nw.load_profile(tmp_path / "p", prepare=False)
+        if prepared:
+            profile.track_index("default")  # what a timeline builds: the cores then come from its combos
+        assert (profile._combos is not None) == prepared
+        fr = frame_of(profile)
+        codes, cores = fr.core_codes()
+        assert list(zip(cores["instance_id"], cores["process_id"], cores["nc_idx"], strict=True)) == [
+            ("i-a", 10, 0), ("i-a", 20, 1), ("i-b", 10, 0), ("i-b", 20, 1)]
+        every = codes.full()
+        by_id = dict(zip(profile.array("id").tolist(), every.tolist(), strict=True))
+        assert by_id == {1: 3, 2: 2, 3: 1, 4: 0, 5: 0}  # the runtime event is on core (i-a, 10, 0) too
+        assert codes[np.arange(5)].tolist() == every.tolist()
+        assert codes[profile.row_of(5)] == 0
+        assert cores["worker_gid"].tolist() == [0, 1, 0, 1]
+        seen.append(A.temporal_breakdown(profile)[["instance_id", "process_id", "nc_idx", "busy_time_ns"]])
+    assert seen[0].equals(seen[1])
+    assert seen[0]["busy_time_ns"].tolist() == [15, 10, 12, 10]

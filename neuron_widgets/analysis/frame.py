@@ -7,7 +7,6 @@ asks about (`Profile.values_at`), then parsed per key with one Arrow regex pass.
 
 from __future__ import annotations
 
-import re
 import threading
 import weakref
 from collections.abc import Iterable
@@ -17,11 +16,11 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..model import jsonscan
 from ..model.profile import Profile, set_read_threads
 from ..model.schema import INCOMPLETE
+from .cores import CoreCodes, core_codes
 
 # Kineto device events (GPU kernels, memory copies and sets), as HTA's kernel categories.
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"})
@@ -96,63 +95,18 @@ class Frame:
         codes = self.profile._combo_codes().codes
         return per_combo[codes if rows is None else codes[rows]]
 
-    def core_codes(self) -> tuple[RowCodes, pd.DataFrame]:
-        """A NeuronCore code per event (-1 for events not on a core) and one row per core.
+    def core_codes(self) -> tuple[CoreCodes, pd.DataFrame]:
+        """A NeuronCore code per event (-1 for events not on a core) and one row per core (see `cores`).
 
-        A core is (instance, process, nc_idx): nc_idx is process-local. Its worker_gid is the
-        one its hardware events carry (unique across the job). Codes are computed at the events
-        the analyses read (executions, runtime calls, collectives, errors, unfinished events)
-        from their own columns, without the profile's combos (a join over every event that a
-        timeline may be building meanwhile); `RowCodes.full()` gives every event's code.
+        The cores are those of the events the analyses read: executions, runtime calls,
+        collectives, errors and unfinished events.
         """
-        def build() -> tuple[RowCodes, pd.DataFrame]:
+        def build() -> tuple[CoreCodes, pd.DataFrame]:
             from ..model.problems import error_name_codes
 
             rows = sorted_union(self.rows_named(*ARG_EVENTS, "cc_running"),
                                 self.rows_with_codes(error_name_codes(self.names)), np.flatnonzero(self.incomplete))
-            table = self.profile._table
-            take = pa.array(rows)
-            # The profile's joined copies (a timeline builds them too): one contiguous chunk to take from.
-            inst = self.profile._joined("instance_id").chunk(0).take(take)
-            if not pa.types.is_dictionary(inst.type):
-                inst = inst.dictionary_encode()
-            inst_code = inst.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-            inst_names = inst.dictionary.to_pylist()
-
-            def ints(c: str) -> tuple[np.ndarray, np.ndarray]:
-                if c not in table.column_names:
-                    return np.zeros(rows.size, np.int64), np.zeros(rows.size, bool)
-                col = self.profile._joined(c).chunk(0).take(take)
-                valid = col.is_valid().to_numpy(zero_copy_only=False)
-                return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64), valid
-
-            pid, _ = ints("process_id")
-            nc, has = ints("nc_idx")
-            gid, has_gid = ints("worker_gid")
-            codes = np.full(rows.size, _NULL, np.int32)
-            if has.any():
-                # One int64 per (instance, process, core): small codes packed, then numbered.
-                pid_code, pid_u = pd.factorize(pid[has])
-                nc_code, nc_u = pd.factorize(nc[has])
-                key = (inst_code[has] * len(pid_u) + pid_code) * len(nc_u) + nc_code
-                got, inverse = np.unique(key, return_inverse=True)
-                codes[has] = inverse
-                where = np.flatnonzero(has)
-                first = np.full(got.size, -1, np.int64)
-                np.maximum.at(first, inverse[::-1], where[::-1])  # any row of the core
-                cores = pd.DataFrame({"instance_id": [inst_names[inst_code[r]] for r in first],
-                                      "process_id": pid[first], "nc_idx": nc[first]})
-                with_gid = has_gid[has]
-                gid_of = np.full(got.size, -1, np.int64)
-                gid_of[inverse[with_gid]] = gid[has][with_gid]
-                cores["worker_gid"] = pd.array(np.where(gid_of >= 0, gid_of, 0), dtype="Int64")
-                cores.loc[gid_of < 0, "worker_gid"] = pd.NA
-            else:
-                cores = pd.DataFrame(columns=["instance_id", "process_id", "nc_idx", "worker_gid"])
-            cores["nc_idx"] = cores["nc_idx"].astype("Int64")
-            cores["process_id"] = cores["process_id"].astype("Int64")
-            cores["worker_gid"] = cores["worker_gid"].astype("Int64")
-            return RowCodes(self, rows, codes, cores), cores
+            return core_codes(self, rows)
 
         return self._cached("cores", build)
 
@@ -196,13 +150,30 @@ class Frame:
         if column not in self.profile.column_names:
             typ = pa.list_(pa.string()) if column == "flow_id" else pa.string()
             return pa.nulls(rows.size, typ)
-        have, values = self._store(column, prefetch)
-        pos = np.searchsorted(have, rows)
-        if have.size and rows.size and (pos < have.size).all() and (have[np.minimum(pos, have.size - 1)] == rows).all():
-            return values.take(pa.array(pos))
+        _, values = self._store(column, prefetch)
         if rows.size == 0:
             return values.slice(0, 0)
+        pos = self._positions(column, prefetch, rows)
+        if pos is not None:
+            return values.take(pa.array(pos))
         return self._cached((column, _fingerprint(rows)), lambda: self.profile.values_at(column, rows))
+
+    def _positions(self, column: str, prefetch: tuple[str, ...], rows: np.ndarray) -> np.ndarray | None:
+        """Where rows are in a column's kept read (None if some are not in it)."""
+        have, _ = self._store(column, prefetch)
+        if column == "extra_attributes_json":
+            # Asked about many times: a position per event, so each question is a gather, not a search.
+            def dense() -> np.ndarray:
+                out = np.full(len(self), -1, np.int32)
+                out[have] = np.arange(have.size, dtype=np.int32)
+                return out
+
+            pos = self._cached(("positions", column), dense)[rows]
+            return pos if (pos >= 0).all() else None
+        pos = np.searchsorted(have, rows)
+        if have.size and (pos < have.size).all() and (have[np.minimum(pos, have.size - 1)] == rows).all():
+            return pos
+        return None
 
     def arg_texts(self, rows: np.ndarray) -> pa.Array:
         """extra_attributes_json at rows (the usual events are read together once, then kept)."""
@@ -212,14 +183,28 @@ class Frame:
         """One argument of events as a NumPy array: int64 (missing: -1), float, or object strings (missing: None)."""
         rows = np.asarray(rows, np.int64)
         if "extra_attributes_json" in self.profile.column_names and rows.size:
-            have, texts = self._store("extra_attributes_json", ARG_EVENTS)
-            pos = np.searchsorted(have, rows)
-            if (pos < have.size).all() and (have[pos] == rows).all():
+            _, texts = self._store("extra_attributes_json", ARG_EVENTS)
+            pos = self._positions("extra_attributes_json", ARG_EVENTS, rows)
+            if pos is not None:
                 # The events the analyses read: one scan of the key over all of them, kept; each
                 # question is then an index into it, not a copy of its texts.
+                if kind == "str":  # one scan serves both the codes and the strings
+                    codes, words = self._cached(("arg-codes", key), lambda: codes_of(texts, key))
+                    return np.array([*words, None], dtype=object)[codes[pos]]
                 every = self._cached(("arg-all", key, kind), lambda: values_of(texts, key, kind))
                 return every[pos]
         return self._cached(("arg", key, kind, _fingerprint(rows)), lambda: values_of(self.arg_texts(rows), key, kind))
+
+    def arg_codes(self, rows: np.ndarray, key: str) -> tuple[np.ndarray, list[str]]:
+        """A string argument as codes into its distinct values (-1: missing), with no string made per event."""
+        rows = np.asarray(rows, np.int64)
+        if "extra_attributes_json" in self.profile.column_names and rows.size:
+            _, texts = self._store("extra_attributes_json", ARG_EVENTS)
+            pos = self._positions("extra_attributes_json", ARG_EVENTS, rows)
+            if pos is not None:
+                codes, words = self._cached(("arg-codes", key), lambda: codes_of(texts, key))
+                return codes[pos], words
+        return codes_of(self.arg_texts(rows), key)
 
     def flow_ids(self, rows: np.ndarray) -> pa.Array:
         return self._lazy_at("flow_id", rows, FLOW_EVENTS)
@@ -265,44 +250,6 @@ class Frame:
         read()
 
 
-class RowCodes:
-    """Core codes known at some rows (sorted), read like a per-event array: `codes[rows]`, `codes.full()`."""
-
-    UNKNOWN = -2  # a row whose code was not computed (not one of the events the analyses read)
-
-    def __init__(self, frame: Frame, rows: np.ndarray, codes: np.ndarray, cores: pd.DataFrame) -> None:
-        self.frame, self.rows, self.codes, self.cores = frame, rows, codes, cores
-        self._full: np.ndarray | None = None
-        self._dense = np.full(len(frame), self.UNKNOWN, np.int32)
-        self._dense[rows] = codes
-
-    def __getitem__(self, rows):
-        want = np.asarray(rows, np.int64)
-        out = self._dense[want]
-        if np.ndim(out) == 0:
-            return int(out) if out != self.UNKNOWN else int(self.full()[want])
-        unknown = out == self.UNKNOWN
-        if unknown.any():  # a whole-profile question: every event's code, through the combos
-            out = out.copy()
-            out[unknown] = self.full()[want[unknown]]
-        return out
-
-    def max(self) -> int:
-        return int(self.codes.max()) if self.codes.size else -1
-
-    def full(self) -> np.ndarray:
-        """Every event's core code (through the profile's combos, built once)."""
-        if self._full is None:
-            combos = self.frame.profile._combo_codes()
-            t = combos.table
-            key = {(str(r.instance_id), int(r.process_id), int(r.nc_idx)): k for k, r in enumerate(self.cores.itertuples())}
-            per_combo = np.array([key.get((str(i), int(p), int(n)), _NULL) if n is not None and n == n and p is not None
-                                  else _NULL for i, p, n in zip(t["instance_id"], t["process_id"], t["nc_idx"],
-                                                                strict=True)] or [_NULL], np.int32)
-            self._full = per_combo[combos.codes] if len(t) else np.zeros(0, np.int32)
-        return self._full
-
-
 def sorted_union(*arrays: np.ndarray) -> np.ndarray:
     """Distinct values of int arrays, sorted (a sort, not NumPy's hashing unique, which is slow on millions)."""
     c = np.concatenate([np.asarray(a, np.int64) for a in arrays])
@@ -318,49 +265,69 @@ def values_of(texts: pa.Array, key: str, kind: str = "int") -> np.ndarray:
     """A top-level JSON value by key, for each text, without a JSON parse per event.
 
     A byte scan (jsonscan) reads integers and plain strings in place; the few values it cannot
-    read exactly (fractions, exponents, escapes, 19+ digits) and floats go through one regex pass.
+    read exactly (fractions, exponents, escapes, 19+ digits) are parsed as JSON, one text each.
+    Floats are always parsed (no analysis reads one).
     """
     n = len(texts)
     if n == 0:
         return np.zeros(0, np.int64) if kind == "int" else np.zeros(0, object)
     if kind == "str":
-        out, slow = jsonscan.str_values(texts, key)
-        if slow.any():
-            out[slow] = _regex_values(pa.array(texts).take(pa.array(np.flatnonzero(slow))), key, kind)
-        return out
+        codes, words = codes_of(texts, key)
+        return np.array([*words, None], dtype=object)[codes]
     if kind == "int":
         out, slow = jsonscan.int_values(texts, key, _NULL)
         if slow.any():
-            out[slow] = _regex_values(pa.array(texts).take(pa.array(np.flatnonzero(slow))), key, kind)
+            out[slow] = _parsed_values(pa.array(texts).take(pa.array(np.flatnonzero(slow))), key, kind)
         return out
-    return _regex_values(texts, key, kind)
+    return _parsed_values(pa.array(texts), key, kind)
 
 
-def _regex_values(texts: pa.Array, key: str, kind: str) -> np.ndarray:
-    n = len(texts)
-    k = re.escape(key)
-    if kind == "str":
-        got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"(?P<v>(?:[^"\\]|\\.)*)"')
-        out = got.field("v").to_numpy(zero_copy_only=False).astype(object)
-        out = np.where(pc.is_null(got).to_numpy(zero_copy_only=False), None, out)
-        # Escapes kept by the pattern are decoded as JSON would.
-        return np.array([orjson.loads(b'"' + v.encode() + b'"') if isinstance(v, str) and "\\" in v else v
-                         for v in out], dtype=object)
-    got = pc.extract_regex(texts, rf'"{k}"\s*:\s*"?(?P<v>-?[0-9][0-9.eE+-]*)')
-    # A text the pattern missed is a null struct whose field still holds "": null it.
-    vals = pc.if_else(pc.is_null(got), pa.scalar(None, pa.string()), got.field("v"))
-    if kind == "float":
-        return pc.cast(vals, pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
-    floats = pc.cast(vals, pa.float64()).fill_null(_NULL).to_numpy(zero_copy_only=False)
-    ints = np.full(n, _NULL, np.int64)
-    ok = np.isfinite(floats) & (np.abs(floats) < 2**63)
-    ints[ok] = floats[ok].astype(np.int64)
-    # Large integers lose nothing: read them exactly where float64 would round.
-    big = ok & (np.abs(floats) >= 2**53)
-    if big.any():
-        exact = vals.to_numpy(zero_copy_only=False)
-        ints[big] = [int(float(v)) if ("." in v or "e" in v.lower()) else int(v) for v in exact[big]]
-    return ints
+def codes_of(texts: pa.Array, key: str) -> tuple[np.ndarray, list[str]]:
+    """A top-level string value by key, for each text, as codes into its distinct values (-1: missing)."""
+    if len(texts) == 0:
+        return np.zeros(0, np.int32), []
+    codes, words, slow = jsonscan.str_codes(texts, key)
+    index: dict[str, int] = {}
+    same = np.array([index.setdefault(w, len(index)) for w in words] or [0], np.int32)
+    if len(index) < len(words):  # two byte strings decoded alike (invalid UTF-8): one value
+        codes = np.where(codes >= 0, same[np.maximum(codes, 0)], -1).astype(np.int32)
+        words = list(index)
+    if slow.any():  # escapes: decoded as JSON would, then numbered with the rest
+        where = np.flatnonzero(slow)
+        for r, v in zip(where.tolist(), _parsed_values(pa.array(texts).take(pa.array(where)), key, "str"), strict=True):
+            if v is not None:
+                codes[r] = index.setdefault(v, len(index))
+        words = list(index)
+    return codes, words
+
+
+def _parsed_values(texts: pa.Array, key: str, kind: str) -> np.ndarray:
+    """The key's top-level value in each text by a full JSON parse: exact, for the few texts the scan hands back."""
+    out = np.full(len(texts), np.nan if kind == "float" else _NULL if kind == "int" else None,
+                  np.float64 if kind == "float" else np.int64 if kind == "int" else object)
+    for r, t in enumerate(texts.to_pylist()):
+        try:
+            obj = orjson.loads(t) if t is not None else None
+        except orjson.JSONDecodeError:
+            continue
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if kind == "str":
+            out[r] = v if isinstance(v, str) else None
+            continue
+        if isinstance(v, str):  # a quoted number, as the runtime writes some
+            try:
+                v = float(v) if any(c in v for c in ".eE") else int(v)
+            except ValueError:
+                continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if kind == "float":
+            out[r] = float(v)
+        elif isinstance(v, int) and -2**63 <= v < 2**63:
+            out[r] = v
+        elif isinstance(v, float) and abs(v) < 2**63:
+            out[r] = int(v)
+    return out
 
 
 _FRAMES: weakref.WeakKeyDictionary[Profile, Frame] = weakref.WeakKeyDictionary()

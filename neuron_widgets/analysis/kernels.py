@@ -90,13 +90,15 @@ def _table(count: np.ndarray, total: np.ndarray, sq: np.ndarray, lo: np.ndarray,
 
 def _by_neff(fr: Frame) -> pd.DataFrame:
     ex = fr.rows_named(EXECUTION)
-    models = fr.arg(ex, "model_name", "str")
+    codes, words = fr.arg_codes(ex, "model_name")
     notes = []
-    if ex.size and all(m is None for m in models):
+    if ex.size and (codes < 0).all():
         notes.append("nc_exec_running events carry no model_name: NEFFs cannot be told apart")
-    codes, uniq = pd.factorize(pd.Series(models, dtype=object).fillna("(no model_name)"))
-    df = group_stats(codes, fr.end[ex] - fr.start[ex], len(uniq))
-    df.insert(0, "model_name", list(uniq))
+    if (codes < 0).any():
+        codes, words = np.where(codes < 0, len(words), codes), [*words, "(no model_name)"]
+    df = group_stats(codes, fr.end[ex] - fr.start[ex], len(words))
+    df.insert(0, "model_name", words)
+    df = df[df["count"] > 0]
     total = df["sum_ns"].sum()
     df["percentage"] = 100.0 * df["sum_ns"] / total if total else 0.0
     return notes_of(df.sort_values("sum_ns", ascending=False, ignore_index=True), notes)

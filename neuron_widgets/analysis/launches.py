@@ -78,10 +78,9 @@ def _neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray) -> tuple[np.n
         if ex_ids.size and rt_ids.size:
             # One key per (flow id, core); the nrt_execute of an execution is the latest with its key
             # that started no later than the execution.
-            ids, _ = pd.factorize(np.concatenate([rt_ids, ex_ids]))
             n_cores = int(codes.max()) + 1
-            rk = ids[:rt_ids.size].astype(np.int64) * n_cores + rt_core[rt_of]
-            ek = ids[rt_ids.size:].astype(np.int64) * n_cores + core[ex_of]
+            rk, ek = _flow_keys(rt_ids, ex_ids, n_cores)
+            rk, ek = rk + rt_core[rt_of], ek + core[ex_of]
             rs = fr.start[rt][rt_of]
             order = np.lexsort((rs, rk))
             rk, rs, rrow = rk[order], rs[order], rt[rt_of][order]
@@ -110,6 +109,19 @@ def _neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray) -> tuple[np.n
             notes.append("no flow ids link nrt_execute to nc_exec_running: each execution is matched to the latest "
                          "nrt_execute on its core before it")
     return found, by_flow, notes
+
+
+def _flow_keys(rt_ids: np.ndarray, ex_ids: np.ndarray, n_cores: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flow ids as int64 keys with room for a core code below them: the ids themselves when small
+    non-negative integers (the usual case, no hashing), else their codes."""
+    if rt_ids.dtype.kind == "i" and ex_ids.dtype.kind == "i":
+        lo = min(int(rt_ids.min()), int(ex_ids.min()))
+        hi = max(int(rt_ids.max()), int(ex_ids.max()))
+        if lo >= 0 and hi < (2**62) // max(n_cores, 1):
+            return rt_ids * n_cores, ex_ids * n_cores
+    ids, _ = pd.factorize(np.concatenate([rt_ids, ex_ids]))
+    ids = ids.astype(np.int64) * n_cores
+    return ids[:rt_ids.size], ids[rt_ids.size:]
 
 
 def _exploded(lists: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +160,8 @@ def launch_stats(profile: Profile, kind: str = "auto", include_memory_events: bo
         df = pd.DataFrame({c: pd.Categorical(cores[c].astype(str))[core] if c == "instance_id" else cores[c].array[core]
                            for c in cores.columns})
         df["exec_id"] = fr.arg(ex, "exec_id")
-        df["model_name"] = pd.Categorical(fr.arg(ex, "model_name", "str"))
+        models, words = fr.arg_codes(ex, "model_name")
+        df["model_name"] = pd.Categorical.from_codes(models, words)
         df["start_ts"] = fr.start[ex]
         df["cpu_duration_ns"] = fr.end[rt] - fr.start[rt]
         df["device_duration_ns"] = fr.end[ex] - fr.start[ex]

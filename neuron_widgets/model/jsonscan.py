@@ -8,20 +8,38 @@ exponents, escapes, huge numbers) is flagged, and the caller reads those few row
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
 import numba
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 MISSING, EXACT, SLOW = 0, 1, 2
 
 
+# Byte classes for the search: 1 a quote, 2 a bracket ({ } [ ]), 0 anything else.
+_CLASS = np.zeros(256, np.uint8)
+_CLASS[34] = 1
+_CLASS[[123, 125, 91, 93]] = 2
+
+
 @numba.njit(cache=True, nogil=True)
-def _find(data: np.ndarray, lo: int, hi: int, key: np.ndarray) -> int:
-    """Position just after `"key"<spaces>:<spaces>` in data[lo:hi], or -1."""
+def _match(data: np.ndarray, lo: int, hi: int, key: np.ndarray) -> tuple[int, int, int]:
+    """The first `"key"<spaces>:<spaces>` in data[lo:hi] at any depth: (its start, the position after
+    it, how many brackets came before it), or -1s.
+
+    An unescaped quote cannot sit inside a JSON string, so a match is always a real key.
+    """
     k = key.size
     i = lo
+    brackets = 0
     while i + k + 2 <= hi:
-        if data[i] == 34:  # "
+        cls = _CLASS[data[i]]
+        if cls == 1:  # "
             match = True
             for j in range(k):
                 if data[i + 1 + j] != key[j]:
@@ -35,14 +53,57 @@ def _find(data: np.ndarray, lo: int, hi: int, key: np.ndarray) -> int:
                     p += 1
                     while p < hi and (data[p] == 32 or data[p] == 9 or data[p] == 10 or data[p] == 13):
                         p += 1
-                    return p
+                    return i, p, brackets
+        elif cls == 2:
+            brackets += 1
         i += 1
-    return -1
+    return -1, -1, brackets
 
 
 @numba.njit(cache=True, nogil=True)
-def _ints(data, offsets, valid, key, out, state):
-    for r in range(offsets.size - 1):
+def _depth(data: np.ndarray, lo: int, at: int) -> int:
+    """How deep position `at` is nested (1: a key of the top-level object), strings skipped whole."""
+    depth = 0
+    i = lo
+    while i < at:
+        c = data[i]
+        if c == 34:
+            i += 1
+            while i < at and data[i] != 34:
+                if data[i] == 92:  # a backslash escapes the next byte
+                    i += 1
+                i += 1
+        elif c == 123 or c == 91:  # { [
+            depth += 1
+        elif c == 125 or c == 93:  # } ]
+            depth -= 1
+        i += 1
+    return depth
+
+
+@numba.njit(cache=True, nogil=True)
+def _find(data: np.ndarray, lo: int, hi: int, key: np.ndarray) -> int:
+    """Position just after `"key"<spaces>:<spaces>` at the top level of the object in data[lo:hi], or -1.
+
+    The fast search finds the key at any depth; only a match is checked for its depth, so a key
+    of a nested object is passed over without slowing the usual flat texts.
+    """
+    start = lo
+    seen = 0
+    while True:
+        i, p, brackets = _match(data, start, hi, key)
+        if i < 0:
+            return -1
+        seen += brackets
+        # Only the object's own opening brace before it: a top-level key, no second look needed.
+        if seen == 1 or _depth(data, lo, i) == 1:
+            return p
+        start = i + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _ints(data, offsets, valid, key, out, state, r0, r1):
+    for r in range(r0, r1):
         if not valid[r]:
             continue
         lo, hi = offsets[r], offsets[r + 1]
@@ -70,8 +131,8 @@ def _ints(data, offsets, valid, key, out, state):
 
 
 @numba.njit(cache=True, nogil=True)
-def _strings(data, offsets, valid, key, begin, end, state):
-    for r in range(offsets.size - 1):
+def _strings(data, offsets, valid, key, begin, end, state, r0, r1):
+    for r in range(r0, r1):
         if not valid[r]:
             continue
         lo, hi = offsets[r], offsets[r + 1]
@@ -89,16 +150,29 @@ def _strings(data, offsets, valid, key, begin, end, state):
 
 
 @numba.njit(cache=True, nogil=True)
-def _hashes(data, begin, end, state):
-    out = np.zeros(begin.size, np.uint64)
-    for r in range(begin.size):
+def _hashes(data, begin, end, state, out, r0, r1):
+    for r in range(r0, r1):
         if state[r] != 1:
             continue
         h = np.uint64(14695981039346656037)
         for j in range(begin[r], end[r]):
             h = (h ^ np.uint64(data[j])) * np.uint64(1099511628211)
         out[r] = h | np.uint64(1)
-    return out
+
+
+# Below this many texts a second thread costs more than it saves.
+_SPLIT_MIN = 100_000
+
+
+def _in_halves(kernel: Callable[..., None], n: int, *args: Any) -> None:
+    """kernel(*args, r0, r1) over rows 0..n, in two threads on large inputs (the kernels release the GIL)."""
+    if n < _SPLIT_MIN or (os.cpu_count() or 1) < 2:
+        kernel(*args, 0, n)
+        return
+    half = n // 2
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="neuron-widgets-scan") as pool:
+        for f in [pool.submit(kernel, *args, 0, half), pool.submit(kernel, *args, half, n)]:
+            f.result()
 
 
 def _buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -123,24 +197,35 @@ def int_values(texts: pa.Array, key: str, missing: int) -> tuple[np.ndarray, np.
     data, offsets, valid = _buffers(texts)
     out = np.full(offsets.size - 1, missing, np.int64)
     state = np.zeros(offsets.size - 1, np.int8)
-    _ints(data, offsets, valid, np.frombuffer(key.encode(), np.uint8), out, state)
+    _in_halves(_ints, out.size, data, offsets, valid, np.frombuffer(key.encode(), np.uint8), out, state)
     return out, state == SLOW
 
 
-def str_values(texts: pa.Array, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per text, the key's string value as an object array (None where absent), and rows needing a slow read."""
+def str_codes(texts: pa.Array, key: str) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Per text, a code into the key's distinct plain string values (-1 where absent or slow), the
+    values, and the rows needing a slow read. Values repeat (a few NEFF names over a million
+    executions): each distinct one is decoded once, and no string is made per text."""
     data, offsets, valid = _buffers(texts)
     n = offsets.size - 1
     begin, end = np.zeros(n, np.int64), np.zeros(n, np.int64)
     state = np.zeros(n, np.int8)
-    _strings(data, offsets, valid, np.frombuffer(key.encode(), np.uint8), begin, end, state)
-    out = np.full(n, None, object)
+    _in_halves(_strings, n, data, offsets, valid, np.frombuffer(key.encode(), np.uint8), begin, end, state)
+    codes = np.full(n, -1, np.int32)
     found = np.flatnonzero(state == EXACT)
+    words: list[str] = []
     if found.size:
-        # Values repeat (a few NEFF names over a million executions): decode each distinct one once.
-        h = _hashes(data, begin, end, state)[found]
-        _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-        words = np.array([bytes(data[begin[found[f]]: end[found[f]]]).decode("utf-8", "replace") for f in first.tolist()],
-                         dtype=object)
-        out[found] = words[inverse.reshape(-1)]
-    return out, state == SLOW
+        h = np.zeros(n, np.uint64)
+        _in_halves(_hashes, n, data, begin, end, state, h)
+        h = h[found]
+        inverse, uniq = pd.factorize(h)
+        first = np.zeros(uniq.size, np.int64)
+        first[inverse[::-1]] = found[::-1]  # the first text with each value
+        words = [bytes(data[begin[f]: end[f]]).decode("utf-8", "replace") for f in first.tolist()]
+        codes[found] = inverse
+    return codes, words, state == SLOW
+
+
+def str_values(texts: pa.Array, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per text, the key's string value as an object array (None where absent), and rows needing a slow read."""
+    codes, words, slow = str_codes(texts, key)
+    return np.array([*words, None], dtype=object)[codes], slow

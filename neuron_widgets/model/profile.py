@@ -243,6 +243,8 @@ class Profile(EventAccess):
         if self._lazy is None or name not in self._lazy.names():
             raise KeyError(f"profile has no column {name!r}; it has {', '.join(self.column_names)}")
         source = self._table.column(ROW).to_numpy()[rows] if rows.size else np.zeros(0, np.int64)
+        if source.size < 2 or bool((source[1:] >= source[:-1]).all()):
+            return take_lazy(self._lazy, name, source)  # already in file order (an unsorted load's rows)
         order = np.argsort(source, kind="stable")
         got = take_lazy(self._lazy, name, source[order])
         back = np.empty_like(order)

@@ -1,0 +1,186 @@
+"""Which NeuronCore each event ran on: a code per event and one row per core.
+
+A core is (instance, process, nc_idx): nc_idx is process-local. Its worker_gid is the one its
+events carry (unique across the job). Cores are numbered in (instance, process, nc_idx) order,
+whichever way the codes were found, so every analysis lists them in the same order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from ..model.grouping import Combos
+    from .frame import Frame
+
+_NULL = -1
+CORE_COLUMNS = ["instance_id", "process_id", "nc_idx", "worker_gid"]
+
+
+class CoreCodes:
+    """A core code per event (-1: not on a core), read like an array: `codes[rows]`, `codes.full()`."""
+
+    def __init__(self, cores: pd.DataFrame) -> None:
+        self.cores = cores
+
+    def __getitem__(self, rows: Any) -> Any:
+        raise NotImplementedError
+
+    def full(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def max(self) -> int:
+        return len(self.cores) - 1
+
+
+class ComboCores(CoreCodes):
+    """Codes through the profile's combos (each event's grouping tuple): a look-up per combo, then per row."""
+
+    def __init__(self, combos: Combos, per_combo: np.ndarray, cores: pd.DataFrame) -> None:
+        super().__init__(cores)
+        self.combos, self.per_combo = combos, per_combo
+
+    def __getitem__(self, rows: Any) -> Any:
+        out = self.per_combo[self.combos.codes[rows]]
+        return int(out) if np.ndim(out) == 0 else out
+
+    def full(self) -> np.ndarray:
+        return self.per_combo[self.combos.codes]
+
+
+class RowCores(CoreCodes):
+    """Codes computed at some rows (sorted) from their own columns; other rows through the combos, once."""
+
+    UNKNOWN = -2
+
+    def __init__(self, frame: Frame, rows: np.ndarray, codes: np.ndarray, cores: pd.DataFrame) -> None:
+        super().__init__(cores)
+        self.frame = frame
+        self._full: np.ndarray | None = None
+        self._dense = np.full(len(frame), self.UNKNOWN, np.int32)
+        self._dense[rows] = codes
+
+    def __getitem__(self, rows: Any) -> Any:
+        want = np.asarray(rows, np.int64)
+        out = self._dense[want]
+        if np.ndim(out) == 0:
+            return int(out) if out != self.UNKNOWN else int(self.full()[want])
+        unknown = out == self.UNKNOWN
+        if unknown.any():  # a whole-profile question: every event's code, through the combos
+            out = out.copy()
+            out[unknown] = self.full()[want[unknown]]
+        return out
+
+    def full(self) -> np.ndarray:
+        if self._full is None:
+            combos = self.frame.profile._combo_codes()
+            self._full = _per_combo(combos, _index(self.cores))[combos.codes]
+        return self._full
+
+
+def core_codes(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
+    """The cores of the events at `rows` (sorted), and a code for every event.
+
+    Once a timeline has built the profile's combos, codes are a look-up per combo. Before that
+    they are computed at `rows` from their own columns, rather than waiting for a join over every
+    event that a timeline may be building meanwhile.
+    """
+    combos = fr.profile._combos
+    if combos is not None:
+        return _from_combos(combos, rows)
+    return _from_rows(fr, rows)
+
+
+def _from_combos(combos: Combos, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
+    t = combos.table
+    used = np.bincount(combos.codes[rows], minlength=len(t)) > 0 if rows.size else np.zeros(len(t), bool)
+    inst, pid, nc, gid = (t[c].tolist() for c in CORE_COLUMNS)
+    found: dict[tuple, Any] = {}
+    for c in np.flatnonzero(used).tolist():
+        if _is_null(nc[c]):
+            continue
+        key = _key(inst[c], pid[c], nc[c])
+        if found.get(key) is None:
+            found[key] = None if _is_null(gid[c]) else int(gid[c])
+    cores = _table(found)
+    return ComboCores(combos, _per_combo(combos, _index(cores)), cores), cores
+
+
+def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
+    profile = fr.profile
+    take = pa.array(rows)
+    # The profile's joined copies (a timeline builds them too): one contiguous chunk to take from.
+    inst = profile._joined("instance_id").chunk(0).take(take)
+    if not pa.types.is_dictionary(inst.type):
+        inst = inst.dictionary_encode()
+    inst_names = [*inst.dictionary.to_pylist(), None]
+    inst_code = inst.indices.fill_null(len(inst_names) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def ints(c: str) -> tuple[np.ndarray, np.ndarray]:
+        if c not in profile.column_names:
+            return np.zeros(rows.size, np.int64), np.zeros(rows.size, bool)
+        col = profile._joined(c).chunk(0).take(take)
+        return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64), col.is_valid().to_numpy(zero_copy_only=False)
+
+    pid, _ = ints("process_id")
+    nc, has = ints("nc_idx")
+    gid, has_gid = ints("worker_gid")
+    codes = np.full(rows.size, _NULL, np.int32)
+    if not has.any():
+        return RowCores(fr, rows, codes, _table({})), _table({})
+    # One int64 per (instance, process, core): small codes packed, then numbered.
+    pid_code, pid_u = pd.factorize(pid[has])
+    nc_code, nc_u = pd.factorize(nc[has])
+    key = (inst_code[has] * len(pid_u) + pid_code) * len(nc_u) + nc_code
+    got, inverse = np.unique(key, return_inverse=True)
+    where = np.flatnonzero(has)
+    first = np.full(got.size, -1, np.int64)
+    first[inverse] = where  # any row of the core
+    gid_of = np.full(got.size, -1, np.int64)
+    with_gid = has_gid[has]
+    gid_of[inverse[with_gid]] = gid[has][with_gid]
+    keys = [_key(inst_names[inst_code[r]], int(pid[r]), int(nc[r])) for r in first.tolist()]
+    cores = _table({k: (int(g) if g >= 0 else None) for k, g in zip(keys, gid_of.tolist(), strict=True)})
+    index = _index(cores)
+    codes[has] = np.array([index[k] for k in keys], np.int32)[inverse]
+    return RowCores(fr, rows, codes, cores), cores
+
+
+def _is_null(v: Any) -> bool:
+    return v is None or v != v
+
+
+def _key(inst: Any, pid: Any, nc: Any) -> tuple:
+    # A null process is process 0, as a null column reads when filled.
+    return (None if _is_null(inst) else str(inst), 0 if _is_null(pid) else int(pid), int(nc))
+
+
+def _order(key: tuple) -> tuple:
+    return (key[0] is None, key[0] or "", key[1], key[2])
+
+
+def _table(found: dict[tuple, Any]) -> pd.DataFrame:
+    keys = sorted(found, key=_order)
+    return pd.DataFrame({
+        "instance_id": pd.Series([k[0] for k in keys], dtype=object),
+        "process_id": pd.array([k[1] for k in keys], dtype="Int64"),
+        "nc_idx": pd.array([k[2] for k in keys], dtype="Int64"),
+        "worker_gid": pd.array([found[k] for k in keys], dtype="Int64"),
+    })
+
+
+def _index(cores: pd.DataFrame) -> dict[tuple, int]:
+    return {_key(i, p, n): k for k, (i, p, n) in enumerate(zip(cores["instance_id"], cores["process_id"], cores["nc_idx"],
+                                                                 strict=True))}
+
+
+def _per_combo(combos: Combos, index: dict[tuple, int]) -> np.ndarray:
+    """Each combo's core code (-1: no nc_idx, or a core none of the analysed events ran on)."""
+    t = combos.table
+    out = np.array([index.get(_key(i, p, n), _NULL) if not _is_null(n) else _NULL
+                    for i, p, n in zip(t["instance_id"], t["process_id"], t["nc_idx"], strict=True)] or [_NULL], np.int32)
+    return out[:len(t)]
