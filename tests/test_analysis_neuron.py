@@ -256,3 +256,16 @@ def test_cores_are_numbered_alike_with_or_without_a_timeline(tmp_path: Path) -> 
         seen.append(A.temporal_breakdown(profile)[["instance_id", "process_id", "nc_idx", "busy_time_ns"]])
     assert seen[0].equals(seen[1])
     assert seen[0]["busy_time_ns"].tolist() == [15, 10, 12, 10]
+
+
+def test_hundreds_of_cores(tmp_path: Path) -> None:
+    # More cores than a byte can number: each runs one execution of its own length.
+    events = [e for nc in range(300) for e in ex(nc, 0, 10 + nc, 1, "a", None)]
+    events += [("nrt_load", "neuron_rt", nc, 0, 5, None, None) for nc in (0, 150, 299)]
+    p = write(tmp_path / "p", events)
+    t = A.temporal_breakdown(p)
+    assert t["nc_idx"].tolist() == list(range(300))
+    assert t["busy_time_ns"].tolist() == [10 + nc for nc in range(300)]
+    codes, cores = frame_of(p).core_codes()
+    nc_of_row = frame_of(p).combo_values("nc_idx", np.arange(len(p)))
+    assert [cores["nc_idx"][c] for c in codes[np.arange(len(p))]] == list(nc_of_row)

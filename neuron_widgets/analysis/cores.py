@@ -61,7 +61,10 @@ class RowCores(CoreCodes):
         super().__init__(cores)
         self.frame = frame
         self._full: np.ndarray | None = None
-        self._dense = np.full(len(frame), self.UNKNOWN, np.int32)
+        # The smallest type that holds the codes: this array spans every event.
+        n = len(cores)
+        small = np.int8 if n < 2**7 - 2 else np.int16 if n < 2**15 - 2 else np.int32
+        self._dense = np.full(len(frame), self.UNKNOWN, small)
         self._dense[rows] = codes
 
     def __getitem__(self, rows: Any) -> Any:
@@ -69,9 +72,9 @@ class RowCores(CoreCodes):
         out = self._dense[want]
         if np.ndim(out) == 0:
             return int(out) if out != self.UNKNOWN else int(self.full()[want])
+        out = out.astype(np.int32)
         unknown = out == self.UNKNOWN
         if unknown.any():  # a whole-profile question: every event's code, through the combos
-            out = out.copy()
             out[unknown] = self.full()[want[unknown]]
         return out
 
@@ -112,9 +115,8 @@ def _from_combos(combos: Combos, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFr
 
 def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
     profile = fr.profile
-    take = pa.array(rows)
-    # The profile's joined copies (a timeline builds them too): one contiguous chunk to take from.
-    inst = profile._joined("instance_id").chunk(0).take(take)
+    # A take from the profile's columns as they are: joining every chunk first costs more than the take.
+    inst = profile.values_at("instance_id", rows)
     if not pa.types.is_dictionary(inst.type):
         inst = inst.dictionary_encode()
     inst_names = [*inst.dictionary.to_pylist(), None]
@@ -123,7 +125,7 @@ def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
     def ints(c: str) -> tuple[np.ndarray, np.ndarray]:
         if c not in profile.column_names:
             return np.zeros(rows.size, np.int64), np.zeros(rows.size, bool)
-        col = profile._joined(c).chunk(0).take(take)
+        col = profile.values_at(c, rows)
         return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64), col.is_valid().to_numpy(zero_copy_only=False)
 
     pid, _ = ints("process_id")
@@ -132,15 +134,11 @@ def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
     codes = np.full(rows.size, _NULL, np.int32)
     if not has.any():
         return RowCores(fr, rows, codes, _table({})), _table({})
-    # One int64 per (instance, process, core): small codes packed, then numbered.
-    pid_code, pid_u = pd.factorize(pid[has])
-    nc_code, nc_u = pd.factorize(nc[has])
-    key = (inst_code[has] * len(pid_u) + pid_code) * len(nc_u) + nc_code
-    got, inverse = np.unique(key, return_inverse=True)
+    inverse, n_cores = _numbered(inst_code[has], pid[has], nc[has])
     where = np.flatnonzero(has)
-    first = np.full(got.size, -1, np.int64)
+    first = np.full(n_cores, -1, np.int64)
     first[inverse] = where  # any row of the core
-    gid_of = np.full(got.size, -1, np.int64)
+    gid_of = np.full(n_cores, -1, np.int64)
     with_gid = has_gid[has]
     gid_of[inverse[with_gid]] = gid[has][with_gid]
     keys = [_key(inst_names[inst_code[r]], int(pid[r]), int(nc[r])) for r in first.tolist()]
@@ -148,6 +146,19 @@ def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
     index = _index(cores)
     codes[has] = np.array([index[k] for k in keys], np.int32)[inverse]
     return RowCores(fr, rows, codes, cores), cores
+
+
+def _numbered(inst: np.ndarray, pid: np.ndarray, nc: np.ndarray) -> tuple[np.ndarray, int]:
+    """A number per distinct (instance, process, core) at each row, and how many there are."""
+    if inst.size and min(inst.min(), pid.min(), nc.min()) >= 0 and inst.max() < 2**20 and pid.max() < 2**27 \
+            and nc.max() < 2**16:
+        key = inst << 43 | pid << 16 | nc  # one int64, hashed once
+    else:
+        pid_code, pid_u = pd.factorize(pid)
+        nc_code, nc_u = pd.factorize(nc)
+        key = (inst * len(pid_u) + pid_code) * len(nc_u) + nc_code
+    codes, uniq = pd.factorize(key)
+    return codes, len(uniq)
 
 
 def _is_null(v: Any) -> bool:

@@ -27,13 +27,15 @@ def all_analyses(profile: Profile, kind: str = "auto") -> dict[str, Any]:
     kind = kind_of(fr, kind)
     if kind == "neuron":
         fr.prefetch()
-    out: dict[str, Any] = {"kind": kind}
-    out["temporal"] = temporal_breakdown(profile, kind)
-    out["overlap"] = comm_comp_overlap(profile, kind)
-    out["kernels"] = kernel_breakdown(profile, kind)
-    out["idle"] = idle_time_breakdown(profile, kind)
-    out["launches"] = launch_stats(profile, kind)
-    out["stragglers"] = stragglers(profile, kind)
-    out["straggler_steps"] = stragglers(profile, kind, per_step=True)
-    out["problems"] = errors_and_hangs(profile)
-    return out
+    got: dict[str, Any] = {"kind": kind}
+    # Those that read no arguments first (idle reads only flow ids), while the arguments are read.
+    got["temporal"] = temporal_breakdown(profile, kind)
+    got["overlap"] = comm_comp_overlap(profile, kind)
+    got["idle"] = idle_time_breakdown(profile, kind)
+    got["kernels"] = kernel_breakdown(profile, kind)
+    got["launches"] = launch_stats(profile, kind)
+    got["stragglers"] = stragglers(profile, kind)
+    got["straggler_steps"] = stragglers(profile, kind, per_step=True)
+    got["problems"] = errors_and_hangs(profile)
+    return {k: got[k] for k in ("kind", "temporal", "overlap", "kernels", "idle", "launches", "stragglers",
+                                "straggler_steps", "problems")}
