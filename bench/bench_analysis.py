@@ -9,8 +9,9 @@
    background thread, and with `prepare=False`), and each run in a fresh interpreter (imports
    included).
 2. The 10M-event sample: `all_analyses` (all eight), right after `load_profile` returns (the
-   background preparation of the timeline still running) and once it is done; peak RSS and the
-   memory the analyses add.
+   background preparation of the timeline still running), right after `load_profile(prepare=False)`
+   (an analysis-only session) and once the preparation is done; peak RSS and the memory the
+   analyses add.
 
     python bench/bench_analysis.py [--repeat 3] [--events 10000000] [--skip-hta] [--skip-neuron]
 """
@@ -77,7 +78,7 @@ def watch():
     while not stop.is_set():
         peak[0] = max(peak[0], proc.memory_info().rss); stop.wait(0.02)
 threading.Thread(target=watch, daemon=True).start()
-p = nw.load_profile({path!r})
+p = nw.load_profile({path!r}{load})
 {wait}
 rss0 = proc.memory_info().rss
 t0 = time.perf_counter()
@@ -186,9 +187,10 @@ def main() -> None:
             print(label, json.dumps(row), flush=True)
     if not args.skip_neuron:
         path = sample(args.events)
-        for when, wait in (("right after load_profile", ""),
-                           ("after the timeline's preparation", "p.prepare(background=False)")):
-            runs = [in_child(NEURON.format(path=str(path), wait=wait)) for _ in range(args.repeat)]
+        for when, load, wait in (("right after load_profile, its background preparation running", "", ""),
+                                 ("right after load_profile(prepare=False)", ", prepare=False", ""),
+                                 ("after the timeline's preparation", "", "p.prepare(background=False)")):
+            runs = [in_child(NEURON.format(path=str(path), load=load, wait=wait)) for _ in range(args.repeat)]
             row = {"events": runs[0]["events"], "seconds": med(runs, "seconds"),
                    "runs": [round(r["seconds"], 2) for r in runs],
                    "rss_added_mb": med([{"d": r["rss_after_mb"] - r["rss_before_mb"]} for r in runs], "d"),

@@ -26,7 +26,6 @@ from .cores import CoreCodes, core_codes
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"})
 # Events whose arguments the Neuron analyses read (exec_id, model_name, ret), fetched in one pass.
 ARG_EVENTS = ("nc_exec_running", "nrt_execute", "cc_exec_barrier")
-FLOW_EVENTS = ("nc_exec_running", "nrt_execute")
 _NULL = -1
 
 
@@ -117,10 +116,7 @@ class Frame:
         collectives, errors and unfinished events.
         """
         def build() -> tuple[CoreCodes, pd.DataFrame]:
-            from ..model.problems import error_name_codes
-
-            rows = sorted_union(self.rows_named(*ARG_EVENTS, "cc_running"),
-                                self.rows_with_codes(error_name_codes(self.names)), np.flatnonzero(self.incomplete))
+            rows = sorted_union(self.read_rows(), self.rows_named("cc_running"))
             return core_codes(self, rows)
 
         return self._cached("cores", build)
@@ -145,61 +141,63 @@ class Frame:
         return self._cached(f"codes:{column}", build)
 
     # -- arguments ----------------------------------------------------------------------
-    def _store(self, column: str, prefetch: tuple[str, ...]) -> tuple[np.ndarray, pa.Array]:
-        """One read of a lazy column for every event the analyses ask about (sorted rows, values)."""
-        def build() -> tuple[np.ndarray, pa.Array]:
-            rows = self.rows_named(*prefetch)
+    def read_rows(self) -> np.ndarray:
+        """The events whose lazy columns the analyses read (sorted): executions, runtime calls,
+        barriers, errors and unfinished events."""
+        def build() -> np.ndarray:
+            from ..model.problems import error_name_codes
+
+            return sorted_union(self.rows_named(*ARG_EVENTS), self.rows_with_codes(error_name_codes(self.names)),
+                                np.flatnonzero(self.incomplete))
+
+        return self._cached("read-rows", build)
+
+    def _store(self, column: str) -> pa.Array:
+        """One read of a lazy column at every row of `read_rows()`, kept."""
+        def build() -> pa.Array:
             if column == "extra_attributes_json":
-                from ..model.problems import error_name_codes
-
                 self._prefetch_flows()  # while this thread reads the arguments
-
-                errs = self.rows_with_codes(error_name_codes(self.names))
-                rows = sorted_union(rows, errs, np.flatnonzero(self.incomplete))
-            return rows, self.profile.values_at(column, rows)
+            return self.profile.values_at(column, self.read_rows())
 
         return self._cached(("store", column), build)
 
-    def _lazy_at(self, column: str, rows: np.ndarray, prefetch: tuple[str, ...]) -> pa.Array:
+    def _lazy_at(self, column: str, rows: np.ndarray) -> pa.Array:
         rows = np.asarray(rows, np.int64)
         if column not in self.profile.column_names:
             typ = pa.list_(pa.string()) if column == "flow_id" else pa.string()
             return pa.nulls(rows.size, typ)
-        _, values = self._store(column, prefetch)
+        values = self._store(column)
         if rows.size == 0:
             return values.slice(0, 0)
-        pos = self._positions(column, prefetch, rows)
+        pos = self._positions(rows)
         if pos is not None:
             return values.take(pa.array(pos))
         return self._cached((column, _fingerprint(rows)), lambda: self.profile.values_at(column, rows))
 
-    def _positions(self, column: str, prefetch: tuple[str, ...], rows: np.ndarray) -> np.ndarray | None:
-        """Where rows are in a column's kept read (None if some are not in it)."""
-        have, _ = self._store(column, prefetch)
-        if column == "extra_attributes_json":
-            # Asked about many times: a position per event, so each question is a gather, not a search.
-            def dense() -> np.ndarray:
-                out = np.full(len(self), -1, np.int32)
-                out[have] = np.arange(have.size, dtype=np.int32)
-                return out
+    def _positions(self, rows: np.ndarray) -> np.ndarray | None:
+        """Where rows are in the kept reads (None if some are not among `read_rows()`).
 
-            pos = self._cached(("positions", column), dense)[rows]
-            return pos if (pos >= 0).all() else None
-        pos = np.searchsorted(have, rows)
-        if have.size and (pos < have.size).all() and (have[np.minimum(pos, have.size - 1)] == rows).all():
-            return pos
-        return None
+        Asked about many times: a position per event, so each question is a gather, not a search.
+        """
+        def dense() -> np.ndarray:
+            have = self.read_rows()
+            out = np.full(len(self), -1, np.int32)
+            out[have] = np.arange(have.size, dtype=np.int32)
+            return out
+
+        pos = self._cached("positions", dense)[rows]
+        return pos if (pos >= 0).all() else None
 
     def arg_texts(self, rows: np.ndarray) -> pa.Array:
         """extra_attributes_json at rows (the usual events are read together once, then kept)."""
-        return self._lazy_at("extra_attributes_json", rows, ARG_EVENTS).cast(pa.string())
+        return self._lazy_at("extra_attributes_json", rows).cast(pa.string())
 
     def arg(self, rows: np.ndarray, key: str, kind: str = "int") -> np.ndarray:
         """One argument of events as a NumPy array: int64 (missing: -1), float, or object strings (missing: None)."""
         rows = np.asarray(rows, np.int64)
         if "extra_attributes_json" in self.profile.column_names and rows.size:
-            _, texts = self._store("extra_attributes_json", ARG_EVENTS)
-            pos = self._positions("extra_attributes_json", ARG_EVENTS, rows)
+            texts = self._store("extra_attributes_json")
+            pos = self._positions(rows)
             if pos is not None:
                 # The events the analyses read: one scan of the key over all of them, kept; each
                 # question is then an index into it, not a copy of its texts.
@@ -214,15 +212,15 @@ class Frame:
         """A string argument as codes into its distinct values (-1: missing), with no string made per event."""
         rows = np.asarray(rows, np.int64)
         if "extra_attributes_json" in self.profile.column_names and rows.size:
-            _, texts = self._store("extra_attributes_json", ARG_EVENTS)
-            pos = self._positions("extra_attributes_json", ARG_EVENTS, rows)
+            texts = self._store("extra_attributes_json")
+            pos = self._positions(rows)
             if pos is not None:
                 codes, words = self._cached(("arg-codes", key), lambda: codes_of(texts, key))
                 return codes[pos], words
         return codes_of(self.arg_texts(rows), key)
 
     def flow_ids(self, rows: np.ndarray) -> pa.Array:
-        return self._lazy_at("flow_id", rows, FLOW_EVENTS)
+        return self._lazy_at("flow_id", rows)
 
     def _cached(self, key, build):
         """build() once per key: other threads asking meanwhile wait for it instead of building it again."""
@@ -250,12 +248,12 @@ class Frame:
         off the GIL), so the work that needs only times runs meanwhile."""
         self._prefetch_flows()
         if "extra_attributes_json" in self.profile.column_names and ("store", "extra_attributes_json") not in self._cache:
-            threading.Thread(target=lambda: self._background(lambda: self._store("extra_attributes_json", ARG_EVENTS)),
+            threading.Thread(target=lambda: self._background(lambda: self._store("extra_attributes_json")),
                              daemon=True, name="neuron-widgets-analysis-args").start()
 
     def _prefetch_flows(self) -> None:
         if "flow_id" in self.profile.column_names and ("store", "flow_id") not in self._cache:
-            threading.Thread(target=lambda: self._background(lambda: self._store("flow_id", FLOW_EVENTS)), daemon=True,
+            threading.Thread(target=lambda: self._background(lambda: self._store("flow_id")), daemon=True,
                              name="neuron-widgets-analysis-flows").start()
 
     @staticmethod

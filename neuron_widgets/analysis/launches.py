@@ -82,13 +82,13 @@ def _neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray) -> tuple[np.n
             rk, ek = _flow_keys(rt_ids, ex_ids, n_cores)
             rk, ek = rk + rt_core[rt_of], ek + core[ex_of]
             rs = fr.start[rt][rt_of]
-            order = np.lexsort((rs, rk))
+            order = _by_key_then_time(rk, rs)
             rk, rs, rrow = rk[order], rs[order], rt[rt_of][order]
             at = np.searchsorted(rk, ek, side="right") - 1
             ok = (at >= 0) & (rk[np.maximum(at, 0)] == ek) & (rs[np.maximum(at, 0)] <= fr.start[ex][ex_of])
             hit_ex, hit_rt = ex_of[ok], rrow[at[ok]]
             # An execution with several flow ids keeps the latest launch among them.
-            o = np.lexsort((fr.start[hit_rt], hit_ex))
+            o = _by_key_then_time(hit_ex, fr.start[hit_rt])
             hit_ex, hit_rt = hit_ex[o], hit_rt[o]
             found[hit_ex] = hit_rt
             by_flow[hit_ex] = True
@@ -109,6 +109,14 @@ def _neuron_launchers(fr: Frame, ex: np.ndarray, core: np.ndarray) -> tuple[np.n
             notes.append("no flow ids link nrt_execute to nc_exec_running: each execution is matched to the latest "
                          "nrt_execute on its core before it")
     return found, by_flow, notes
+
+
+def _by_key_then_time(key: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The order by key, then start: one stable sort when the starts already ascend (a profile's rows
+    are in time order), else a two-key sort."""
+    if start.size < 2 or bool((start[1:] >= start[:-1]).all()):
+        return np.argsort(key, kind="stable")
+    return np.lexsort((start, key))
 
 
 def _flow_keys(rt_ids: np.ndarray, ex_ids: np.ndarray, n_cores: int) -> tuple[np.ndarray, np.ndarray]:
