@@ -18,7 +18,8 @@ import pandas as pd
 import pyarrow as pa
 
 from ..model import jsonscan
-from ..model.profile import Profile, set_read_threads
+from ..model.lazy import set_read_threads
+from ..model.profile import Profile
 from ..model.schema import INCOMPLETE
 from .cores import CoreCodes, core_codes
 

@@ -16,7 +16,7 @@ from .device_trace import DeviceTrace
 from .schema import ROW
 
 if TYPE_CHECKING:
-    from .profile import LazyColumns
+    from .lazy import LazyColumns
 
 # Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up.
 ALIGNED_CACHE = 8

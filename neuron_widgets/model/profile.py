@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,7 @@ from .event_access import EventAccess
 from .filters import Filters
 from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
+from .lazy import LazyColumns, is_identity, take_lazy
 from .order import time_order
 from .schema import EVENT_COLUMNS, INCOMPLETE, ROW
 from .track_names import TrackNames
@@ -34,16 +35,6 @@ PREVIEW_EVENTS = 400_000
 PREVIEW_PX = 4096
 # Profiles of at least this many events get a preview while their grouping is built.
 PREVIEW_MIN_EVENTS = 2_000_000
-
-
-class LazyColumns(Protocol):
-    """Where columns too heavy to load up front come from, by source row."""
-
-    def names(self) -> list[str]: ...
-
-    def column(self, name: str) -> pa.ChunkedArray: ...
-
-    def value(self, name: str, event: dict[str, Any]) -> Any: ...
 
 
 @dataclass
@@ -203,7 +194,7 @@ class Profile(EventAccess):
                     raise KeyError(f"profile has no column {name!r}; it has {', '.join(self.column_names)}")
                 full = self._lazy.column(name)
                 rows = self._table.column(ROW)
-                self._materialised[name] = full.take(rows) if len(full) != len(rows) or not _is_identity(rows) else full
+                self._materialised[name] = full.take(rows) if len(full) != len(rows) or not is_identity(rows) else full
             return self._materialised[name]
 
     def _joined(self, name: str) -> pa.ChunkedArray:
@@ -556,33 +547,6 @@ class Profile(EventAccess):
     def __repr__(self) -> str:
         return (f"<Profile {self.format} {self.source!r}: {len(self):,} events, "
                 f"{self.duration_ns / 1e6:,.3f} ms, warnings={sum(self.warnings.counts.values())}>")
-
-
-# How many threads a lazy read may decode with, per calling thread: a background read that runs
-# beside other work on a 2-core machine takes one, so the foreground keeps a core.
-_READ_THREADS = threading.local()
-
-
-def read_threads() -> int:
-    return int(getattr(_READ_THREADS, "n", 2))
-
-
-def set_read_threads(n: int) -> None:
-    """Decode threads for this thread's lazy reads (readers consult `read_threads()`)."""
-    _READ_THREADS.n = max(int(n), 1)
-
-
-def take_lazy(lazy: LazyColumns, name: str, rows: np.ndarray) -> pa.Array:
-    """A lazy column at sorted source rows: the provider's own `take` when it has one, else its whole column."""
-    take = getattr(lazy, "take", None)
-    if take is not None:
-        return take(name, rows)
-    return lazy.column(name).take(pa.array(rows)).combine_chunks()
-
-
-def _is_identity(rows: pa.ChunkedArray) -> bool:
-    arr = rows.to_numpy()
-    return bool(arr.size == 0 or (arr[0] == 0 and arr[-1] == arr.size - 1 and (np.diff(arr) == 1).all()))
 
 
 def _pandas_types(t: pa.DataType):

@@ -17,7 +17,8 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import LoadWarnings
-from ..model.profile import Counters, LazyColumns, Profile, take_lazy
+from ..model.lazy import LazyColumns, take_lazy
+from ..model.profile import Counters, Profile
 from ..model.schema import ROW
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # timestamps before this cannot be wall-clock times of a capture

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
-from ..model.profile import Counters, Profile, read_threads
+from ..model.lazy import read_threads
+from ..model.profile import Counters, Profile
 from ..model.schema import EVENT_COLUMNS, LAZY_COLUMNS, ROW, STRING, check_ids, normalise, type_problem
 from ..progress import progress
 
