@@ -1,8 +1,8 @@
 """What the analyses read of a profile, as NumPy columns, built once per profile.
 
 No pandas frame of the whole profile is ever made: names and sources stay dictionary codes,
-times stay the profile's int64 arrays, and arguments are read only for the rows an analysis
-asks about (`Profile.values_at`), then parsed per key with one Arrow regex pass.
+times stay the profile's int64 arrays, and arguments are read only for the rows the analyses
+ask about (`Profile.values_at`, once), then read per key by a byte scan (`model.jsonscan`).
 """
 
 from __future__ import annotations
