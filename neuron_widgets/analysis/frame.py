@@ -196,15 +196,14 @@ class Frame:
     def arg(self, rows: np.ndarray, key: str, kind: str = "int") -> np.ndarray:
         """One argument of events as a NumPy array: int64 (missing: -1), float, or object strings (missing: None)."""
         rows = np.asarray(rows, np.int64)
+        if kind == "str":  # one scan serves both the codes and the strings
+            return _strings_of(*self.arg_codes(rows, key))
         if "extra_attributes_json" in self.profile.column_names and rows.size:
             texts = self._store("extra_attributes_json")
             pos = self._positions(rows)
             if pos is not None:
                 # The events the analyses read: one scan of the key over all of them, kept; each
                 # question is then an index into it, not a copy of its texts.
-                if kind == "str":  # one scan serves both the codes and the strings
-                    codes, words = self._cached(("arg-codes", key), lambda: codes_of(texts, key))
-                    return np.array([*words, None], dtype=object)[codes[pos]]
                 every = self._cached(("arg-all", key, kind), lambda: values_of(texts, key, kind))
                 return every[pos]
         return self._cached(("arg", key, kind, _fingerprint(rows)), lambda: values_of(self.arg_texts(rows), key, kind))
@@ -291,14 +290,18 @@ def values_of(texts: pa.Array, key: str, kind: str = "int") -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.int64) if kind == "int" else np.zeros(0, object)
     if kind == "str":
-        codes, words = codes_of(texts, key)
-        return np.array([*words, None], dtype=object)[codes]
+        return _strings_of(*codes_of(texts, key))
     if kind == "int":
         out, slow = jsonscan.int_values(texts, key, _NULL)
         if slow.any():
             out[slow] = _parsed_values(pa.array(texts).take(pa.array(np.flatnonzero(slow))), key, kind)
         return out
     return _parsed_values(pa.array(texts), key, kind)
+
+
+def _strings_of(codes: np.ndarray, words: list[str]) -> np.ndarray:
+    """Codes back to strings (object array; -1: None)."""
+    return np.array([*words, None], dtype=object)[codes]
 
 
 def codes_of(texts: pa.Array, key: str) -> tuple[np.ndarray, list[str]]:

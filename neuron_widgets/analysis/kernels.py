@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numba
 import numpy as np
 import pandas as pd
 
+from ..model.halves import in_halves
 from ..model.profile import Profile
 from .devices import COMMUNICATION, COMPUTATION, EXECUTION, MEMORY, kind_of, kineto_kernels
 from .frame import Frame, frame_of, notes_of
@@ -78,14 +76,12 @@ def _name_stats(name, source, start, end, n, m):  # pragma: no cover - numba
 
 
 def _name_stats_in_halves(fr: Frame, n: int, m: int) -> tuple[np.ndarray, ...]:
-    """_name_stats over every event, the two halves in two threads (the kernel releases the GIL), then summed."""
-    size = len(fr)
-    if size < 1_000_000 or (os.cpu_count() or 1) < 2:
-        return _name_stats(fr.name, fr.source, fr.start, fr.end, n, m)
-    half = size // 2
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="neuron-widgets-names") as pool:
-        a, b = pool.map(lambda s: _name_stats(fr.name[s], fr.source[s], fr.start[s], fr.end[s], n, m),
-                        [slice(0, half), slice(half, size)])
+    """_name_stats over every event; on large profiles each half in a thread, then the two summed."""
+    parts = in_halves(lambda a, b: _name_stats(fr.name[a:b], fr.source[a:b], fr.start[a:b], fr.end[a:b], n, m),
+                      len(fr), 1_000_000)
+    if len(parts) == 1:
+        return parts[0]
+    a, b = parts
     count, total, sq = a[0] + b[0], a[1] + b[1], a[2] + b[2]
     return count, total, sq, np.minimum(a[3], b[3]), np.maximum(a[4], b[4]), a[5] + b[5]
 

@@ -8,15 +8,12 @@ exponents, escapes, huge numbers) is flagged, and the caller reads those few row
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
 import numba
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+
+from .halves import in_halves
 
 MISSING, EXACT, SLOW = 0, 1, 2
 
@@ -164,17 +161,6 @@ def _hashes(data, begin, end, state, out, r0, r1):
 _SPLIT_MIN = 100_000
 
 
-def _in_halves(kernel: Callable[..., None], n: int, *args: Any) -> None:
-    """kernel(*args, r0, r1) over rows 0..n, in two threads on large inputs (the kernels release the GIL)."""
-    if n < _SPLIT_MIN or (os.cpu_count() or 1) < 2:
-        kernel(*args, 0, n)
-        return
-    half = n // 2
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="neuron-widgets-scan") as pool:
-        for f in [pool.submit(kernel, *args, 0, half), pool.submit(kernel, *args, half, n)]:
-            f.result()
-
-
 def _buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
@@ -197,7 +183,8 @@ def int_values(texts: pa.Array, key: str, missing: int) -> tuple[np.ndarray, np.
     data, offsets, valid = _buffers(texts)
     out = np.full(offsets.size - 1, missing, np.int64)
     state = np.zeros(offsets.size - 1, np.int8)
-    _in_halves(_ints, out.size, data, offsets, valid, np.frombuffer(key.encode(), np.uint8), out, state)
+    k = np.frombuffer(key.encode(), np.uint8)
+    in_halves(lambda r0, r1: _ints(data, offsets, valid, k, out, state, r0, r1), out.size, _SPLIT_MIN)
     return out, state == SLOW
 
 
@@ -209,13 +196,14 @@ def str_codes(texts: pa.Array, key: str) -> tuple[np.ndarray, list[str], np.ndar
     n = offsets.size - 1
     begin, end = np.zeros(n, np.int64), np.zeros(n, np.int64)
     state = np.zeros(n, np.int8)
-    _in_halves(_strings, n, data, offsets, valid, np.frombuffer(key.encode(), np.uint8), begin, end, state)
+    k = np.frombuffer(key.encode(), np.uint8)
+    in_halves(lambda r0, r1: _strings(data, offsets, valid, k, begin, end, state, r0, r1), n, _SPLIT_MIN)
     codes = np.full(n, -1, np.int32)
     found = np.flatnonzero(state == EXACT)
     words: list[str] = []
     if found.size:
         h = np.zeros(n, np.uint64)
-        _in_halves(_hashes, n, data, begin, end, state, h)
+        in_halves(lambda r0, r1: _hashes(data, begin, end, state, h, r0, r1), n, _SPLIT_MIN)
         h = h[found]
         inverse, uniq = pd.factorize(h)
         first = np.zeros(uniq.size, np.int64)
@@ -223,9 +211,3 @@ def str_codes(texts: pa.Array, key: str) -> tuple[np.ndarray, list[str], np.ndar
         words = [bytes(data[begin[f]: end[f]]).decode("utf-8", "replace") for f in first.tolist()]
         codes[found] = inverse
     return codes, words, state == SLOW
-
-
-def str_values(texts: pa.Array, key: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per text, the key's string value as an object array (None where absent), and rows needing a slow read."""
-    codes, words, slow = str_codes(texts, key)
-    return np.array([*words, None], dtype=object)[codes], slow
