@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,14 @@ _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
 VERSION = 3
+import time as _time
+MARKS = {}
+_LAST = [0.0]
+def _M(k):
+    t = _time.perf_counter()
+    MARKS.setdefault(k, []).append(t - _LAST[0])
+    _LAST[0] = t
+
 
 
 def sniff(path: Path) -> bool:
@@ -105,17 +113,22 @@ def _events(path: Path, data: bytes, warnings: LoadWarnings) -> list[Ev]:
     return out
 
 
-def _ns(values: list, warnings: LoadWarnings, origin: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _ns(values: Sequence[Any], warnings: LoadWarnings, origin: str, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Microsecond values (ints, floats, numeric strings) as int64 ns, and which were usable."""
+    n = len(values)
+    exact = arr = None
+    types = set(map(type, values))
     try:
-        first = np.array(values) if values else np.zeros(0, dtype=np.int64)
-        if first.ndim != 1 or first.dtype.kind not in "iuf" or bool in set(map(type, values)):
-            raise TypeError("not plain numbers")  # true/false are not times, though NumPy reads them as 1/0
-        exact = first if first.dtype == np.int64 else None
-        arr = first.astype(np.float64)
-    except (TypeError, ValueError, OverflowError):
-        arr = np.array([num(v) for v in values], dtype=np.float64)
+        if types == {int}:
+            exact = np.fromiter(values, np.int64, n)
+            arr = exact.astype(np.float64)
+        elif types <= {int, float}:  # true/false are not times, though NumPy reads them as 1/0
+            arr = np.fromiter(values, np.float64, n)
+    except OverflowError:  # integers past 64 bits
         exact = None
+        arr = None
+    if arr is None:
+        arr = np.array([num(v) for v in values], dtype=np.float64)
     ok = np.isfinite(arr) & (np.abs(arr) < _US_LIMIT)
     bad = int((~ok).sum())
     if bad:
@@ -128,30 +141,39 @@ def _ns(values: list, warnings: LoadWarnings, origin: str, what: str) -> tuple[n
     return whole.astype(np.int64) * 1000 + np.rint((safe - whole) * 1000).astype(np.int64), ok
 
 
-def _int_ids(values: list, names: dict[Any, str], kind: str) -> np.ndarray:
+def _int_ids(values: Sequence[Any], names: dict[int, str], kind: str) -> np.ndarray:
     """pid/tid as int64; text ids ('Spans') get negative numbers and keep their text as a name."""
-    try:
-        arr = np.array(values)
-    except (OverflowError, ValueError):
-        arr = np.array([0], dtype=object)
-    if arr.dtype == np.int64 and arr.ndim == 1 and bool not in set(map(type, values)):
-        return arr
-    try:
-        codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
-    except TypeError:  # unhashable ids (lists): compare them by their text
-        codes, uniques = pd.factorize(pd.Series([h(v) for v in values], dtype=object), use_na_sentinel=False)
-    mapped = np.empty(len(uniques), dtype=np.int64)
-    for k, v in enumerate(uniques):
-        if type(v) is int and -(2**63) <= v < 2**63:
-            mapped[k] = v
-            continue
-        code = _id_from_text(v)
+    n = len(values)
+    if set(map(type, values)) == {int}:
+        try:
+            return np.fromiter(values, np.int64, n)
+        except OverflowError:
+            pass
+    # Usually a few odd ids among integers: only those go through Python one by one.
+    odd = [i for i, v in enumerate(values) if type(v) is not int or not -(2**63) <= v < 2**63]
+    plain = list(values)
+    for i in odd:
+        plain[i] = 0
+    out = np.fromiter(plain, np.int64, n)
+    memo: dict[tuple[type, Any], int] = {}
+    for i in odd:
+        v = values[i]
+        key = (type(v), h(v))
+        code = memo.get(key)
         if code is None:
-            text = str(h(v)) if v is not None else f"(no {kind})"
-            code = next((c for c, t in names.items() if t == text), -1 - len(names))
-            names[code] = text
-        mapped[k] = code
-    return mapped[codes] if len(values) else np.zeros(0, dtype=np.int64)
+            code = memo[key] = _text_id(v, names, kind)
+        out[i] = code
+    return out
+
+
+def _text_id(v: Any, names: dict[int, str], kind: str) -> int:
+    code = _id_from_text(v)
+    if code is not None:
+        return code
+    text = str(h(v)) if v is not None else f"(no {kind})"
+    code = next((c for c, t in names.items() if t == text), -1 - len(names))
+    names[code] = text
+    return code
 
 
 def _id_from_text(v: Any) -> int | None:
@@ -237,12 +259,17 @@ class _Builder:
                                                  "process_sort_index": {}, "thread_sort_index": {}}
 
     def collect(self, events: list[Ev]) -> None:
-        by_phase, paired = self.by_phase, self.paired
+        by_phase = self.by_phase
         for e in events:
-            ph = e.ph if type(e.ph) is str else h(e.ph)
-            by_phase[ph].append(e)
-            if ph in PAIR_OF:
-                paired[PAIR_OF[ph]].append(e)
+            ph = e.ph
+            by_phase[ph if ph.__class__ is str else h(ph)].append(e)
+        kinds = {PAIR_OF[ph] for ph in by_phase if ph in PAIR_OF}
+        if kinds:
+            # Begins and ends of one kind together, in file order (ties in ts keep that order).
+            for e in events:
+                ph = e.ph if e.ph.__class__ is str else h(e.ph)
+                if ph in PAIR_OF:
+                    self.paired[PAIR_OF[ph]].append(e)
         for ph, group in by_phase.items():
             if ph in _UNSUPPORTED:
                 self.warnings.add(f"{self.origin}: '{ph}' ({_UNSUPPORTED[ph]}) events are not drawn", len(group))
@@ -264,28 +291,52 @@ class _Builder:
                              "thread": {str(k): v for k, v in self.tid_names.items()}}}
 
     def finish(self) -> tuple[pa.Table, ArgsLazy, pd.DataFrame | None]:
+        _LAST[0] = _time.perf_counter()
         events = list(self.by_phase.get("X", []))
+        n_slices = len(events)
+        _M(2)
         for ph in _INSTANT:
             events.extend(self.by_phase.get(ph, []))
         n_plain = len(events)
+        _M(5)
         paired, incomplete, is_async = pair(self.paired, self.warnings, self.origin)
+        _M(6)
         events.extend(paired)
+        _M(7)
+        n = len(events)
+        _M(8)
+        ts, durs, names = [e.ts for e in events], [e.dur for e in events], [e.name for e in events]
+        _M(9)
+        cats, pids, tids, args = [e.cat for e in events], [e.pid for e in events], [e.tid for e in events], [e.args for e in events]
+        _M(10)
         w, origin = self.warnings, self.origin
-        start, ok_ts = _ns([e.ts for e in events], w, origin, "ts")
+        _M(11)
+        start, ok_ts = _ns(ts, w, origin, "ts")
+        _M(12)
         start += self.base_ns
-        dur, ok_dur = _ns([0 if e.dur is None or e.ph in _INSTANT else e.dur for e in events], w, origin, "dur")
+        _M(13)
+        durs[n_slices:n_plain] = [0] * (n_plain - n_slices)  # instants have no duration, whatever they say
+        _M(14)
+        if None in durs:
+            durs = [0 if d is None else d for d in durs]
+        dur, ok_dur = _ns(durs, w, origin, "dur")
+        _M(17)
         neg = (dur < 0) & ok_dur
+        _M(18)
         dur = np.where(ok_dur & ~neg, dur, 0)
+        _M(19)
         w.add(f"{origin}: events with a negative duration, shown with zero duration", int(neg.sum()))
-        names = [e.name for e in events]
+        _M(20)
         if set(map(type, names)) - {str}:  # rare: numbers or nulls as names
-            names = [n if type(n) is str else ("" if n is None else str(n)) for n in names]
-        cats = [e.cat for e in events]
+            names = [nm if type(nm) is str else ("" if nm is None else str(nm)) for nm in names]
         if set(map(type, cats)) - {str, type(None)}:
             cats = [c if c is None or type(c) is str else str(c) for c in cats]
         end = start + dur
-        flag = np.zeros(len(events), dtype=bool)
+        _M(25)
+        flag = np.zeros(n, dtype=bool)
+        _M(26)
         flag[n_plain:] = incomplete
+        _M(27)
         if flag.any():
             # A thread's unclosed B runs to the trace end (a hang shows as such); an async begin that
             # never ended is an open-ended marker at its start: hundreds of them must not each hold a
@@ -295,60 +346,64 @@ class _Builder:
             end[open_async] = start[open_async]
         stream = [None] * n_plain + [f"async:{c if c is not None else e.name}" if a else None
                                      for e, c, a in zip(paired, cats[n_plain:], is_async, strict=True)]
-        args = [e.args for e in events]
+        name_col = pa.array(names, pa.string()).dictionary_encode()
+        _M(37)
+        cat_col = pa.array(cats, pa.string()).dictionary_encode()
+        _M(38)
+        points = [e for ph in ("s", "t", "f") for e in self.by_phase.get(ph, [])]
+        _M(39)
+        p_ts, p_pid, p_tid = [e.ts for e in points], [e.pid for e in points], [e.tid for e in points]
+        _M(40)
+        p_id, p_id2, p_bp = [e.id for e in points], [e.id2 for e in points], [e.bp for e in points]
+        _M(41)
+        # Events and flow points share one id numbering, so a text id gets the same code in both.
+        _M(42)
+        pid_all = _int_ids([0 if v is None else v for v in (*pids, *p_pid)] if None in pids or None in p_pid
+                           else pids + p_pid, self.pid_names, "pid")
+        tid_all = _int_ids([0 if v is None else v for v in (*tids, *p_tid)] if None in tids or None in p_tid
+                           else tids + p_tid, self.tid_names, "tid")
         table = pa.table({
-            "id": np.arange(len(events), dtype=np.int64),
-            "name": _dictionary(names),
+            "id": np.arange(n, dtype=np.int64),
+            "name": name_col,
             "start_ts": start, "end_ts": end, "duration_ns": end - start,
-            "trace_event_source": self._sources(names, cats),
-            "instance_id": pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(events), np.int32)),
-                                                          pa.array([self.instance])),
-            "process_id": _int_ids([e.pid if e.pid is not None else 0 for e in events], self.pid_names, "pid"),
-            "thread_id": _int_ids([e.tid if e.tid is not None else 0 for e in events], self.tid_names, "tid"),
-            "nc_idx": _nc_column(args) if self.look_for_cores else pa.nulls(len(events), pa.int64()),
+            "trace_event_source": _sources(name_col, cat_col),
+            "instance_id": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([self.instance])),
+            "process_id": pid_all[:n],
+            "thread_id": tid_all[:n],
+            "nc_idx": _nc_column(args) if self.look_for_cores else pa.nulls(n, pa.int64()),
             # Async slices overlap freely: like Chrome and Perfetto, give them rows of their own.
             "framework_stream_id": pa.array(stream, pa.string()),
-            "category": pa.array(cats, pa.string()).dictionary_encode(),
+            "category": cat_col,
             INCOMPLETE: pa.array(flag),
-            ROW: pa.array(np.arange(len(events), dtype=np.int32)),
+            ROW: pa.array(np.arange(n, dtype=np.int32)),
         })
+        _M(61)
         if not ok_ts.all():
             table = table.filter(pa.array(ok_ts))
-        return table, ArgsLazy(args, self._flows(table, len(events))), self._counters()
+        flows = self._flows(table, n, (p_ts, pid_all[n:], tid_all[n:], p_id, p_id2, p_bp))
+        return table, ArgsLazy(args, flows), self._counters()
 
-    @staticmethod
-    def _sources(names: list[str], cats: list[Any]) -> pa.DictionaryArray:
-        """Event source per event, decided once per distinct (name, category) pair."""
-        name_codes, name_u = pd.factorize(pd.Series(names, dtype=object))
-        cat_codes, cat_u = pd.factorize(pd.Series(cats, dtype=object), use_na_sentinel=False)
-        width = len(cat_u) + 1
-        pair_codes, pair_u = pd.factorize(name_codes.astype(np.int64) * width + cat_codes)
-        per_pair = [event_source(str(name_u[p // width]), cat_u[p % width]) for p in pair_u]
-        src_codes, src_values = pd.factorize(pd.Series(per_pair, dtype=object))
-        return pa.DictionaryArray.from_arrays(pa.array(src_codes[pair_codes], pa.int32()),
-                                              pa.array(list(src_values), pa.string()))
-
-    def _flows(self, table: pa.Table, n_events: int) -> pa.Array:
-        points = [(e, ph) for ph in ("s", "t", "f") for e in self.by_phase.get(ph, [])]
-        if not points:
+    def _flows(self, table: pa.Table, n_events: int, points: tuple) -> pa.Array:
+        p_ts, p_pid, p_tid, p_id, p_id2, p_bp = points
+        if not p_ts:
             return pa.nulls(n_events, pa.list_(pa.string()))
         pids = table.column("process_id").to_numpy()
         tids = table.column("thread_id").to_numpy()
-        p_pid = _int_ids([e.pid if e.pid is not None else 0 for e, _ in points], self.pid_names, "pid")
-        p_tid = _int_ids([e.tid if e.tid is not None else 0 for e, _ in points], self.tid_names, "tid")
         # One code per (pid, tid) shared by slices and flow points.
         pid_code, _ = pd.factorize(np.r_[pids, p_pid])
         tid_code, tid_u = pd.factorize(np.r_[tids, p_tid])
         codes = pid_code.astype(np.int64) * max(len(tid_u), 1) + tid_code
         slice_thread, point_thread = codes[: pids.size], codes[pids.size:]
         index = SliceIndex(slice_thread, table.column("start_ts").to_numpy(), table.column("end_ts").to_numpy())
-        ts, ok = _ns([e.ts for e, _ in points], LoadWarnings(), self.origin, "ts")
+        ts, ok = _ns(p_ts, LoadWarnings(), self.origin, "ts")
         ts += self.base_ns
-        fids = [f if type(f) is str else _flow_id(f) for f in (e.id if e.id2 is None else e.id2 for e, _ in points)]
-        enclosing = np.array([ph != "f" or e.bp == "e" for e, ph in points], dtype=bool)
+        n_enclosing = len(self.by_phase.get("s", [])) + len(self.by_phase.get("t", []))
+        # s and t bind to the slice around them; f to the next slice, or with bp "e" the one around it.
+        enclosing = np.ones(len(p_ts), dtype=bool)
+        enclosing[n_enclosing:] = [b == "e" for b in p_bp[n_enclosing:]]
         keep = np.flatnonzero(ok)
         self.warnings.add(f"{self.origin}: flow events without a usable ts (arrows not drawn)", int((~ok).sum()))
-        return bind_flows([fids[i] for i in keep], point_thread[keep], ts[keep], enclosing[keep], index,
+        return bind_flows(_flow_ids(p_id, p_id2)[keep], point_thread[keep], ts[keep], enclosing[keep], index,
                           table.column(ROW).to_numpy(), n_events, self.warnings, self.origin)
 
     def _counters(self) -> pd.DataFrame | None:
@@ -374,9 +429,28 @@ class _Builder:
         return df[["timestamp", "instance_id", "process_id", "name", "series", "value"]].reset_index(drop=True)
 
 
-def _dictionary(values: list[str]) -> pa.DictionaryArray:
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object))
-    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(list(uniques), pa.string()))
+def _sources(names: pa.DictionaryArray, cats: pa.DictionaryArray) -> pa.DictionaryArray:
+    """Event source per event, decided once per distinct (name, category) pair."""
+    name_u, cat_u = names.dictionary.to_pylist(), [*cats.dictionary.to_pylist(), None]
+    name_codes = names.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    cat_codes = cats.indices.fill_null(len(cat_u) - 1).to_numpy().astype(np.int64)
+    width = len(cat_u)
+    pair_codes, pair_u = pd.factorize(name_codes * width + cat_codes)
+    per_pair = [event_source(name_u[p // width], cat_u[p % width]) for p in pair_u]
+    src_codes, src_values = pd.factorize(pd.Series(per_pair, dtype=object))
+    return pa.DictionaryArray.from_arrays(pa.array(src_codes[pair_codes], pa.int32()),
+                                          pa.array(list(src_values), pa.string()))
+
+
+def _flow_ids(ids: list, id2s: list) -> np.ndarray:
+    """Flow ids (id2 when given): integers kept as int64, anything else as its text."""
+    fids = ids if set(map(type, id2s)) <= {type(None)} else [i if j is None else j for i, j in zip(ids, id2s, strict=True)]
+    if set(map(type, fids)) == {int}:
+        try:
+            return np.fromiter(fids, np.int64, len(fids))
+        except OverflowError:
+            pass
+    return np.array([f if type(f) is str else _flow_id(f) for f in fids], dtype=object)
 
 
 def _flow_id(fid: Any) -> str:

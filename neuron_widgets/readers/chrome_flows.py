@@ -62,24 +62,38 @@ def _search(threads: np.ndarray, starts: np.ndarray, thread: np.ndarray, ts: np.
     return out
 
 
-def bind_flows(flow_id: list[str], thread: np.ndarray, ts: np.ndarray, enclosing: np.ndarray,
+def bind_flows(flow_id: np.ndarray, thread: np.ndarray, ts: np.ndarray, enclosing: np.ndarray,
                index: SliceIndex, rows: np.ndarray, n_rows: int, warnings: LoadWarnings,
                origin: str) -> pa.Array:
     """A list<string> flow_id column over `n_rows` source rows, built without a loop per point.
 
-    `rows` maps the index's slices to source rows.
+    `flow_id` holds integers or strings, one per point; `rows` maps the index's slices to source rows.
     """
     slices = index.find(thread, ts, enclosing)
     bound = slices >= 0
     warnings.add(f"{origin}: flow events with no slice to attach to (arrows not drawn)", int((~bound).sum()))
-    return flow_lists(rows[slices[bound]], np.asarray(flow_id, dtype=object)[bound], n_rows)
+    return flow_lists(rows[slices[bound]], flow_id[bound], n_rows)
 
 
 def flow_lists(row: np.ndarray, fid: np.ndarray, n_rows: int) -> pa.Array:
-    """The list<string> flow_id column from (source row, flow id) pairs; repeats dropped, rows without ids null."""
-    pairs = pd.DataFrame({"row": row, "fid": fid}).drop_duplicates().sort_values("row", kind="stable")
-    counts = np.bincount(pairs["row"].to_numpy(), minlength=n_rows)
+    """The list<string> flow_id column from (source row, flow id) pairs; repeats dropped, rows without ids null.
+
+    Ids may be integers (written out in decimal) or strings; each row keeps its ids in the order given.
+    """
+    row = np.asarray(row, dtype=np.int64)
+    codes, uniques = pd.factorize(fid)
+    key = row * max(len(uniques), 1) + codes
+    _, first = np.unique(key, return_index=True)
+    first.sort()  # the first of each repeated pair, in the order given
+    kept_row, kept_code = row[first], codes[first]
+    by_row = np.argsort(kept_row, kind="stable")
+    kept_row, kept_code = kept_row[by_row], kept_code[by_row]
+    counts = np.bincount(kept_row, minlength=n_rows)
     offsets = np.zeros(n_rows + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    values = pa.array(pairs["fid"].astype(str).tolist(), pa.string())
+    if uniques.dtype.kind in "iu":
+        texts = pa.array(uniques).cast(pa.string())
+    else:
+        texts = pa.array([u if type(u) is str else str(u) for u in uniques], pa.string())
+    values = texts.take(pa.array(kept_code.astype(np.int64)))
     return pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(counts == 0))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +121,19 @@ class ArgsLazy:
     def take(self, name: str, rows: np.ndarray) -> pa.Array:
         if name == "flow_id" and self.flow_ids is not None:
             return self.flow_ids.take(pa.array(np.asarray(rows, dtype=np.int64)))
-        args = self.args
+        rows = np.asarray(rows, np.int64)
+        picked = [self.args[int(r)] for r in rows] if rows.size < 2 else itemgetter(*rows.tolist())(self.args)
         raw = msgspec.Raw
+        if set(map(type, picked)) == {raw}:
+            # All raw JSON (a file's own arguments): joined into one buffer without a copy per value.
+            data = b"".join(picked)
+            if len(data) < 2**31:
+                offsets = np.zeros(len(picked) + 1, np.int32)
+                np.cumsum(np.fromiter(map(len, picked), np.int32, len(picked)), out=offsets[1:])
+                return pa.Array.from_buffers(pa.binary(), len(picked), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+                                             ).cast(pa.string())
         # Raw JSON bytes go to Arrow as they are (one UTF-8 check for all); other values are serialised.
-        values = [bytes(a) if type(a) is raw else _encoded(a) for a in (args[r] for r in np.asarray(rows, np.int64).tolist())]
+        values = [bytes(a) if type(a) is raw else _encoded(a) for a in picked]
         return pa.array(values, pa.binary()).cast(pa.string())
 
     def value(self, name: str, event: dict[str, Any]) -> Any:
