@@ -60,19 +60,17 @@ def _classify(group: np.ndarray, start: np.ndarray, end: np.ndarray, launch: np.
     gap = (s - prev_end).astype(np.float64)
     host = same & (ls > prev_end)  # NaN (no launch found) compares False
     kernel = same & ~host & (gap < kernel_wait_ns)
-    other = same & ~host & ~kernel
-    n = len(keys)
-    rows = []
-    for cat, mask in zip(CATEGORIES, (host, kernel, other), strict=True):
-        t = np.bincount(g[mask], weights=gap[mask], minlength=n) if n else np.zeros(0)
-        c = np.bincount(g[mask], minlength=n) if n else np.zeros(0, np.int64)
-        rows.append(keys.assign(idle_category=cat, idle_time_ns=np.rint(t).astype(np.int64), gaps=c))
-    df = pd.concat(rows, ignore_index=True) if rows else keys.assign(idle_category=[], idle_time_ns=[], gaps=[])
-    present = np.bincount(g, minlength=n) > 0 if n else np.zeros(0, bool)
-    df = df[np.tile(present, len(CATEGORIES))] if n else df
-    key_cols = list(keys.columns)
-    total = df.groupby(key_cols, dropna=False, sort=False)["idle_time_ns"].transform("sum")
-    df["idle_time_ratio"] = np.where(total > 0, df["idle_time_ns"] / total.where(total > 0, 1), 0.0)
-    cat_order = pd.Categorical(df["idle_category"], categories=list(CATEGORIES), ordered=True)
-    return df.assign(idle_category=cat_order).sort_values([*key_cols, "idle_category"]).assign(
-        idle_category=lambda d: d["idle_category"].astype(str)).reset_index(drop=True)
+    n, m = len(keys), len(CATEGORIES)
+    cat = np.where(host, 0, np.where(kernel, 1, 2))  # the rest: other
+    slot = g[same] * m + cat[same]  # (device, category) of each gap
+    t = np.rint(np.bincount(slot, weights=gap[same], minlength=n * m)).astype(np.int64).reshape(n, m)
+    c = np.bincount(slot, minlength=n * m).reshape(n, m)
+    total = t.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(total > 0, t / np.where(total > 0, total, 1), 0.0)
+    # Devices with any kernel or execution, in the order of their keys; three rows each.
+    present = np.flatnonzero(np.bincount(g, minlength=n) > 0) if n else np.zeros(0, np.int64)
+    ranked = keys.iloc[present].sort_values(list(keys.columns), kind="stable").index.to_numpy()
+    return keys.iloc[np.repeat(ranked, m)].reset_index(drop=True).assign(
+        idle_category=np.tile(np.array(CATEGORIES, dtype=object), ranked.size),
+        idle_time_ns=t[ranked].ravel(), gaps=c[ranked].ravel(), idle_time_ratio=ratio[ranked].ravel())

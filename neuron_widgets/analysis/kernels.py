@@ -140,15 +140,17 @@ def _kineto(fr: Frame, num_kernels: int, duration_ratio: float, include_memory: 
     sets = {t: union(k.rank[types == t], k.start[types == t], k.end[types == t]) for t in wanted}
     by_type = _overlaps(sets, wanted)
     dur_us = (k.end - k.start) // 1000
-    rows = []
+    parts = []
     for r, rank in enumerate(k.ranks):
         for t in wanted:
             m = (k.rank == r) & (types == t)
             if m.any():
-                rows.append(_top(fr.name[k.rows[m]], dur_us[m], fr.names, num_kernels, duration_ratio)
-                            .assign(kernel_type=t, rank=rank))
+                part = _top(fr.name[k.rows[m]], dur_us[m], fr.names, num_kernels, duration_ratio)
+                size = len(part["name"])
+                parts.append({**part, "kernel_type": np.full(size, t, dtype=object), "rank": np.full(size, rank)})
     cols = ["name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "count", "kernel_type", "rank"]
-    by_name = pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
+    by_name = (pd.DataFrame({c: np.concatenate([part[c] for part in parts]) for c in cols}) if parts
+               else pd.DataFrame(columns=cols))
     by_name = by_name.sort_values(["kernel_type", "name", "rank"], ignore_index=True)
     return notes_of(by_type, k.notes), notes_of(by_name, k.notes)
 
@@ -174,24 +176,27 @@ def _overlaps(sets: dict[str, Intervals], order: list[str]) -> pd.DataFrame:
     return df
 
 
-def _top(codes: np.ndarray, dur: np.ndarray, names: list[str], num: int, ratio: float) -> pd.DataFrame:
+def _top(codes: np.ndarray, dur: np.ndarray, names: list[str], num: int, ratio: float) -> dict[str, np.ndarray]:
+    """HTA's per-name table of one rank and kernel type: the `num` longest names (up to `ratio` of the
+    time), the rest summed as "others"."""
     uniq, inv = np.unique(codes, return_inverse=True)
-    st = group_stats(inv, dur, uniq.size)
-    st.insert(0, "name", [names[c] for c in uniq])
-    st["inv"] = np.arange(uniq.size)
-    st = st.sort_values("sum_ns", ascending=False, ignore_index=True)
-    others = np.zeros(len(st), bool)
-    if len(st) > num:
-        cum = st["sum_ns"].cumsum().to_numpy()
-        others = (cum > np.quantile(cum, ratio)) | (np.arange(len(st)) >= num)
-    kept = st[~others]
-    out = pd.DataFrame({"name": kept["name"], "sum (us)": kept["sum_ns"], "max (us)": kept["max_ns"],
-                        "min (us)": kept["min_ns"], "stddev": kept["std_ns"], "mean (us)": kept["mean_ns"],
-                        "count": kept["count"]})
+    count, total, sq, lo, hi = _stats(inv.astype(np.int64), np.asarray(dur, np.int64), uniq.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = total / np.maximum(count, 1)
+        var = (sq - count * mean * mean) / np.maximum(count - 1, 1)
+    std = np.where(count > 1, np.sqrt(np.maximum(var, 0)), 0.0)
+    # pandas' descending sort, as HTA sorts: the same order among equal sums.
+    order = pd.Series(total).sort_values(ascending=False).index.to_numpy()
+    others = np.zeros(order.size, bool)
+    if order.size > num:
+        cum = np.cumsum(total[order])
+        others = (cum > np.quantile(cum, ratio)) | (np.arange(order.size) >= num)
+    kept = order[~others]
+    out = {"name": np.array([names[c] for c in uniq[kept]], dtype=object), "sum (us)": total[kept],
+           "max (us)": hi[kept], "min (us)": lo[kept], "stddev": std[kept], "mean (us)": mean[kept], "count": count[kept]}
     if others.any():
-        sel = np.isin(inv, st.loc[others, "inv"].to_numpy())
-        d = dur[sel]
-        out = pd.concat([out, pd.DataFrame([{"name": "others", "sum (us)": int(d.sum()), "max (us)": int(d.max()),
-                                             "min (us)": int(d.min()), "stddev": float(d.std(ddof=1)) if d.size > 1 else 0.0,
-                                             "mean (us)": float(d.mean()), "count": int(d.size)}])], ignore_index=True)
+        d = dur[np.isin(inv, order[others])]
+        row = {"name": "others", "sum (us)": int(d.sum()), "max (us)": int(d.max()), "min (us)": int(d.min()),
+               "stddev": float(d.std(ddof=1)) if d.size > 1 else 0.0, "mean (us)": float(d.mean()), "count": int(d.size)}
+        out = {c: np.append(v, np.array([row[c]], dtype=v.dtype)) for c, v in out.items()}
     return out

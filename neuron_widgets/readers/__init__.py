@@ -24,6 +24,9 @@ from .sniff import damaged_compression, describe_foreign
 
 set_device_loader(load_device_trace)
 
+# Below this, a view builds the index in tens of milliseconds: no background preparation.
+PREPARE_MIN_EVENTS = 200_000
+
 
 @dataclass(frozen=True)
 class Reader:
@@ -65,7 +68,9 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     `device_profiles_dir` says where device-profile directories are, when not beside the profile.
     `prepare` (default on; NEURON_WIDGETS_PREPARE=0 turns it off) builds the default grouping's
     tracks, lanes and level-of-detail index in a background thread, so that a Timeline opened
-    afterwards paints at once instead of building them first.
+    afterwards paints at once instead of building them first. Profiles under 200k events are
+    not prepared ahead: a view builds their index in a few tens of milliseconds, and a thread
+    would only compete with whatever the user runs next.
     `cache` (default on): a JSON or Perfetto trace is kept as columns after its first parse
     (in NEURON_WIDGETS_CACHE, default ~/.cache/neuron-widgets), so opening it again is fast.
     """
@@ -82,7 +87,7 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         profile._device_profiles = perfetto.device_profiles(Path(os.fspath(path)))
     if device_profiles_dir is not None:
         profile.extra["device_profiles_dir"] = os.fspath(device_profiles_dir)
-    if prepare:
+    if prepare and len(profile) >= PREPARE_MIN_EVENTS:
         profile.prepare("default")
     return profile
 

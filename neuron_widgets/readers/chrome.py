@@ -41,13 +41,6 @@ _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
 VERSION = 3
-import time as _time
-MARKS = {}
-_LAST = [0.0]
-def _M(k):
-    t = _time.perf_counter()
-    MARKS.setdefault(k, []).append(t - _LAST[0])
-    _LAST[0] = t
 
 
 
@@ -88,12 +81,12 @@ def _decode(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev], d
         keys = ", ".join(list(top)[:8])
         raise ProfileError(path, f"is JSON but has no traceEvents list (its keys: {keys})",
                            "Pass a Chrome trace (PyTorch profiler trace.json, NDET output) or a Neuron Explorer export")
-    events = _events(path, bytes(top["traceEvents"]), warnings)
+    events = _events(path, top["traceEvents"], warnings)
     meta = {k: ANY.decode(bytes(v)) for k, v in top.items() if k != "traceEvents"}
     return events, meta
 
 
-def _events(path: Path, data: bytes, warnings: LoadWarnings) -> list[Ev]:
+def _events(path: Path, data: bytes | msgspec.Raw, warnings: LoadWarnings) -> list[Ev]:
     try:
         return EVENTS.decode(data)
     except msgspec.ValidationError:
@@ -291,52 +284,34 @@ class _Builder:
                              "thread": {str(k): v for k, v in self.tid_names.items()}}}
 
     def finish(self) -> tuple[pa.Table, ArgsLazy, pd.DataFrame | None]:
-        _LAST[0] = _time.perf_counter()
         events = list(self.by_phase.get("X", []))
         n_slices = len(events)
-        _M(2)
         for ph in _INSTANT:
             events.extend(self.by_phase.get(ph, []))
         n_plain = len(events)
-        _M(5)
         paired, incomplete, is_async = pair(self.paired, self.warnings, self.origin)
-        _M(6)
         events.extend(paired)
-        _M(7)
         n = len(events)
-        _M(8)
         ts, durs, names = [e.ts for e in events], [e.dur for e in events], [e.name for e in events]
-        _M(9)
-        cats, pids, tids, args = [e.cat for e in events], [e.pid for e in events], [e.tid for e in events], [e.args for e in events]
-        _M(10)
+        cats, pids, tids = [e.cat for e in events], [e.pid for e in events], [e.tid for e in events]
+        args = [e.args for e in events]
         w, origin = self.warnings, self.origin
-        _M(11)
         start, ok_ts = _ns(ts, w, origin, "ts")
-        _M(12)
         start += self.base_ns
-        _M(13)
         durs[n_slices:n_plain] = [0] * (n_plain - n_slices)  # instants have no duration, whatever they say
-        _M(14)
         if None in durs:
             durs = [0 if d is None else d for d in durs]
         dur, ok_dur = _ns(durs, w, origin, "dur")
-        _M(17)
         neg = (dur < 0) & ok_dur
-        _M(18)
         dur = np.where(ok_dur & ~neg, dur, 0)
-        _M(19)
         w.add(f"{origin}: events with a negative duration, shown with zero duration", int(neg.sum()))
-        _M(20)
         if set(map(type, names)) - {str}:  # rare: numbers or nulls as names
             names = [nm if type(nm) is str else ("" if nm is None else str(nm)) for nm in names]
         if set(map(type, cats)) - {str, type(None)}:
             cats = [c if c is None or type(c) is str else str(c) for c in cats]
         end = start + dur
-        _M(25)
         flag = np.zeros(n, dtype=bool)
-        _M(26)
         flag[n_plain:] = incomplete
-        _M(27)
         if flag.any():
             # A thread's unclosed B runs to the trace end (a hang shows as such); an async begin that
             # never ended is an open-ended marker at its start: hundreds of them must not each hold a
@@ -347,17 +322,11 @@ class _Builder:
         stream = [None] * n_plain + [f"async:{c if c is not None else e.name}" if a else None
                                      for e, c, a in zip(paired, cats[n_plain:], is_async, strict=True)]
         name_col = pa.array(names, pa.string()).dictionary_encode()
-        _M(37)
         cat_col = pa.array(cats, pa.string()).dictionary_encode()
-        _M(38)
         points = [e for ph in ("s", "t", "f") for e in self.by_phase.get(ph, [])]
-        _M(39)
         p_ts, p_pid, p_tid = [e.ts for e in points], [e.pid for e in points], [e.tid for e in points]
-        _M(40)
         p_id, p_id2, p_bp = [e.id for e in points], [e.id2 for e in points], [e.bp for e in points]
-        _M(41)
         # Events and flow points share one id numbering, so a text id gets the same code in both.
-        _M(42)
         pid_all = _int_ids([0 if v is None else v for v in (*pids, *p_pid)] if None in pids or None in p_pid
                            else pids + p_pid, self.pid_names, "pid")
         tid_all = _int_ids([0 if v is None else v for v in (*tids, *p_tid)] if None in tids or None in p_tid
@@ -377,7 +346,6 @@ class _Builder:
             INCOMPLETE: pa.array(flag),
             ROW: pa.array(np.arange(n, dtype=np.int32)),
         })
-        _M(61)
         if not ok_ts.all():
             table = table.filter(pa.array(ok_ts))
         flows = self._flows(table, n, (p_ts, pid_all[n:], tid_all[n:], p_id, p_id2, p_bp))

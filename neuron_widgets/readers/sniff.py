@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+import pyarrow as pa
+
 from ..errors import ProfileError
 
 _MAGIC = {
@@ -49,6 +51,13 @@ def head(path: Path, n: int = 1 << 16) -> bytes:
 def read_all(path: Path) -> bytes:
     """The whole file, decompressed; damaged compressed data is an error naming the file."""
     op = _opener(path) or open
+    if op is gzip.open:
+        try:
+            # Arrow inflates in one C++ loop, about twice as fast as the gzip module's chunked reads.
+            with pa.input_stream(str(path), compression="gzip") as f:
+                return f.read()
+        except OSError:
+            pass  # damaged or cut short: the gzip module says how, below
     try:
         with op(path, "rb") as f:
             return f.read()
