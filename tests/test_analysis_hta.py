@@ -205,3 +205,17 @@ def _write_json(path: Path, events: list[dict]) -> Path:
 
     path.write_text(json.dumps({"traceEvents": events}))
     return path
+
+
+def test_kernels_whose_runtime_calls_carry_no_correlation_id(tmp_path: Path) -> None:
+    # A trace cut at the host side: runtime calls without ids. Every gap is then not the host's fault.
+    events = [{"ph": "X", "name": "cudaLaunchKernel", "cat": "cuda_runtime", "ts": t, "dur": 2, "pid": 1, "tid": 1}
+              for t in (0, 10, 20)]
+    events += [{"ph": "X", "name": "k", "cat": "kernel", "ts": t, "dur": 5, "pid": 0, "tid": 7,
+                "args": {"stream": 7, "correlation": i}} for i, t in enumerate((3, 50, 200))]
+    p = nw.load_profile(_write_json(tmp_path / "t.json", events))
+    idle = A.idle_time_breakdown(p)
+    assert idle.loc[idle["idle_category"] == "host_wait", "idle_time_ns"].sum() == 0
+    assert idle["idle_time_ns"].sum() == (50 - 8 + 200 - 55) * 1000
+    assert A.launch_stats(p).empty
+    run_all(p)

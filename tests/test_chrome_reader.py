@@ -189,3 +189,22 @@ def test_gzip_and_string_ids(tmp_path: Path) -> None:
     p = nw.load_profile(path)
     assert len(p) == 1
     assert p.metadata["text_ids"]["process"] == {str(p.events["process_id"].iloc[0]): "Spans"}
+
+
+def test_odd_ids_among_integers(tmp_path: Path) -> None:
+    # true is not the process 1 (though Python says True == 1); text ids keep their text; a flow's id
+    # may be written 3 or "3" and is one flow.
+    ev = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+          {"ph": "X", "name": "b", "pid": True, "tid": 1, "ts": 1, "dur": 10},
+          {"ph": "X", "name": "c", "pid": "Spans", "tid": 2**70, "ts": 2, "dur": 10},
+          {"ph": "X", "name": "d", "pid": 1, "tid": 1, "ts": 20, "dur": 10},
+          {"ph": "s", "name": "f", "id": 3, "pid": 1, "tid": 1, "ts": 5},
+          {"ph": "f", "name": "f", "id": "3", "pid": 1, "tid": 1, "ts": 21, "bp": "e"}]
+    p = nw.load_profile(write(tmp_path, ev), cache=False)
+    pid = dict(zip(p.events["name"], p.events["process_id"], strict=True))
+    assert pid["a"] == pid["d"] == 1 and pid["b"] != 1 and pid["c"] not in (1, pid["b"])
+    texts = p.metadata["text_ids"]
+    assert texts["process"][str(pid["b"])] == "True" and texts["process"][str(pid["c"])] == "Spans"
+    assert str(2**70) in texts["thread"].values()
+    flows = dict(zip(p.events["name"], p.column("flow_id").to_pylist(), strict=True))
+    assert flows["a"] == ["3"] and flows["d"] == ["3"] and flows["b"] is None

@@ -55,8 +55,9 @@ def _classify(group: np.ndarray, start: np.ndarray, end: np.ndarray, launch: np.
               keys: pd.DataFrame, kernel_wait_ns: int) -> pd.DataFrame:
     order = np.lexsort((start, group))
     g, s, e, ls = group[order], start[order], end[order], launch[order]
-    same = np.r_[False, g[1:] == g[:-1]]
-    prev_end = np.r_[0, e[:-1]]
+    same = np.zeros(g.size, bool)
+    same[1:] = g[1:] == g[:-1]
+    prev_end = np.r_[0, e[:-1]][: g.size]
     gap = (s - prev_end).astype(np.float64)
     host = same & (ls > prev_end)  # NaN (no launch found) compares False
     kernel = same & ~host & (gap < kernel_wait_ns)

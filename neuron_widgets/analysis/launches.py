@@ -46,8 +46,11 @@ def kineto_launchers(fr: Frame, k: Kernels, names: tuple[str, ...] | None = None
     lkey, lrow = lkey[order], lrow[order]
     kkey = pair_key(k.rank, corr_k)
     at = np.searchsorted(lkey, kkey, side="right") - 1  # the last launch with that id, as a later one wins
-    hit = (at >= 0) & (lkey[np.maximum(at, 0)] == kkey) & (corr_k >= 0)
-    found = np.where(hit, lrow[np.maximum(at, 0)], -1)
+    if lkey.size == 0:  # kernels but no runtime call with a correlation id (a trace cut at the host side)
+        found = np.full(kkey.size, -1, np.int64)
+    else:
+        hit = (at >= 0) & (lkey[np.maximum(at, 0)] == kkey) & (corr_k >= 0)
+        found = np.where(hit, lrow[np.maximum(at, 0)], -1)
     at = np.maximum(found, 0)
     start, end = fr.start[at], fr.end[at]
     if round_us and found.size:
