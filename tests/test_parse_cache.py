@@ -141,3 +141,17 @@ def test_cli_shows_and_clears(own_cache: Path, tmp_path: Path, capsys: pytest.Ca
     assert "freed" in capsys.readouterr().out
     assert cache.entries() == [] and not own_cache.exists()
     assert os.environ["NEURON_WIDGETS_CACHE"].endswith("cache")
+
+
+def test_several_inputs_follow_the_callers_cache_switch(own_cache: Path, tmp_path: Path) -> None:
+    files = []
+    for rel in ("hta/trace_filter_sampled_rank-0.json.gz", "hta/trace_filter_sampled_rank-1.json.gz"):
+        files.append(tmp_path / Path(rel).name)
+        shutil.copy(trace(rel), files[-1])
+    nw.load_profile(files, cache=False, prepare=False)
+    nw.load_profile(tmp_path, cache=False, prepare=False)  # a directory of inputs
+    cache.flush()
+    assert not own_cache.exists() or not any(own_cache.rglob("*.arrow*")), "cache=False wrote entries"
+    nw.load_profile(files, prepare=False)
+    cache.flush()
+    assert any(own_cache.iterdir())

@@ -52,6 +52,10 @@ def cap_bytes() -> int:
         return int(4096e6)
 
 
+def is_enabled() -> bool:
+    return _enabled.get()
+
+
 @contextmanager
 def enabled(flag: bool):
     token = _enabled.set(flag)

@@ -20,6 +20,7 @@ from ..errors import LoadWarnings
 from ..model.lazy import LazyColumns, take_lazy
 from ..model.profile import Counters, Profile
 from ..model.schema import ROW
+from . import cache
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # timestamps before this cannot be wall-clock times of a capture
 _INPUT_SUFFIXES = (".json", ".json.gz", ".json.bz2", ".json.xz")
@@ -147,18 +148,23 @@ def read(path: Path, filters) -> Profile:
 
     found = inputs_in(path)
     if len(found) == 1:
-        return load_profile(found[0], **filters.as_kwargs())
+        return load_profile(found[0], **filters.as_kwargs(), **_inner())
     return load_many(found, filters, str(path))
 
 
 def load_many(paths: list[Path], filters, source: str) -> Profile:
     from . import load_profile
 
-    profiles = [load_profile(p, **filters.as_kwargs()) for p in paths]
+    profiles = [load_profile(p, **filters.as_kwargs(), **_inner()) for p in paths]
     names = _unique_names(paths)
     merged = merge(profiles, names, source)
     merged.extra["filters_applied"] = True
     return merged
+
+
+def _inner() -> dict[str, bool]:
+    """The outer load's parse-cache switch; no preparation of a part (the outer load prepares what it returns)."""
+    return {"cache": cache.is_enabled(), "prepare": False}
 
 
 def _unique_names(paths: list[Path]) -> list[str]:
