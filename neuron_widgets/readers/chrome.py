@@ -21,12 +21,14 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
+from ..model.lazy import LazyColumns
 from ..model.profile import Counters, Profile
 from ..model.schema import INCOMPLETE, ROW, check_ids, normalise
 from ..progress import progress
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
 from .chrome_names import track_names
+from .chrome_gathered import Gathered
 from .columns import ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
 
@@ -283,7 +285,11 @@ class _Builder:
                 "text_ids": {"process": {str(k): v for k, v in self.pid_names.items()},
                              "thread": {str(k): v for k, v in self.tid_names.items()}}}
 
-    def finish(self) -> tuple[pa.Table, ArgsLazy, pd.DataFrame | None]:
+    def finish(self) -> tuple[pa.Table, LazyColumns, pd.DataFrame | None]:
+        return self.assemble(self.gather())
+
+    def gather(self) -> Gathered:
+        """The columns of the collected events: slices, then instants, then begin/end pairs, then flow points."""
         events = list(self.by_phase.get("X", []))
         n_slices = len(events)
         for ph in _INSTANT:
@@ -297,32 +303,18 @@ class _Builder:
         args = [e.args for e in events]
         w, origin = self.warnings, self.origin
         start, ok_ts = _ns(ts, w, origin, "ts")
-        start += self.base_ns
         durs[n_slices:n_plain] = [0] * (n_plain - n_slices)  # instants have no duration, whatever they say
         if None in durs:
             durs = [0 if d is None else d for d in durs]
         dur, ok_dur = _ns(durs, w, origin, "dur")
-        neg = (dur < 0) & ok_dur
-        dur = np.where(ok_dur & ~neg, dur, 0)
-        w.add(f"{origin}: events with a negative duration, shown with zero duration", int(neg.sum()))
         if set(map(type, names)) - {str}:  # rare: numbers or nulls as names
             names = [nm if type(nm) is str else ("" if nm is None else str(nm)) for nm in names]
         if set(map(type, cats)) - {str, type(None)}:
             cats = [c if c is None or type(c) is str else str(c) for c in cats]
-        end = start + dur
         flag = np.zeros(n, dtype=bool)
         flag[n_plain:] = incomplete
-        if flag.any():
-            # A thread's unclosed B runs to the trace end (a hang shows as such); an async begin that
-            # never ended is an open-ended marker at its start: hundreds of them must not each hold a
-            # row to the end of the trace.
-            open_async = flag & np.r_[np.zeros(n_plain, bool), np.asarray(is_async, bool)]
-            end[flag & ~open_async] = max(int(end[ok_ts].max(initial=0)), int(start[ok_ts].max(initial=0)))
-            end[open_async] = start[open_async]
         stream = [None] * n_plain + [f"async:{c if c is not None else e.name}" if a else None
                                      for e, c, a in zip(paired, cats[n_plain:], is_async, strict=True)]
-        name_col = pa.array(names, pa.string()).dictionary_encode()
-        cat_col = pa.array(cats, pa.string()).dictionary_encode()
         points = [e for ph in ("s", "t", "f") for e in self.by_phase.get(ph, [])]
         p_ts, p_pid, p_tid = [e.ts for e in points], [e.pid for e in points], [e.tid for e in points]
         p_id, p_id2, p_bp = [e.id for e in points], [e.id2 for e in points], [e.bp for e in points]
@@ -331,48 +323,71 @@ class _Builder:
                            else pids + p_pid, self.pid_names, "pid")
         tid_all = _int_ids([0 if v is None else v for v in (*tids, *p_tid)] if None in tids or None in p_tid
                            else tids + p_tid, self.tid_names, "tid")
+        point_ts, point_ok = _ns(p_ts, LoadWarnings(), self.origin, "ts")
+        n_enclosing = len(self.by_phase.get("s", [])) + len(self.by_phase.get("t", []))
+        # s and t bind to the slice around them; f to the next slice, or with bp "e" the one around it.
+        enclosing = np.ones(len(p_ts), dtype=bool)
+        enclosing[n_enclosing:] = [b == "e" for b in p_bp[n_enclosing:]]
+        return Gathered(
+            start=start, ok_ts=ok_ts, dur=dur, ok_dur=ok_dur, incomplete=flag,
+            is_async=np.r_[np.zeros(n_plain, bool), np.asarray(is_async, bool)],
+            stream=pa.array(stream, pa.string()),
+            names=pa.array(names, pa.string()).dictionary_encode(), cats=pa.array(cats, pa.string()).dictionary_encode(),
+            pid=pid_all, tid=tid_all, nc=_nc_column(args) if self.look_for_cores else pa.nulls(n, pa.int64()),
+            lazy=lambda flows: ArgsLazy(args, flows),
+            point_ts=point_ts, point_ok=point_ok, enclosing=enclosing, flow_ids=_flow_ids(p_id, p_id2))
+
+    def assemble(self, g: Gathered) -> tuple[pa.Table, LazyColumns, pd.DataFrame | None]:
+        w, origin = self.warnings, self.origin
+        n = g.start.size
+        start = g.start + self.base_ns
+        neg = (g.dur < 0) & g.ok_dur
+        dur = np.where(g.ok_dur & ~neg, g.dur, 0)
+        w.add(f"{origin}: events with a negative duration, shown with zero duration", int(neg.sum()))
+        end = start + dur
+        ok_ts, flag = g.ok_ts, g.incomplete
+        if flag.any():
+            # A thread's unclosed B runs to the trace end (a hang shows as such); an async begin that
+            # never ended is an open-ended marker at its start: hundreds of them must not each hold a
+            # row to the end of the trace.
+            open_async = flag & g.is_async
+            end[flag & ~open_async] = max(int(end[ok_ts].max(initial=0)), int(start[ok_ts].max(initial=0)))
+            end[open_async] = start[open_async]
         table = pa.table({
             "id": np.arange(n, dtype=np.int64),
-            "name": name_col,
+            "name": g.names,
             "start_ts": start, "end_ts": end, "duration_ns": end - start,
-            "trace_event_source": _sources(name_col, cat_col),
+            "trace_event_source": _sources(g.names, g.cats),
             "instance_id": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([self.instance])),
-            "process_id": pid_all[:n],
-            "thread_id": tid_all[:n],
-            "nc_idx": _nc_column(args) if self.look_for_cores else pa.nulls(n, pa.int64()),
+            "process_id": g.pid[:n],
+            "thread_id": g.tid[:n],
+            "nc_idx": g.nc,
             # Async slices overlap freely: like Chrome and Perfetto, give them rows of their own.
-            "framework_stream_id": pa.array(stream, pa.string()),
-            "category": cat_col,
+            "framework_stream_id": g.stream,
+            "category": g.cats,
             INCOMPLETE: pa.array(flag),
             ROW: pa.array(np.arange(n, dtype=np.int32)),
         })
         if not ok_ts.all():
             table = table.filter(pa.array(ok_ts))
-        flows = self._flows(table, n, (p_ts, pid_all[n:], tid_all[n:], p_id, p_id2, p_bp))
-        return table, ArgsLazy(args, flows), self._counters()
+        return table, g.lazy(self._flows(table, n, g)), self._counters()
 
-    def _flows(self, table: pa.Table, n_events: int, points: tuple) -> pa.Array:
-        p_ts, p_pid, p_tid, p_id, p_id2, p_bp = points
-        if not p_ts:
+    def _flows(self, table: pa.Table, n_events: int, g: Gathered) -> pa.Array:
+        if g.point_ts.size == 0:
             return pa.nulls(n_events, pa.list_(pa.string()))
         pids = table.column("process_id").to_numpy()
         tids = table.column("thread_id").to_numpy()
         # One code per (pid, tid) shared by slices and flow points.
-        pid_code, _ = pd.factorize(np.r_[pids, p_pid])
-        tid_code, tid_u = pd.factorize(np.r_[tids, p_tid])
+        pid_code, _ = pd.factorize(np.r_[pids, g.pid[n_events:]])
+        tid_code, tid_u = pd.factorize(np.r_[tids, g.tid[n_events:]])
         codes = pid_code.astype(np.int64) * max(len(tid_u), 1) + tid_code
         slice_thread, point_thread = codes[: pids.size], codes[pids.size:]
         index = SliceIndex(slice_thread, table.column("start_ts").to_numpy(), table.column("end_ts").to_numpy())
-        ts, ok = _ns(p_ts, LoadWarnings(), self.origin, "ts")
-        ts += self.base_ns
-        n_enclosing = len(self.by_phase.get("s", [])) + len(self.by_phase.get("t", []))
-        # s and t bind to the slice around them; f to the next slice, or with bp "e" the one around it.
-        enclosing = np.ones(len(p_ts), dtype=bool)
-        enclosing[n_enclosing:] = [b == "e" for b in p_bp[n_enclosing:]]
+        ok = g.point_ok
         keep = np.flatnonzero(ok)
         self.warnings.add(f"{self.origin}: flow events without a usable ts (arrows not drawn)", int((~ok).sum()))
-        return bind_flows(_flow_ids(p_id, p_id2)[keep], point_thread[keep], ts[keep], enclosing[keep], index,
-                          table.column(ROW).to_numpy(), n_events, self.warnings, self.origin)
+        return bind_flows(g.flow_ids[keep], point_thread[keep], (g.point_ts + self.base_ns)[keep], g.enclosing[keep],
+                          index, table.column(ROW).to_numpy(), n_events, self.warnings, self.origin)
 
     def _counters(self) -> pd.DataFrame | None:
         group = self.by_phase.get("C")

@@ -1,0 +1,257 @@
+"""The events of a Chrome trace's `traceEvents` array found by a byte scan (numba), without a Python object per event.
+
+The scan runs on text msgspec has already validated as JSON (the top-level decode skips and checks
+the array), so it only has to find things: each event object's span, and for the keys the reader
+uses (ph, name, cat, ts, dur, pid, tid, id, id2, bp, s, args) the span and kind of their value.
+Numbers are parsed in place when that is exact (at most 15 significant digits and a small
+exponent: one IEEE operation on exact operands, as correctly rounded as Python's `float`); the
+rest are flagged for Python to read.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+FIELDS = ("ph", "name", "cat", "ts", "dur", "pid", "tid", "id", "id2", "bp", "s", "args")
+PH, NAME, CAT, TS, DUR, PID, TID, ID, ID2, BP, S, ARGS = range(len(FIELDS))
+NF = len(FIELDS)
+# Value kinds; 0: the key is absent.
+ABSENT, STR, ESC, INT, FLOAT, OBJ, ARR, TRUE, FALSE, NULL = range(10)
+# Per event, beside the fields: 1 when a key repeats or is written with escapes (msgspec's reading
+# of those is left to msgspec), 2 when the array element is not an object.
+ODD = NF
+
+_KEYS = [np.frombuffer(k.encode(), np.uint8) for k in FIELDS]
+_KEY_BYTES = np.zeros((NF, 4), np.uint8)
+_KEY_LEN = np.zeros(NF, np.int64)
+for _k, _b in enumerate(_KEYS):
+    _KEY_BYTES[_k, : _b.size] = _b
+    _KEY_LEN[_k] = _b.size
+_POW10 = np.array([10.0**k for k in range(23)])
+
+
+@numba.njit(cache=True, nogil=True)
+def _ws(buf: np.ndarray, i: int) -> int:
+    while buf[i] == 32 or buf[i] == 10 or buf[i] == 13 or buf[i] == 9:
+        i += 1
+    return i
+
+
+@numba.njit(cache=True, nogil=True)
+def _string_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
+    """Past the closing quote of the string opening at i, and whether it holds an escape."""
+    i += 1
+    escaped = False
+    while buf[i] != 34:
+        if buf[i] == 92:
+            escaped = True
+            i += 1
+        i += 1
+    return i + 1, escaped
+
+
+@numba.njit(cache=True, nogil=True)
+def _nested_end(buf: np.ndarray, i: int) -> int:
+    """Past the object or array opening at i (valid JSON: brackets balance outside strings)."""
+    depth = 0
+    while True:
+        c = buf[i]
+        if c == 34:
+            i, _ = _string_end(buf, i)
+            continue
+        if c == 123 or c == 91:
+            depth += 1
+        elif c == 125 or c == 93:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _number_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
+    is_int = True
+    while True:
+        c = buf[i]
+        if 48 <= c <= 57 or c == 45 or c == 43:
+            i += 1
+        elif c == 46 or c == 101 or c == 69:
+            is_int = False
+            i += 1
+        else:
+            return i, is_int
+
+
+@numba.njit(cache=True, nogil=True)
+def _field(buf: np.ndarray, s: int, e: int, keys: np.ndarray, lens: np.ndarray) -> int:
+    n = e - s
+    for f in range(keys.shape[0]):
+        if lens[f] != n:
+            continue
+        same = True
+        for j in range(n):
+            if buf[s + j] != keys[f, j]:
+                same = False
+                break
+        if same:
+            return f
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
+    """Fill per event the kinds and [start, end) spans of the known keys' values; -1 if out of room."""
+    cap = objs.shape[0]
+    n = 0
+    i = _ws(buf, 0) + 1  # past '['
+    while True:
+        i = _ws(buf, i)
+        c = buf[i]
+        if c == 93:  # ]
+            return n
+        if c == 44:  # ,
+            i += 1
+            continue
+        if n >= cap:
+            return -1
+        for f in range(kinds.shape[1]):
+            kinds[n, f] = ABSENT
+        objs[n, 0] = i
+        if c != 123:
+            if c == 34:
+                i, _ = _string_end(buf, i)
+            elif c == 91:
+                i = _nested_end(buf, i)
+            else:
+                i, _ = _number_end(buf, i) if (48 <= c <= 57 or c == 45) else (i + (5 if c == 102 else 4), True)
+            kinds[n, ODD] = 2
+            objs[n, 1] = i
+            n += 1
+            continue
+        i += 1
+        while True:
+            i = _ws(buf, i)
+            c = buf[i]
+            if c == 125:  # }
+                i += 1
+                break
+            if c == 44:
+                i += 1
+                continue
+            ks = i + 1
+            i, key_escaped = _string_end(buf, i)
+            f = -1 if key_escaped else _field(buf, ks, i - 1, keys, lens)
+            if key_escaped:
+                kinds[n, ODD] = 1
+            i = _ws(buf, _ws(buf, i) + 1)  # past ':'
+            vs = i
+            c = buf[i]
+            if c == 34:
+                i, escaped = _string_end(buf, i)
+                kind = ESC if escaped else STR
+            elif c == 123:
+                i = _nested_end(buf, i)
+                kind = OBJ
+            elif c == 91:
+                i = _nested_end(buf, i)
+                kind = ARR
+            elif c == 116:
+                i += 4
+                kind = TRUE
+            elif c == 102:
+                i += 5
+                kind = FALSE
+            elif c == 110:
+                i += 4
+                kind = NULL
+            else:
+                i, is_int = _number_end(buf, i)
+                kind = INT if is_int else FLOAT
+            if f >= 0:
+                if kinds[n, f] != ABSENT:
+                    kinds[n, ODD] = 1
+                kinds[n, f] = kind
+                spans[n, f, 0] = vs
+                spans[n, f, 1] = i
+        objs[n, 1] = i
+        n += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _numbers(buf, kinds, spans, field, pow10, ints, floats, exact):  # pragma: no cover - numba
+    """One numeric field per event: its int64 value (INT kinds of up to 18 digits) and float64 value;
+    `exact` is False where Python must read the text (more digits, a large exponent)."""
+    for r in range(kinds.shape[0]):
+        k = kinds[r, field]
+        if k != INT and k != FLOAT:
+            continue
+        i, e = spans[r, field, 0], spans[r, field, 1]
+        neg = buf[i] == 45
+        if neg:
+            i += 1
+        m = 0
+        digits = 0
+        scale = 0
+        ok = True
+        while i < e and 48 <= buf[i] <= 57:
+            if digits > 0 or buf[i] != 48:
+                digits += 1
+            if digits <= 18:
+                m = m * 10 + (buf[i] - 48)
+            else:
+                scale += 1
+            i += 1
+        if i < e and buf[i] == 46:
+            i += 1
+            while i < e and 48 <= buf[i] <= 57:
+                if digits > 0 or buf[i] != 48:
+                    digits += 1
+                if digits <= 18:
+                    m = m * 10 + (buf[i] - 48)
+                    scale -= 1
+                i += 1
+        if i < e:  # an exponent
+            i += 1
+            eneg = buf[i] == 45
+            if buf[i] == 45 or buf[i] == 43:
+                i += 1
+            x = 0
+            while i < e and x < 100000:
+                x = x * 10 + (buf[i] - 48)
+                i += 1
+            scale += -x if eneg else x
+        if digits > 15 or scale > 22 or scale < -22:
+            ok = False
+        if k == INT and digits <= 18:
+            ints[r] = -m if neg else m
+        v = float(m)
+        v = v * pow10[scale] if scale >= 0 else v / pow10[-scale]
+        floats[r] = -v if neg else v
+        exact[r] = ok
+
+
+def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Kinds (events x NF+1), spans (events x NF x 2) and object spans (events x 2) of a valid JSON array."""
+    cap = buf.size // 64 + 1024
+    while True:
+        kinds = np.empty((cap, NF + 1), np.int8)
+        spans = np.zeros((cap, NF, 2), np.int64)
+        objs = np.empty((cap, 2), np.int64)
+        n = _scan(buf, _KEY_BYTES, _KEY_LEN, kinds, spans, objs)
+        if n >= 0:
+            return kinds[:n], spans[:n], objs[:n]
+        cap = buf.size // 2 + 16  # tiny events: an event takes at least two bytes and a comma
+
+
+def numbers(buf: np.ndarray, kinds: np.ndarray, spans: np.ndarray, field: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int64 and float64 values of a numeric field, and where they are exact (else read the text)."""
+    n = kinds.shape[0]
+    ints, floats = np.zeros(n, np.int64), np.zeros(n, np.float64)
+    exact = np.zeros(n, bool)
+    _numbers(buf, kinds, spans, field, _POW10, ints, floats, exact)
+    return ints, floats, exact
+
+
+def text(buf: np.ndarray, span: np.ndarray) -> bytes:
+    return buf[span[0]: span[1]].tobytes()
