@@ -25,10 +25,11 @@ from ..model.lazy import LazyColumns
 from ..model.profile import Counters, Profile
 from ..model.schema import INCOMPLETE, ROW, check_ids, normalise
 from ..progress import progress
+from . import chrome_fast
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
-from .chrome_names import track_names
 from .chrome_gathered import Gathered
+from .chrome_names import track_names
 from .columns import ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
 
@@ -59,7 +60,8 @@ def sniff(path: Path) -> bool:
     return not (b'"trace_event"' in data or b'"data_version"' in data)
 
 
-def _decode(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev], dict[str, Any]]:
+def _top(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev] | msgspec.Raw, dict[str, Any]]:
+    """The events (decoded, for the array form) or the traceEvents array's raw JSON, and the other top-level keys."""
     text = raw.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text[:1] == b"[":
         try:
@@ -83,9 +85,8 @@ def _decode(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev], d
         keys = ", ".join(list(top)[:8])
         raise ProfileError(path, f"is JSON but has no traceEvents list (its keys: {keys})",
                            "Pass a Chrome trace (PyTorch profiler trace.json, NDET output) or a Neuron Explorer export")
-    events = _events(path, top["traceEvents"], warnings)
     meta = {k: ANY.decode(bytes(v)) for k, v in top.items() if k != "traceEvents"}
-    return events, meta
+    return top["traceEvents"], meta
 
 
 def _events(path: Path, data: bytes | msgspec.Raw, warnings: LoadWarnings) -> list[Ev]:
@@ -218,17 +219,29 @@ def read(path: Path, filters: Filters) -> Profile:
 
 def _read(path: Path) -> Profile:
     origin = path.name
-    warnings = LoadWarnings()
     with progress(f"reading {path.name}", None, "steps") as bar:
         raw = read_all(path)
-        events, meta = _decode(path, raw, warnings)
+        warnings = LoadWarnings()
+        events, meta = _top(path, raw, warnings)
+        # Only NDET-style traces carry a NeuronCore argument; most files need no look at args at all.
+        look_for_cores = _CORE_KEY.search(raw) is not None
+        del raw
+
+        def builder() -> _Builder:
+            return _Builder(origin, warnings, _instance(meta, path), look_for_cores=look_for_cores, base_ns=_base_ns(meta))
+
+        built, gathered = builder(), None
+        buf = np.frombuffer(events, np.uint8) if isinstance(events, msgspec.Raw) else None
+        if buf is not None and buf.size and buf[0] == ord("["):
+            gathered = chrome_fast.gather(buf, built)
+            if gathered is None:  # not plain: the other road, from a clean start
+                warnings = LoadWarnings()
+                built = builder()
+        if gathered is None:
+            built.collect(events if isinstance(events, list) else _events(path, events, warnings))
+            gathered = built.gather()
         bar.update(1)
-    # Only NDET-style traces carry a NeuronCore argument; most files need no look at args at all.
-    built = _Builder(origin, warnings, _instance(meta, path), look_for_cores=_CORE_KEY.search(raw) is not None,
-                     base_ns=_base_ns(meta))
-    del raw
-    built.collect(events)
-    table, lazy, counters = built.finish()
+    table, lazy, counters = built.assemble(gathered)
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)
     metadata = {**meta, **built.metadata(meta.get("systemTraceEvents"))}

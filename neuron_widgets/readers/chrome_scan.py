@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pyarrow as pa
 
 FIELDS = ("ph", "name", "cat", "ts", "dur", "pid", "tid", "id", "id2", "bp", "s", "args")
 PH, NAME, CAT, TS, DUR, PID, TID, ID, ID2, BP, S, ARGS = range(len(FIELDS))
@@ -123,8 +124,12 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
                 i, _ = _string_end(buf, i)
             elif c == 91:
                 i = _nested_end(buf, i)
+            elif c == 102:  # false
+                i += 5
+            elif c == 116 or c == 110:  # true, null
+                i += 4
             else:
-                i, _ = _number_end(buf, i) if (48 <= c <= 57 or c == 45) else (i + (5 if c == 102 else 4), True)
+                i, _ = _number_end(buf, i)
             kinds[n, ODD] = 2
             objs[n, 1] = i
             n += 1
@@ -179,21 +184,20 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _numbers(buf, kinds, spans, field, pow10, ints, floats, exact):  # pragma: no cover - numba
-    """One numeric field per event: its int64 value (INT kinds of up to 18 digits) and float64 value;
-    `exact` is False where Python must read the text (more digits, a large exponent)."""
-    for r in range(kinds.shape[0]):
-        k = kinds[r, field]
+def _numbers(buf, kind, span, pow10, ints, floats, exact):  # pragma: no cover - numba
+    """One numeric field per event: its float64 value (`exact` bit 1) and, for integers of up to 18 digits,
+    its int64 value (bit 2). Where a bit is missing Python reads the text (more digits, a large exponent)."""
+    for r in range(kind.size):
+        k = kind[r]
         if k != INT and k != FLOAT:
             continue
-        i, e = spans[r, field, 0], spans[r, field, 1]
+        i, e = span[r, 0], span[r, 1]
         neg = buf[i] == 45
         if neg:
             i += 1
         m = 0
         digits = 0
         scale = 0
-        ok = True
         while i < e and 48 <= buf[i] <= 57:
             if digits > 0 or buf[i] != 48:
                 digits += 1
@@ -221,14 +225,95 @@ def _numbers(buf, kinds, spans, field, pow10, ints, floats, exact):  # pragma: n
                 x = x * 10 + (buf[i] - 48)
                 i += 1
             scale += -x if eneg else x
-        if digits > 15 or scale > 22 or scale < -22:
-            ok = False
+        flags = 0
+        # m and 10^|scale| both exact doubles: one multiplication or division rounds correctly.
+        if digits <= 18 and m <= 9007199254740992 and -22 <= scale <= 22:
+            v = float(m)
+            v = v * pow10[scale] if scale >= 0 else v / pow10[-scale]
+            floats[r] = -v if neg else v
+            flags |= 1
         if k == INT and digits <= 18:
             ints[r] = -m if neg else m
-        v = float(m)
-        v = v * pow10[scale] if scale >= 0 else v / pow10[-scale]
-        floats[r] = -v if neg else v
-        exact[r] = ok
+            flags |= 2
+        exact[r] = flags
+
+
+@numba.njit(cache=True, nogil=True)
+def _span_codes(buf, starts, ends, codes, firsts):  # pragma: no cover - numba
+    """A code per span by its bytes, in order of first appearance (exact: equal hashes are compared
+    byte by byte); firsts[code] is the first span with it. Returns the number of codes."""
+    size = 64
+    table = np.full(size, -1, np.int64)
+    hashes = np.zeros(size, np.uint64)
+    k = 0
+    for r in range(starts.size):
+        s, e = starts[r], ends[r]
+        h = np.uint64(14695981039346656037)
+        for j in range(s, e):
+            h = (h ^ np.uint64(buf[j])) * np.uint64(1099511628211)
+        slot = np.int64(h & np.uint64(size - 1))
+        while True:
+            c = table[slot]
+            if c < 0:
+                table[slot] = k
+                hashes[k] = h
+                firsts[k] = r
+                codes[r] = k
+                k += 1
+                break
+            f = firsts[c]
+            if hashes[c] == h and ends[f] - starts[f] == e - s:
+                same = True
+                for j in range(e - s):
+                    if buf[starts[f] + j] != buf[s + j]:
+                        same = False
+                        break
+                if same:
+                    codes[r] = c
+                    break
+            slot = (slot + 1) & (size - 1)
+        if 2 * k > size:  # keep the table at most half full: rebuild it twice as large
+            size *= 2
+            table = np.full(size, -1, np.int64)
+            grown = np.zeros(size, np.uint64)
+            grown[:k] = hashes[:k]
+            hashes = grown
+            for c in range(k):
+                slot = np.int64(hashes[c] & np.uint64(size - 1))
+                while table[slot] >= 0:
+                    slot = (slot + 1) & (size - 1)
+                table[slot] = c
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(buf, starts, ends, offsets, out):  # pragma: no cover - numba
+    p = 0
+    for r in range(starts.size):
+        for j in range(starts[r], ends[r]):
+            out[p] = buf[j]
+            p += 1
+        offsets[r + 1] = p
+
+
+def span_codes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per span a code by its bytes (first appearance order), and the first span of each code."""
+    codes = np.empty(starts.size, np.int64)
+    firsts = np.empty(starts.size, np.int64)
+    k = _span_codes(buf, np.ascontiguousarray(starts), np.ascontiguousarray(ends), codes, firsts)
+    return codes, firsts[:k]
+
+
+def gathered_bytes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """The spans' bytes as one binary array (large offsets past 2 GB)."""
+    starts, ends = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64)
+    total = int((ends - starts).sum())
+    offsets = np.zeros(starts.size + 1, np.int64)
+    out = np.empty(total, np.uint8)
+    _gather(buf, starts, ends, offsets, out)
+    if total < 2**31:
+        return pa.Array.from_buffers(pa.binary(), starts.size, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(out)])
+    return pa.Array.from_buffers(pa.large_binary(), starts.size, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
 def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -236,7 +321,7 @@ def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cap = buf.size // 64 + 1024
     while True:
         kinds = np.empty((cap, NF + 1), np.int8)
-        spans = np.zeros((cap, NF, 2), np.int64)
+        spans = np.empty((cap, NF, 2), np.int64)  # read only where a kind says the key is there
         objs = np.empty((cap, 2), np.int64)
         n = _scan(buf, _KEY_BYTES, _KEY_LEN, kinds, spans, objs)
         if n >= 0:
@@ -244,12 +329,13 @@ def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         cap = buf.size // 2 + 16  # tiny events: an event takes at least two bytes and a comma
 
 
-def numbers(buf: np.ndarray, kinds: np.ndarray, spans: np.ndarray, field: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """int64 and float64 values of a numeric field, and where they are exact (else read the text)."""
-    n = kinds.shape[0]
+def numbers(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int64 and float64 values of numbers (kind INT or FLOAT, at [start, end) spans), and which are
+    exact (bit 1: the float, bit 2: the int)."""
+    n = kind.size
     ints, floats = np.zeros(n, np.int64), np.zeros(n, np.float64)
-    exact = np.zeros(n, bool)
-    _numbers(buf, kinds, spans, field, _POW10, ints, floats, exact)
+    exact = np.zeros(n, np.int8)
+    _numbers(buf, np.ascontiguousarray(kind), np.ascontiguousarray(span), _POW10, ints, floats, exact)
     return ints, floats, exact
 
 
