@@ -80,7 +80,10 @@ def num(v: Any) -> float:
     if isinstance(v, bool):
         return float("nan")
     if isinstance(v, int | float):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:  # an integer past float's range: out of range like an infinity
+            return float("inf") if v > 0 else float("-inf")
     try:
         return float(v) if v is not None else float("nan")
     except (TypeError, ValueError, OverflowError):
