@@ -223,24 +223,24 @@ def _read(path: Path) -> Profile:
         raw = read_all(path)
         warnings = LoadWarnings()
         events, meta = _top(path, raw, warnings)
-        # Only NDET-style traces carry a NeuronCore argument; most files need no look at args at all.
-        look_for_cores = _CORE_KEY.search(raw) is not None
-        del raw
 
-        def builder() -> _Builder:
+        def builder(look_for_cores: bool) -> _Builder:
             return _Builder(origin, warnings, _instance(meta, path), look_for_cores=look_for_cores, base_ns=_base_ns(meta))
 
-        built, gathered = builder(), None
+        gathered = None
         buf = np.frombuffer(events, np.uint8) if isinstance(events, msgspec.Raw) else None
         if buf is not None and buf.size and buf[0] == ord("["):
+            built = builder(False)
             gathered = chrome_fast.gather(buf, built)
             if gathered is None:  # not plain: the other road, from a clean start
                 warnings = LoadWarnings()
-                built = builder()
         if gathered is None:
+            # Only NDET-style traces carry a NeuronCore argument; most files need no look at args at all.
+            built = builder(_CORE_KEY.search(raw) is not None)
             built.collect(events if isinstance(events, list) else _events(path, events, warnings))
             gathered = built.gather()
         bar.update(1)
+    del raw
     table, lazy, counters = built.assemble(gathered)
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)

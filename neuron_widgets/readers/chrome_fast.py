@@ -64,8 +64,6 @@ class _NotPlain(Exception):
 
 def gather(buf: np.ndarray, builder: _Builder) -> Gathered | None:
     """The trace's columns from the bytes of its (valid JSON) traceEvents array, or None if not plain."""
-    if builder.look_for_cores:
-        return None  # NDET traces: their NeuronCore argument is read per event on the other road
     try:
         # Arguments are taken as UTF-8 text later: a file with invalid bytes anywhere reads the other way.
         pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, buf.size], np.int64)),
@@ -80,6 +78,7 @@ def gather(buf: np.ndarray, builder: _Builder) -> Gathered | None:
 
 def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     kinds, spans, objs = scan(buf)
+    # NDET traces (an `nc` argument) have their NeuronCore read per event on the other road.
     if kinds.shape[0] == 0 or (kinds[:, ODD] != 0).any() or (kinds[:, ID2] != ABSENT).any():
         raise _NotPlain
     one_char = (kinds[:, PH] == STR) & (spans[:, PH, 1] - spans[:, PH, 0] == 3)

@@ -19,8 +19,9 @@ PH, NAME, CAT, TS, DUR, PID, TID, ID, ID2, BP, S, ARGS = range(len(FIELDS))
 NF = len(FIELDS)
 # Value kinds; 0: the key is absent.
 ABSENT, STR, ESC, INT, FLOAT, OBJ, ARR, TRUE, FALSE, NULL = range(10)
-# Per event, beside the fields: 1 when a key repeats or is written with escapes (msgspec's reading
-# of those is left to msgspec), 2 when the array element is not an object.
+# Per event, beside the fields, bits: 1 when a key repeats or is written with escapes (msgspec's
+# reading of those is left to msgspec), 2 when the array element is not an object, 4 when a nested
+# value has an `nc` / `nc_idx` key (NDET).
 ODD = NF
 
 _KEYS = [np.frombuffer(k.encode(), np.uint8) for k in FIELDS]
@@ -53,20 +54,27 @@ def _string_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _nested_end(buf: np.ndarray, i: int) -> int:
-    """Past the object or array opening at i (valid JSON: brackets balance outside strings)."""
+def _nested_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
+    """Past the object or array opening at i (valid JSON: brackets balance outside strings), and
+    whether a key inside is `nc` or `nc_idx` (NDET's NeuronCore, which the other road reads)."""
     depth = 0
+    core = False
     while True:
         c = buf[i]
         if c == 34:
+            s = i
             i, _ = _string_end(buf, i)
+            n = i - s - 2
+            if (n == 2 or n == 6) and buf[s + 1] == 110 and buf[s + 2] == 99 and (
+                    n == 2 or (buf[s + 3] == 95 and buf[s + 4] == 105 and buf[s + 5] == 100 and buf[s + 6] == 120)):
+                core = core or buf[_ws(buf, i)] == 58
             continue
         if c == 123 or c == 91:
             depth += 1
         elif c == 125 or c == 93:
             depth -= 1
             if depth == 0:
-                return i + 1
+                return i + 1, core
         i += 1
 
 
@@ -123,7 +131,7 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
             if c == 34:
                 i, _ = _string_end(buf, i)
             elif c == 91:
-                i = _nested_end(buf, i)
+                i, _ = _nested_end(buf, i)
             elif c == 102:  # false
                 i += 5
             elif c == 116 or c == 110:  # true, null
@@ -155,12 +163,11 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
             if c == 34:
                 i, escaped = _string_end(buf, i)
                 kind = ESC if escaped else STR
-            elif c == 123:
-                i = _nested_end(buf, i)
-                kind = OBJ
-            elif c == 91:
-                i = _nested_end(buf, i)
-                kind = ARR
+            elif c == 123 or c == 91:
+                i, core = _nested_end(buf, i)
+                kind = OBJ if c == 123 else ARR
+                if core:
+                    kinds[n, ODD] |= 4
             elif c == 116:
                 i += 4
                 kind = TRUE
