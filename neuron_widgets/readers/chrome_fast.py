@@ -79,12 +79,12 @@ def gather(buf: np.ndarray, builder: _Builder) -> Gathered | None:
 def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     kinds, spans, objs = scan(buf)
     # NDET traces (an `nc` argument) have their NeuronCore read per event on the other road.
-    if kinds.shape[0] == 0 or (kinds[:, ODD] != 0).any() or (kinds[:, ID2] != ABSENT).any():
+    if kinds.shape[1] == 0 or (kinds[ODD] != 0).any() or (kinds[ID2] != ABSENT).any():
         raise _NotPlain
-    one_char = (kinds[:, PH] == STR) & (spans[:, PH, 1] - spans[:, PH, 0] == 3)
+    one_char = (kinds[PH] == STR) & (spans[PH, :, 1] - spans[PH, :, 0] == 3)
     if not one_char.all():
         raise _NotPlain
-    ph = buf[spans[:, PH, 0] + 1]
+    ph = buf[spans[PH, :, 0] + 1]
     known = {*_SLICES_AND_INSTANTS, *_POINTS, *_DECODED}
     if {bytes([c]) for c in np.unique(ph)} - known:
         raise _NotPlain
@@ -96,29 +96,33 @@ def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     view = memoryview(buf)
     builder.collect([_ONE.decode(view[objs[r, 0]: objs[r, 1]]) for r in decoded])
 
-    k, sp = kinds[rows], spans[rows]
+    def at(field: int, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return kinds[field][which], spans[field][which]
+
     w, origin = builder.warnings, builder.origin
-    start, ok_ts = _ns(buf, k, sp, TS, w, origin, "ts")
-    dur_kinds = k[:, DUR].copy()
-    dur_kinds[n_slices:] = ABSENT  # instants have no duration, whatever they say
-    dur, ok_dur = _ns(buf, k, sp, DUR, w, origin, "dur", dur_kinds)
-    names = _strings(buf, k[:, NAME], sp[:, NAME], absent="")
-    cats = _strings(buf, k[:, CAT], sp[:, CAT], absent=None)
-    kp, spp = kinds[points], spans[points]
-    pid = _ids(buf, np.r_[k[:, PID], kp[:, PID]], np.r_[sp[:, PID], spp[:, PID]], builder.pid_names, "pid")
-    tid = _ids(buf, np.r_[k[:, TID], kp[:, TID]], np.r_[sp[:, TID], spp[:, TID]], builder.tid_names, "tid")
-    point_ts, point_ok = _ns(buf, kp, spp, TS, LoadWarnings(), origin, "ts")
+    start, ok_ts = _ns(buf, *at(TS, rows), w, origin, "ts")
+    dur_kind, dur_span = at(DUR, rows)
+    dur_kind[n_slices:] = ABSENT  # instants have no duration, whatever they say
+    dur, ok_dur = _ns(buf, dur_kind, dur_span, w, origin, "dur", duration=True)
+    names = _strings(buf, *at(NAME, rows), absent="")
+    cats = _strings(buf, *at(CAT, rows), absent=None)
+    both = np.r_[rows, points]
+    pid = _ids(buf, *at(PID, both), builder.pid_names, "pid")
+    tid = _ids(buf, *at(TID, both), builder.tid_names, "tid")
+    point_ts, point_ok = _ns(buf, *at(TS, points), LoadWarnings(), origin, "ts")
     n_enclosing = by[b"s"].size + by[b"t"].size
-    bp_str = (kp[:, BP] == STR) & (spp[:, BP, 1] - spp[:, BP, 0] == 3)
-    bp_e = bp_str & (buf[np.where(bp_str, spp[:, BP, 0] + 1, 0)] == ord("e"))
+    bp_kind, bp_span = at(BP, points)
+    bp_str = (bp_kind == STR) & (bp_span[:, 1] - bp_span[:, 0] == 3)
+    bp_e = bp_str & (buf[np.where(bp_str, bp_span[:, 0] + 1, 0)] == ord("e"))
     enclosing = np.r_[np.ones(n_enclosing, bool), bp_e[n_enclosing:]]
     n = rows.size
-    args = np.where((k[:, ARGS] != ABSENT)[:, None], sp[:, ARGS], 0)
+    args_kind, args_span = at(ARGS, rows)
+    args_span[args_kind == ABSENT] = 0
     return Gathered(
         start=start, ok_ts=ok_ts, dur=dur, ok_dur=ok_dur, incomplete=np.zeros(n, bool), is_async=np.zeros(n, bool),
         stream=pa.nulls(n, pa.string()), names=names, cats=cats, pid=pid, tid=tid, nc=pa.nulls(n, pa.int64()),
-        lazy=lambda flows: SpanArgs(buf, args[:, 0].copy(), args[:, 1].copy(), flows),
-        point_ts=point_ts, point_ok=point_ok, enclosing=enclosing, flow_ids=_flow_ids(buf, kp[:, ID], spp[:, ID]))
+        lazy=lambda flows: SpanArgs(buf, args_span[:, 0].copy(), args_span[:, 1].copy(), flows),
+        point_ts=point_ts, point_ok=point_ok, enclosing=enclosing, flow_ids=_flow_ids(buf, *at(ID, points)))
 
 
 def _values(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -138,15 +142,14 @@ def _values(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> tuple[np.nda
     return ints, floats, int_ok
 
 
-def _ns(buf: np.ndarray, k: np.ndarray, sp: np.ndarray, field: int, warnings: LoadWarnings, origin: str, what: str,
-        kind: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _ns(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, warnings: LoadWarnings, origin: str, what: str,
+        duration: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Microseconds as int64 ns and which are usable: the msgspec road's `_ns` on arrays (absent: 0 for
     durations, unusable for times; strings are left to that road)."""
-    kind = k[:, field] if kind is None else kind
     if ((kind == STR) | (kind == ESC)).any():
         raise _NotPlain  # numeric strings: the other road reads them
-    ints, floats, int_ok = _values(buf, kind, sp[:, field])
-    if field == DUR:  # an absent or null duration is 0, an integer
+    ints, floats, int_ok = _values(buf, kind, span)
+    if duration:  # an absent or null duration is 0, an integer
         zero = (kind == ABSENT) | (kind == NULL)
         ints[zero], floats[zero], int_ok[zero] = 0, 0.0, True
         kind = np.where(zero, INT, kind)
