@@ -79,12 +79,12 @@ def gather(buf: np.ndarray, builder: _Builder) -> Gathered | None:
 def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     kinds, spans, objs = scan(buf)
     # NDET traces (an `nc` argument) have their NeuronCore read per event on the other road.
-    if kinds.shape[1] == 0 or (kinds[ODD] != 0).any() or (kinds[ID2] != ABSENT).any():
+    if kinds.shape[0] == 0 or (kinds[:, ODD] != 0).any() or (kinds[:, ID2] != ABSENT).any():
         raise _NotPlain
-    one_char = (kinds[PH] == STR) & (spans[PH, :, 1] - spans[PH, :, 0] == 3)
+    one_char = (kinds[:, PH] == STR) & (spans[:, PH, 1] - spans[:, PH, 0] == 3)
     if not one_char.all():
         raise _NotPlain
-    ph = buf[spans[PH, :, 0] + 1]
+    ph = buf[spans[:, PH, 0] + 1]
     known = {*_SLICES_AND_INSTANTS, *_POINTS, *_DECODED}
     if {bytes([c]) for c in np.unique(ph)} - known:
         raise _NotPlain
@@ -97,7 +97,8 @@ def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     builder.collect([_ONE.decode(view[objs[r, 0]: objs[r, 1]]) for r in decoded])
 
     def at(field: int, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return kinds[field][which], spans[field][which]
+        # One field of some events: only its entries are copied.
+        return kinds[which, field], spans[which, field]
 
     w, origin = builder.warnings, builder.origin
     start, ok_ts = _ns(buf, *at(TS, rows), w, origin, "ts")

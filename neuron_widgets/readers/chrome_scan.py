@@ -138,8 +138,8 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
             continue
         if n >= cap:
             return -1
-        for f in range(kinds.shape[0]):
-            kinds[f, n] = ABSENT
+        for f in range(kinds.shape[1]):
+            kinds[n, f] = ABSENT
         objs[n, 0] = i
         if c != 123:
             if c == 34:
@@ -152,7 +152,7 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
                 i += 4
             else:
                 i, _ = _number_end(buf, i)
-            kinds[ODD, n] = 2
+            kinds[n, ODD] = 2
             objs[n, 1] = i
             n += 1
             continue
@@ -170,7 +170,7 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
             i, key_escaped = _string_end(buf, i)
             f = -1 if key_escaped else _field(buf, ks, i - 1, keys, lens)
             if key_escaped:
-                kinds[ODD, n] = 1
+                kinds[n, ODD] = 1
             i = _ws(buf, _ws(buf, i) + 1)  # past ':'
             vs = i
             c = buf[i]
@@ -181,7 +181,7 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
                 i, core = _nested_end(buf, i)
                 kind = OBJ if c == 123 else ARR
                 if core:
-                    kinds[ODD, n] |= 4
+                    kinds[n, ODD] |= 4
             elif c == 116:
                 i += 4
                 kind = TRUE
@@ -195,11 +195,11 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
                 i, is_int = _number_end(buf, i)
                 kind = INT if is_int else FLOAT
             if f >= 0:
-                if kinds[f, n] != ABSENT:
-                    kinds[ODD, n] = 1
-                kinds[f, n] = kind
-                spans[f, n, 0] = vs
-                spans[f, n, 1] = i
+                if kinds[n, f] != ABSENT:
+                    kinds[n, ODD] = 1
+                kinds[n, f] = kind
+                spans[n, f, 0] = vs
+                spans[n, f, 1] = i
         objs[n, 1] = i
         n += 1
 
@@ -338,17 +338,17 @@ def gathered_bytes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.
 
 
 def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Of a valid JSON array's elements: kinds (NF+1 x events), spans (NF x events x 2: [start, end)
+    """Of a valid JSON array's elements: kinds (events x NF+1), spans (events x NF x 2: [start, end)
     of each key's value, read only where its kind says it is there) and object spans (events x 2).
-    Field-major, so taking a few fields of some events copies only those."""
+    Row-major: the scan writes each event's entries together."""
     cap = buf.size // 64 + 1024
     while True:
-        kinds = np.empty((NF + 1, cap), np.int8)
-        spans = np.empty((NF, cap, 2), np.int64)
+        kinds = np.empty((cap, NF + 1), np.int8)
+        spans = np.empty((cap, NF, 2), np.int64)
         objs = np.empty((cap, 2), np.int64)
         n = _scan(buf, _KEY_BYTES, _KEY_LEN, kinds, spans, objs)
         if n >= 0:
-            return kinds[:, :n], spans[:, :n], objs[:n]
+            return kinds[:n], spans[:n], objs[:n]
         cap = buf.size // 2 + 16  # tiny events: an event takes at least two bytes and a comma
 
 
