@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
@@ -160,3 +161,30 @@ def test_prepare_builds_the_preview_first_and_drops_it_when_done(sample_dir: Pat
     finally:
         model_profile.Profile.lod = real  # type: ignore[method-assign]
     assert built[:2] == ["preview", "whole"] and p.ready("default") and p._preview is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread niceness is Linux's")
+def test_background_preparation_yields_the_cores(sample: nw.Profile, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from neuron_widgets.model.background import NICE, background_priority
+
+    seen: dict[str, int] = {}
+
+    def probe() -> None:
+        background_priority()
+        seen["thread"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    t = threading.Thread(target=probe)
+    t.start()
+    t.join()
+    assert seen["thread"] >= NICE
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) < NICE  # the caller keeps its own
+    # A background preparation lowers its own thread; a foreground one (background=False) does not.
+    calls: list[bool] = []
+    monkeypatch.setattr(model_profile, "background_priority",
+                        lambda: calls.append(threading.current_thread() is not threading.main_thread()))
+    p = sample.filter(time_range=(sample.start_ts, sample.end_ts))
+    p.prepare("default").join()
+    p.prepare("default", background=False)
+    assert calls == [True]

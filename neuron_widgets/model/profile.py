@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from ..errors import LoadWarnings
 from . import clusters, viewport
+from .background import background_priority
 from .clusters import Split
 from .device_trace import DeviceTrace
 from .event_access import EventAccess
@@ -411,6 +412,8 @@ class Profile(EventAccess):
         needs the index meanwhile waits for the thread through the profile's lock.
         """
         def work() -> None:
+            if background:
+                background_priority()
             # A failure here is not lost: the view that asks for the index raises the same error.
             with contextlib.suppress(Exception):
                 if len(self) >= PREVIEW_MIN_EVENTS:
