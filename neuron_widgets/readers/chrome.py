@@ -28,7 +28,7 @@ from ..progress import progress
 from . import chrome_fast
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
-from .chrome_gathered import Gathered
+from .chrome_gathered import Gathered, microseconds_to_ns
 from .chrome_names import track_names
 from .columns import ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
@@ -38,7 +38,6 @@ _UNSUPPORTED = {"P": "sample", "O": "object snapshot", "N": "object created", "D
 _INSTANT = ("i", "I", "R", "n", "T", "p")
 _KNOWN = frozenset({"X", "M", "C", "s", "t", "f", *PAIR_OF, *_INSTANT})
 _CORE_KEY = re.compile(rb'"nc(?:_idx)?"\s*:')
-_US_LIMIT = 9.2e15  # microseconds beyond which nanoseconds overflow int64
 _ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
@@ -125,16 +124,7 @@ def _ns(values: Sequence[Any], warnings: LoadWarnings, origin: str, what: str) -
         arr = None
     if arr is None:
         arr = np.array([num(v) for v in values], dtype=np.float64)
-    ok = np.isfinite(arr) & (np.abs(arr) < _US_LIMIT)
-    bad = int((~ok).sum())
-    if bad:
-        warnings.add(f"{origin}: events whose {what} is missing, not a number or out of range, dropped", bad)
-    if exact is not None and ok.all():
-        return exact * 1000, ok
-    safe = np.where(ok, arr, 0.0)
-    # Split whole microseconds from the fraction so the product keeps float64's precision.
-    whole = np.floor(safe)
-    return whole.astype(np.int64) * 1000 + np.rint((safe - whole) * 1000).astype(np.int64), ok
+    return microseconds_to_ns(arr, exact, warnings, origin, what)
 
 
 def _int_ids(values: Sequence[Any], names: dict[int, str], kind: str) -> np.ndarray:

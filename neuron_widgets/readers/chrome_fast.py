@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ..errors import LoadWarnings
 from ..model.schema import ROW
 from .chrome_events import Ev, _RawEv
-from .chrome_gathered import Gathered
+from .chrome_gathered import Gathered, microseconds_to_ns
 from .chrome_scan import (
     ABSENT,
     ARGS,
@@ -55,7 +55,6 @@ _ONE = msgspec.json.Decoder(_RawEv)
 _SLICES_AND_INSTANTS = (b"X", b"i", b"I", b"R", b"n", b"T", b"p")
 _POINTS = (b"s", b"t", b"f")
 _DECODED = (b"M", b"C")  # few: msgspec structs, handled as on the other road
-_US_LIMIT = 9.2e15
 
 
 class _NotPlain(Exception):
@@ -157,15 +156,7 @@ def _ns(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, warnings: LoadWarni
     numeric = (kind == INT) | (kind == FLOAT)
     exact = ints if (kind == INT).all() and int_ok.all() else None
     arr = exact.astype(np.float64) if exact is not None else np.where(numeric, floats, np.nan)
-    ok = np.isfinite(arr) & (np.abs(arr) < _US_LIMIT)
-    bad = int((~ok).sum())
-    if bad:
-        warnings.add(f"{origin}: events whose {what} is missing, not a number or out of range, dropped", bad)
-    if exact is not None and ok.all():
-        return exact * 1000, ok
-    safe = np.where(ok, arr, 0.0)
-    whole = np.floor(safe)
-    return whole.astype(np.int64) * 1000 + np.rint((safe - whole) * 1000).astype(np.int64), ok
+    return microseconds_to_ns(arr, exact, warnings, origin, what)
 
 
 def _texts(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray]:

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ..errors import LoadWarnings
 from ..model.lazy import LazyColumns
+
+_US_LIMIT = 9.2e15  # microseconds beyond which nanoseconds overflow int64
 
 
 @dataclass
@@ -36,3 +39,19 @@ class Gathered:
     point_ok: np.ndarray
     enclosing: np.ndarray  # binds to the slice around it (s, t, f with bp "e") or the next one
     flow_ids: np.ndarray  # int64, or object strings
+
+
+def microseconds_to_ns(arr: np.ndarray, exact: np.ndarray | None, warnings: LoadWarnings, origin: str,
+                       what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Microseconds (float64 `arr`, NaN where unusable; `exact` int64 when every value was an integer)
+    as int64 ns, and which are usable (the rest are counted in the warnings)."""
+    ok = np.isfinite(arr) & (np.abs(arr) < _US_LIMIT)
+    bad = int((~ok).sum())
+    if bad:
+        warnings.add(f"{origin}: events whose {what} is missing, not a number or out of range, dropped", bad)
+    if exact is not None and ok.all():
+        return exact * 1000, ok
+    safe = np.where(ok, arr, 0.0)
+    # Split whole microseconds from the fraction so the product keeps float64's precision.
+    whole = np.floor(safe)
+    return whole.astype(np.int64) * 1000 + np.rint((safe - whole) * 1000).astype(np.int64), ok
