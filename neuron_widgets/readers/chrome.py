@@ -28,7 +28,7 @@ from ..progress import progress
 from . import chrome_fast
 from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .chrome_flows import SliceIndex, bind_flows
-from .chrome_gathered import Gathered, microseconds_to_ns
+from .chrome_gathered import Gathered, microseconds_to_ns, text_id
 from .chrome_names import track_names
 from .columns import ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
@@ -42,8 +42,8 @@ _ADVICE_JSON = "The file may be cut short (still being written, or copied incomp
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
-VERSION = 3
-
+# 4: `true` as a pid or tid is no longer process/thread 1.
+VERSION = 4
 
 
 def sniff(path: Path) -> bool:
@@ -147,26 +147,9 @@ def _int_ids(values: Sequence[Any], names: dict[int, str], kind: str) -> np.ndar
         key = (type(v), h(v))
         code = memo.get(key)
         if code is None:
-            code = memo[key] = _text_id(v, names, kind)
+            code = memo[key] = text_id(v, names, kind)
         out[i] = code
     return out
-
-
-def _text_id(v: Any, names: dict[int, str], kind: str) -> int:
-    code = _id_from_text(v)
-    if code is not None:
-        return code
-    text = str(h(v)) if v is not None else f"(no {kind})"
-    code = next((c for c, t in names.items() if t == text), -1 - len(names))
-    names[code] = text
-    return code
-
-
-def _id_from_text(v: Any) -> int | None:
-    if isinstance(v, str) and re.fullmatch(r"-?[0-9]+", v.strip()):  # not "²", which isdigit() accepts
-        n = int(v.strip())
-        return n if -(2**63) <= n < 2**63 else None
-    return None
 
 
 def _base_ns(meta: dict[str, Any]) -> int:
@@ -287,9 +270,6 @@ class _Builder:
                 "sort_index": {"process": self.names["process_sort_index"], "thread": self.names["thread_sort_index"]},
                 "text_ids": {"process": {str(k): v for k, v in self.pid_names.items()},
                              "thread": {str(k): v for k, v in self.tid_names.items()}}}
-
-    def finish(self) -> tuple[pa.Table, LazyColumns, pd.DataFrame | None]:
-        return self.assemble(self.gather())
 
     def gather(self) -> Gathered:
         """The columns of the collected events: slices, then instants, then begin/end pairs, then flow points."""

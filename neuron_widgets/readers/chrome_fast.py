@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ..errors import LoadWarnings
 from ..model.schema import ROW
 from .chrome_events import Ev, _RawEv
-from .chrome_gathered import Gathered, microseconds_to_ns
+from .chrome_gathered import Gathered, microseconds_to_ns, text_id
 from .chrome_scan import (
     ABSENT,
     ARGS,
@@ -209,8 +209,6 @@ def _strings(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, absent: str | 
 
 def _ids(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, names: dict[int, str], what: str) -> np.ndarray:
     """pid/tid as the other road's `_int_ids`: integers as they are, absent as 0, text ids numbered."""
-    from .chrome import _text_id
-
     if ((kind != INT) & (kind != STR) & (kind != ESC) & (kind != ABSENT) & (kind != NULL)).any():
         raise _NotPlain
     ints, _, int_ok = _values(buf, np.where(kind == INT, INT, ABSENT).astype(np.int8), span)
@@ -220,7 +218,7 @@ def _ids(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, names: dict[int, s
     rows = np.flatnonzero((kind == STR) | (kind == ESC))
     if rows.size:
         codes, texts, _ = _texts(buf, kind, span, rows)
-        out[rows] = np.array([_text_id(t, names, what) for t in texts], np.int64)[codes]
+        out[rows] = np.array([text_id(t, names, what) for t in texts], np.int64)[codes]
     return out
 
 

@@ -6,14 +6,17 @@ one assembly turns it into the table, so the two agree by construction past this
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import LoadWarnings
 from ..model.lazy import LazyColumns
+from .chrome_events import h
 
 _US_LIMIT = 9.2e15  # microseconds beyond which nanoseconds overflow int64
 
@@ -55,3 +58,22 @@ def microseconds_to_ns(arr: np.ndarray, exact: np.ndarray | None, warnings: Load
     # Split whole microseconds from the fraction so the product keeps float64's precision.
     whole = np.floor(safe)
     return whole.astype(np.int64) * 1000 + np.rint((safe - whole) * 1000).astype(np.int64), ok
+
+
+def text_id(v: Any, names: dict[int, str], kind: str) -> int:
+    """A pid/tid that is not a 64-bit integer: its number if it is one written as text, else a
+    negative code that keeps its text in `names` (the same text, the same code)."""
+    code = _id_from_text(v)
+    if code is not None:
+        return code
+    text = str(h(v)) if v is not None else f"(no {kind})"
+    code = next((c for c, t in names.items() if t == text), -1 - len(names))
+    names[code] = text
+    return code
+
+
+def _id_from_text(v: Any) -> int | None:
+    if isinstance(v, str) and re.fullmatch(r"-?[0-9]+", v.strip()):  # not "²", which isdigit() accepts
+        n = int(v.strip())
+        return n if -(2**63) <= n < 2**63 else None
+    return None
