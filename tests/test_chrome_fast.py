@@ -35,6 +35,9 @@ def assert_same(fast, slow) -> None:
     picked = np.sort(fast._table[ROW].to_numpy())[::-1].copy()
     for name in names:
         assert fast._lazy.take(name, picked).to_pylist() == slow._lazy.take(name, picked).to_pylist()
+        # One event's value, as the details panel and tooltips ask for it.
+        for row in picked[:5].tolist():
+            assert fast._lazy.value(name, {ROW: row}) == slow._lazy.value(name, {ROW: row})
     assert {k: fast.counters.get(k).to_dict("list") for k in fast.counters.names()} == \
         {k: slow.counters.get(k).to_dict("list") for k in slow.counters.names()}
     assert fast.warnings.counts == slow.warnings.counts
