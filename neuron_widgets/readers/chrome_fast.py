@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from ..errors import LoadWarnings
 from ..model.schema import ROW
-from .chrome_events import Ev, _RawEv
+from .chrome_events import _RawEv
 from .chrome_gathered import Gathered, microseconds_to_ns, text_id
 from .chrome_scan import (
     ABSENT,
@@ -77,7 +77,8 @@ def gather(buf: np.ndarray, builder: _Builder) -> Gathered | None:
 
 def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     kinds, spans, objs = scan(buf)
-    # NDET traces (an `nc` argument) have their NeuronCore read per event on the other road.
+    # A repeated or escaped key, an element that is not an object, NDET's `nc` argument (its NeuronCore
+    # is read per event) or an id2: the other road.
     if kinds.shape[0] == 0 or (kinds[:, ODD] != 0).any() or (kinds[:, ID2] != ABSENT).any():
         raise _NotPlain
     one_char = (kinds[:, PH] == STR) & (spans[:, PH, 1] - spans[:, PH, 0] == 3)
@@ -267,6 +268,3 @@ class SpanArgs:
         if name == "flow_id" and self.flow_ids is not None:
             return self.flow_ids[row].as_py()
         return json_text(msgspec.Raw(self.buf[self.starts[row]: self.ends[row]].tobytes()))
-
-
-__all__ = ["Ev", "SpanArgs", "gather"]

@@ -360,7 +360,3 @@ def numbers(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> tuple[np.nda
     exact = np.zeros(n, np.int8)
     _numbers(buf, np.ascontiguousarray(kind), np.ascontiguousarray(span), _POW10, ints, floats, exact)
     return ints, floats, exact
-
-
-def text(buf: np.ndarray, span: np.ndarray) -> bytes:
-    return buf[span[0]: span[1]].tobytes()
