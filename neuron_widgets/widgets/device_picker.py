@@ -12,6 +12,7 @@ import traitlets as t
 from ..bundle import asset
 from ..model.profile import Profile
 from .device_viewer import DeviceTraceViewer
+from .routing import InOrder
 from .timeline import Timeline
 
 COLUMNS = (("device_profile_name", "Name"), ("instance_id", "Instance"), ("process_id", "Process"),
@@ -24,7 +25,7 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-class _PickerList(anywidget.AnyWidget):
+class _PickerList(InOrder, anywidget.AnyWidget):
     _esm = asset("picker.js")
     _css = asset("timeline.css")
 
@@ -33,7 +34,7 @@ class _PickerList(anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
 
 
-class DeviceProfilePicker(w.VBox):
+class DeviceProfilePicker(InOrder, w.VBox):
     """A "Device Profiles List" button; the chosen profile opens in a DeviceTraceViewer.
 
     The viewer appears below the button, or in `output` (an ipywidgets Output) if you pass one,

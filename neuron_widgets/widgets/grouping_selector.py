@@ -7,10 +7,11 @@ from typing import Any
 import ipywidgets as w
 import traitlets as t
 
+from .routing import InOrder
 from .timeline import Timeline
 
 
-class GroupingSelector(w.ToggleButtons):
+class GroupingSelector(InOrder, w.ToggleButtons):
     """Buttons bound to `timeline.grouping` both ways (several selectors on one timeline agree).
 
     The buttons follow `timeline.groupings`, so a Device Trace Viewer that is retargeted keeps

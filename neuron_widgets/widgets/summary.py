@@ -36,6 +36,7 @@ from ..bundle import asset
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
+from .routing import InOrder, keep_in_order
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
@@ -65,7 +66,7 @@ def load_bokehjs() -> None:
     _BOKEHJS_LOADED = True
 
 
-class ThemeProbe(anywidget.AnyWidget):
+class ThemeProbe(InOrder, anywidget.AnyWidget):
     """Reports whether JupyterLab shows a dark theme (canvas-drawn chart text needs real colours)."""
 
     _esm = asset("theme.js")
@@ -73,7 +74,7 @@ class ThemeProbe(anywidget.AnyWidget):
     bokeh_ready = t.Bool(False).tag(sync=True)  # the Summary's chart view is drawn in the browser
 
 
-class Summary(W.VBox):
+class Summary(InOrder, W.VBox):
     """The analyses of a profile as charts and tables: `Summary(tl)`, `Summary(profile)`, `Summary(a, compare=b)`.
 
     Following a Timeline, it summarises the brushed range (the whole profile when nothing is
@@ -105,6 +106,7 @@ class Summary(W.VBox):
         self.probe = ThemeProbe()
         self.charts = SummaryCharts(self.profile, None, compare=other, device_numbers=None)
         self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
+        keep_in_order(self.bokeh.comm)
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
         self._view_ready = threading.Event()
         self._patched = False  # chart updates sent before the browser drew the view are lost to it
@@ -191,6 +193,7 @@ class Summary(W.VBox):
 
         old = self.bokeh
         self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
+        keep_in_order(self.bokeh.comm)
         self.children = [self.status, self.bokeh, self.probe]
         # Unhook the old view from the charts once: jupyter_bokeh's own close() does it again when
         # the widget is collected, and fails then (the hook is gone).

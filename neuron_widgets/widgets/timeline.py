@@ -20,6 +20,7 @@ from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
 from .range_summary import range_summary
+from .routing import InOrder
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
 
@@ -40,7 +41,7 @@ def density(profile: Profile, span_ns: float, bins: int = OVERVIEW_BINS) -> list
     return np.bincount(which, minlength=bins).tolist()
 
 
-class Timeline(anywidget.AnyWidget):
+class Timeline(InOrder, anywidget.AnyWidget):
     """A zoomable, pannable timeline of a profile's events, grouped into tracks.
 
     The view state (grouping, visible range, brush, selection) lives here; GroupingSelector,
@@ -346,7 +347,8 @@ class Timeline(anywidget.AnyWidget):
             except Exception as exc:
                 self.error = f"could not scan arguments for return codes: {exc}"
 
-        threading.Thread(target=scan, name="neuron-widgets-error-scan", daemon=True).start()
+        self._arg_scan = threading.Thread(target=scan, name="neuron-widgets-error-scan", daemon=True)
+        self._arg_scan.start()
 
     # -- Python API ---------------------------------------------------------------------
     @property
