@@ -11,7 +11,7 @@ import traitlets as t
 
 from ..bundle import asset
 from ..model.device_summary import duration
-from .routing import InOrder
+from .delivery import Delivered
 from .timeline import Timeline
 
 MAX_TEXT = 2000
@@ -36,7 +36,7 @@ def time_text(ns: float) -> str:
     return f"{ns:.0f} ns"
 
 
-class EventDetails(InOrder, anywidget.AnyWidget):
+class EventDetails(Delivered, anywidget.AnyWidget):
     """Shows the selected event of a Timeline; clicking an Upstream/Downstream row focuses the timeline on it.
 
     Everything from the profile is sent as plain strings and shown as text, never as HTML.

@@ -11,8 +11,8 @@ import traitlets as t
 
 from ..bundle import asset
 from ..model.profile import Profile
+from .delivery import Delivered
 from .device_viewer import DeviceTraceViewer
-from .routing import InOrder
 from .timeline import Timeline
 
 COLUMNS = (("device_profile_name", "Name"), ("instance_id", "Instance"), ("process_id", "Process"),
@@ -25,7 +25,7 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-class _PickerList(InOrder, anywidget.AnyWidget):
+class _PickerList(Delivered, anywidget.AnyWidget):
     _esm = asset("picker.js")
     _css = asset("timeline.css")
 
@@ -34,7 +34,7 @@ class _PickerList(InOrder, anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
 
 
-class DeviceProfilePicker(InOrder, w.VBox):
+class DeviceProfilePicker(Delivered, w.VBox):
     """A "Device Profiles List" button; the chosen profile opens in a DeviceTraceViewer.
 
     The viewer appears below the button, or in `output` (an ipywidgets Output) if you pass one,

@@ -7,11 +7,11 @@ from typing import Any
 import ipywidgets as w
 import traitlets as t
 
-from .routing import InOrder
+from .delivery import Delivered
 from .timeline import Timeline
 
 
-class GroupingSelector(InOrder, w.ToggleButtons):
+class GroupingSelector(Delivered, w.ToggleButtons):
     """Buttons bound to `timeline.grouping` both ways (several selectors on one timeline agree).
 
     The buttons follow `timeline.groupings`, so a Device Trace Viewer that is retargeted keeps

@@ -36,7 +36,7 @@ from ..bundle import asset
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
-from .routing import InOrder, keep_in_order
+from .delivery import Delivered, keep_in_order
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
@@ -66,7 +66,7 @@ def load_bokehjs() -> None:
     _BOKEHJS_LOADED = True
 
 
-class ThemeProbe(InOrder, anywidget.AnyWidget):
+class ThemeProbe(Delivered, anywidget.AnyWidget):
     """Reports whether JupyterLab shows a dark theme (canvas-drawn chart text needs real colours)."""
 
     _esm = asset("theme.js")
@@ -74,7 +74,7 @@ class ThemeProbe(InOrder, anywidget.AnyWidget):
     bokeh_ready = t.Bool(False).tag(sync=True)  # the Summary's chart view is drawn in the browser
 
 
-class Summary(InOrder, W.VBox):
+class Summary(Delivered, W.VBox):
     """The analyses of a profile as charts and tables: `Summary(tl)`, `Summary(profile)`, `Summary(a, compare=b)`.
 
     Following a Timeline, it summarises the brushed range (the whole profile when nothing is

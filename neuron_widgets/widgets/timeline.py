@@ -19,8 +19,8 @@ from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
 from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
+from .delivery import Delivered
 from .range_summary import range_summary
-from .routing import InOrder
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
 
@@ -41,7 +41,7 @@ def density(profile: Profile, span_ns: float, bins: int = OVERVIEW_BINS) -> list
     return np.bincount(which, minlength=bins).tolist()
 
 
-class Timeline(InOrder, anywidget.AnyWidget):
+class Timeline(Delivered, anywidget.AnyWidget):
     """A zoomable, pannable timeline of a profile's events, grouped into tracks.
 
     The view state (grouping, visible range, brush, selection) lives here; GroupingSelector,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 
 from playwright.sync_api import Page
 
@@ -22,11 +23,30 @@ CLICK_STATE = """([i, x, y]) => { const root = document.querySelectorAll('.nw-ti
           detail_row: root.__nwView.model.get('selection_detail').row, busy: !!document.querySelector('.nw-spin')}; }"""
 
 
+class Received:
+    """When kernel messages naming `word` reached the page's websocket (a failure then says whether
+    the kernel's reply was lost on the way or arrived and was not drawn)."""
+
+    def __init__(self, page: Page) -> None:
+        self.word = b"\0"
+        self.times: list[float] = []
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload: str | bytes) -> None:
+        data = payload if isinstance(payload, bytes) else payload.encode()
+        if self.word in data:
+            self.times.append(time.monotonic())
+
+    def since(self, t0: float) -> list[float]:
+        return [round(t - t0, 2) for t in self.times if t >= t0]
+
+
 def model_get(page: Page, index: int, key: str) -> object:
     return page.evaluate("([i, k]) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get(k)", [index, key])
 
 
 def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> None:
+    received = Received(page)
     open_notebook(page, lab, "tour.ipynb")
     run_all(page)
     wait_cells_done(page)
@@ -100,6 +120,8 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
             or find_item(page, dev, 4)
         assert ins is not None
         tried.append(ins)
+        received.word = f'"title": "{ins["name"]}"'.encode()
+        clicked = time.monotonic()
         page.mouse.click(ins["x"], ins["y"])
         try:
             page.wait_for_function("(name) => [...document.querySelectorAll('.nw-details-title')]"
@@ -108,7 +130,8 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
         except Exception:
             if attempt == 2:
                 state = page.evaluate(CLICK_STATE, [dev, ins["x"], ins["y"]])
-                raise AssertionError(f"clicking {tried} filled no details: {state}") from None
+                raise AssertionError(f"clicking {tried} filled no details: {state}; the kernel's details for the "
+                                     f"last click reached the page {received.since(clicked)} s after it") from None
     details = page.locator(".nw-details", has=page.locator(".nw-details-title", has_text=ins["name"])).first
     text = details.inner_text()
     assert "operands" in text and "hlo_name" in text

@@ -1,6 +1,7 @@
 // EventDetails: the selected event's properties, arguments and dependency chain, as text.
 
 import { h } from "../common/dom";
+import { initialize } from "../common/resync";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -72,4 +73,4 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
   return () => model.off("change:event", draw);
 }
 
-export default { render };
+export default { initialize, render };

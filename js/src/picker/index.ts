@@ -3,6 +3,7 @@
 // the kernel. The modal is a native <dialog>, so it sits above JupyterLab and traps focus.
 
 import { button, h } from "../common/dom";
+import { initialize } from "../common/resync";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -107,6 +108,7 @@ export class PickerView {
 }
 
 export default {
+  initialize,
   render({ model, el }: { model: Model; el: HTMLElement }) {
     const view = new PickerView(model, el);
     (view.root as unknown as { __nwPicker: PickerView }).__nwPicker = view;

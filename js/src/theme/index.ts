@@ -2,6 +2,7 @@
 // whenever the user switches themes, so charts drawn on a canvas can be recoloured.
 
 import type { AnyModel, RenderProps } from "@anywidget/types";
+import { initialize } from "../common/resync";
 
 interface Model {
   dark: boolean;
@@ -49,4 +50,4 @@ function render({ model, el }: RenderProps<Model>): () => void {
   };
 }
 
-export default { render };
+export default { initialize, render };

@@ -25,6 +25,7 @@ import { SummaryPanel, type RangeSummary } from "./summary";
 import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
 import { clampView, covers, fitRange, type Range } from "./viewmath";
+import { initialize } from "../common/resync";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -593,6 +594,7 @@ export class TimelineView {
 }
 
 export default {
+  initialize,
   render({ model, el }: { model: Model; el: HTMLElement }) {
     const view = new TimelineView(model, el);
     return () => view.destroy();

@@ -1,4 +1,5 @@
-"""In a real ipykernel: a widget serves the page's messages on the subshell the page addressed.
+"""In a real ipykernel: a widget serves the page's messages on the subshell the page addressed,
+and answers a resync (the page lost messages) with its whole state.
 
 JupyterLab sends widget messages on a subshell so that a click is answered while a cell runs.
 ipykernel 7.4 re-routes a comm's messages to the shell that last published on it; a timeline a
@@ -102,3 +103,25 @@ def test_a_click_is_answered_while_a_cell_runs(kernel: Any) -> None:
     # The event's details came while the cell still ran, not after it.
     assert events[:1] == ["details"], f"{events} ({time.monotonic() - sent:.1f} s after the click)"
 
+
+
+def test_a_resync_is_answered_with_the_whole_state(kernel: Any) -> None:
+    kc = kernel
+    subshell = _subshell(kc)
+    tl_id, details_id, _first, second = _run(kc, SETUP).split()
+    _run(kc, f"tl.select(row={second})")
+    _drain(kc)
+    for comm_id, key in ((tl_id, "selection_detail"), (details_id, "event")):
+        msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom",
+                                                                       "content": {"type": "resync"}}})
+        msg["header"]["subshell_id"] = subshell
+        kc.shell_channel.send(msg)
+        while True:
+            m = kc.get_iopub_msg(timeout=30)
+            c = m["content"]
+            if m["msg_type"] == "comm_msg" and c.get("comm_id") == comm_id and c["data"].get("method") == "update":
+                break
+        state = c["data"]["state"]
+        # Everything the page holds of the widget, and the selection as it is now.
+        assert {"_esm", "_model_name", key} <= set(state), sorted(state)
+        assert state[key]["row"] == int(second)
