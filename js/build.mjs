@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync } from "node:fs";
 const out = "../neuron_widgets/static";
 mkdirSync(out, { recursive: true });
 const options = {
-  entryPoints: { timeline: "src/timeline/index.ts", details: "src/details/index.ts", picker: "src/picker/index.ts",
+  entryPoints: { timeline: "src/timeline/widget.ts", details: "src/details/index.ts", picker: "src/picker/index.ts",
     theme: "src/theme/index.ts" },
   outdir: out,
   bundle: true,

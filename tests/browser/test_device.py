@@ -24,17 +24,17 @@ CLICK_STATE = """([i, x, y]) => { const root = document.querySelectorAll('.nw-ti
 
 
 class Received:
-    """When kernel messages naming `word` reached the page's websocket (a failure then says whether
-    the kernel's reply was lost on the way or arrived and was not drawn)."""
+    """When kernel messages holding all of `words` reached the page's websocket (a failure then says
+    whether the kernel's reply was lost on the way or arrived and was not drawn)."""
 
     def __init__(self, page: Page) -> None:
-        self.word = b"\0"
+        self.words: tuple[bytes, ...] = (b"\0",)
         self.times: list[float] = []
         page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
 
     def _frame(self, payload: str | bytes) -> None:
         data = payload if isinstance(payload, bytes) else payload.encode()
-        if self.word in data:
+        if all(w in data for w in self.words):
             self.times.append(time.monotonic())
 
     def since(self, t0: float) -> list[float]:
@@ -120,7 +120,7 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
             or find_item(page, dev, 4)
         assert ins is not None
         tried.append(ins)
-        received.word = f'"title": "{ins["name"]}"'.encode()
+        received.words = (b'"event"', f'"{ins["name"]}"'.encode())  # an EventDetails update naming it
         clicked = time.monotonic()
         page.mouse.click(ins["x"], ins["y"])
         try:

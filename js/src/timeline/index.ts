@@ -25,7 +25,6 @@ import { SummaryPanel, type RangeSummary } from "./summary";
 import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
 import { clampView, covers, fitRange, type Range } from "./viewmath";
-import { initialize } from "../common/resync";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -592,11 +591,3 @@ export class TimelineView {
     });
   }
 }
-
-export default {
-  initialize,
-  render({ model, el }: { model: Model; el: HTMLElement }) {
-    const view = new TimelineView(model, el);
-    return () => view.destroy();
-  },
-};

@@ -1,0 +1,15 @@
+// The Timeline widget as anywidget loads it: the view, and the check that the kernel is heard.
+
+import { initialize } from "../common/resync";
+import { TimelineView } from "./index";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Model = any;
+
+export default {
+  initialize,
+  render({ model, el }: { model: Model; el: HTMLElement }) {
+    const view = new TimelineView(model, el);
+    return () => view.destroy();
+  },
+};
