@@ -88,8 +88,6 @@ class Summary(Delivered, W.VBox):
 
     def __init__(self, source: Timeline | Profile, *, compare: Profile | Timeline | None = None,
                  device_numbers: int | None = 16, **kwargs: Any) -> None:
-        from jupyter_bokeh import BokehModel
-
         load_bokehjs()
         self.timeline = source if isinstance(source, Timeline) else None
         self.profile: Profile = source.profile if isinstance(source, Timeline) else source
@@ -105,8 +103,7 @@ class Summary(Delivered, W.VBox):
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
         self.probe = ThemeProbe()
         self.charts = SummaryCharts(self.profile, None, compare=other, device_numbers=None)
-        self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
-        keep_in_order(self.bokeh.comm)
+        self.bokeh = self._chart_view()
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
         self._view_ready = threading.Event()
         self._patched = False  # chart updates sent before the browser drew the view are lost to it
@@ -184,16 +181,21 @@ class Summary(Delivered, W.VBox):
             if self._current(generation):
                 self.done.set()
 
+    def _chart_view(self) -> Any:
+        """The charts as a jupyter_bokeh widget, its messages kept in order as ours are."""
+        from jupyter_bokeh import BokehModel
+
+        view = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
+        keep_in_order(view.comm)
+        return view
+
     def _renew_view(self) -> None:
         """A new BokehModel on the same charts, whose view draws their current state.
 
         jupyter_bokeh's view draws its bundle once and drops patches that come before it exists.
         """
-        from jupyter_bokeh import BokehModel
-
         old = self.bokeh
-        self.bokeh = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
-        keep_in_order(self.bokeh.comm)
+        self.bokeh = self._chart_view()
         self.children = [self.status, self.bokeh, self.probe]
         # Unhook the old view from the charts once: jupyter_bokeh's own close() does it again when
         # the widget is collected, and fails then (the hook is gone).
