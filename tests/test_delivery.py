@@ -9,6 +9,7 @@ split between two threads. These tests drive a kernel as JupyterLab does, with j
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -30,7 +31,7 @@ print(tl.model_id, details.model_id, *rows)
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[Any]:
     km = KernelManager(kernel_name="python3")
-    km.start_kernel(env={**__import__("os").environ, "NEURON_WIDGETS_PROGRESS": "0"})
+    km.start_kernel(env={**os.environ, "NEURON_WIDGETS_PROGRESS": "0"})
     kc = km.client()
     kc.start_channels()
     try:
@@ -61,9 +62,8 @@ def _run(kc: Any, code: str) -> str:
     return "".join(out)
 
 
-def _send_state(kc: Any, comm_id: str, state: dict[str, Any], subshell: str) -> None:
-    msg = kc.session.msg("comm_msg", {"comm_id": comm_id,
-                                      "data": {"method": "update", "state": state, "buffer_paths": []}})
+def _send(kc: Any, comm_id: str, data: dict[str, Any], subshell: str) -> None:
+    msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
     msg["header"]["subshell_id"] = subshell  # as JupyterLab sends widget messages
     kc.shell_channel.send(msg)
 
@@ -88,7 +88,7 @@ def test_a_click_is_answered_while_a_cell_runs(kernel: Any) -> None:
         if m["parent_header"].get("msg_id") == busy and m["msg_type"] == "execute_input":
             break
     sent = time.monotonic()
-    _send_state(kc, tl_id, {"selected_row": int(second)}, subshell)
+    _send(kc, tl_id, {"method": "update", "state": {"selected_row": int(second)}, "buffer_paths": []}, subshell)
     events: list[str] = []
     while True:
         m = kc.get_iopub_msg(timeout=30)
@@ -104,7 +104,6 @@ def test_a_click_is_answered_while_a_cell_runs(kernel: Any) -> None:
     assert events[:1] == ["details"], f"{events} ({time.monotonic() - sent:.1f} s after the click)"
 
 
-
 def test_a_resync_is_answered_with_the_whole_state(kernel: Any) -> None:
     kc = kernel
     subshell = _subshell(kc)
@@ -112,10 +111,7 @@ def test_a_resync_is_answered_with_the_whole_state(kernel: Any) -> None:
     _run(kc, f"tl.select(row={second})")
     _drain(kc)
     for comm_id, key in ((tl_id, "selection_detail"), (details_id, "event")):
-        msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom",
-                                                                       "content": {"type": "resync"}}})
-        msg["header"]["subshell_id"] = subshell
-        kc.shell_channel.send(msg)
+        _send(kc, comm_id, {"method": "custom", "content": {"type": "resync"}}, subshell)
         while True:
             m = kc.get_iopub_msg(timeout=30)
             c = m["content"]
