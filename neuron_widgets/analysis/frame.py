@@ -26,7 +26,7 @@ from .cores import CoreCodes, core_codes
 # Kineto device events (GPU kernels, memory copies and sets), as HTA's kernel categories.
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"})
 # Events whose arguments the Neuron analyses read (exec_id, model_name, ret), fetched in one pass.
-ARG_EVENTS = ("nc_exec_running", "nrt_execute", "cc_exec_barrier")
+ARG_EVENTS = ("nc_exec_running", "nrt_execute", "cc_exec_barrier", "cc_running")
 _NULL = -1
 
 
