@@ -6,9 +6,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.compute as pc
 
-from ..model.problems import ARGS_SCAN_LIMIT, RETURN_CODE, error_name_codes
+from ..model.problems import (
+    ARGS_SCAN_LIMIT,
+    EXECUTION_SOURCES,
+    NEURON_SOURCES,
+    argument_errors,
+    error_rows,
+)
 from ..model.profile import Profile
 from .devices import EXECUTION, RUNTIME_EXECUTE
 from .frame import Frame, frame_of, notes_of, sorted_union, values_of
@@ -60,49 +65,63 @@ def meaning(code: int | None, name: str = "") -> str:
 
 
 def errors_and_hangs(profile: Profile, scan_args: bool | None = None) -> pd.DataFrame:
-    """One row per problem, oldest first: errors, then hangs, as NDET reports them.
+    """One row per problem, oldest first: errors, hangs and incomplete events, as NDET reports them.
 
-    `kind` is `error` for an error event (`numerical_err`, names with error/fail/...) or an event
-    whose `ret` / status argument is non-zero, and `hang` for an event that never completed, once
-    per execution (its enclosing runtime call is not a second hang). `code` is the return code,
-    `meaning` its NRT name and sense (1003: a numerical error, NaN). Arguments of every event are
-    scanned for codes up to 2M events; larger profiles scan the `nrt_execute` calls only
-    (`scan_args=True` scans every event). `last_events(profile, row)` gives the tail before one.
+    `kind` is `error` for an error event: on Neuron's own events (runtime, device, NDET) an
+    error name (`numerical_err`, names with error / fail / timeout) or a non-zero `ret` / status
+    argument; on other events (Kineto, Chrome) a category or an `error` / `exception` argument
+    that says so, never a function's name. `hang` is an execution that never ended (Neuron
+    runtime or device events, once per execution: its enclosing runtime call is not a second
+    hang; device kernels); `incomplete` is any other event still open when the trace stopped
+    (a browser's B/S events at the very end). `code` is the return code, `meaning` its NRT name
+    and sense (1003: a numerical error, NaN). Arguments of every event are scanned up to 2M
+    events; larger profiles scan the `nrt_execute` calls only (`scan_args=True` scans every
+    event). `last_events(profile, row)` gives the tail before one.
     """
     fr = frame_of(profile)
     notes: list[str] = []
     err = _error_rows(fr, scan_args, notes)
-    hang = _hang_rows(fr)
-    rows = np.concatenate([err, hang])
-    kinds = np.array(["error"] * err.size + ["hang"] * hang.size, dtype=object)
+    hang, unfinished = _hang_rows(fr)
+    rows = np.concatenate([err, hang, unfinished])
+    kinds = np.array(["error"] * err.size + ["hang"] * hang.size + ["incomplete"] * unfinished.size, dtype=object)
     df = _describe(fr, rows, kinds)
     if hang.size:
-        n_open = int(fr.incomplete.sum())
-        notes.append(f"{n_open} events never completed; shown once per execution ({hang.size} hangs)")
+        notes.append(f"{int(fr.incomplete.sum()) - unfinished.size} execution events never completed; shown once per "
+                     f"execution ({hang.size} hangs)")
+    if unfinished.size:
+        notes.append(f"{unfinished.size} other events were still open when the trace stopped: incomplete, not hangs")
     return notes_of(df.sort_values(["start_ts", "kind"], ignore_index=True), notes)
 
 
 def _error_rows(fr: Frame, scan_args: bool | None, notes: list[str]) -> np.ndarray:
-    codes = error_name_codes(fr.names)
-    by_name = fr.rows_with_codes(codes)
     if scan_args is None:
         scan_args = len(fr) <= ARGS_SCAN_LIMIT
         if not scan_args:
             notes.append(f"{len(fr):,} events: return codes read from nrt_execute calls only "
                          "(errors_and_hangs(profile, scan_args=True) reads every event's arguments)")
-    scan = np.arange(len(fr)) if scan_args else fr.rows_named(RUNTIME_EXECUTE)
-    if scan.size == 0 or "extra_attributes_json" not in fr.profile.column_names:
-        return by_name
-    texts = fr.arg_texts(scan)
-    bad = pc.match_substring_regex(texts, RETURN_CODE).fill_null(False).to_numpy(zero_copy_only=False)
-    return sorted_union(by_name, scan[bad])
+    found = error_rows(fr.profile, scan_args=scan_args)
+    if scan_args or "extra_attributes_json" not in fr.profile.column_names:
+        return found
+    scan = fr.rows_named(RUNTIME_EXECUTE)
+    neuron = _of_sources(fr, NEURON_SOURCES)
+    return sorted_union(found, argument_errors(fr.arg_texts(scan), neuron, scan))
 
 
-def _hang_rows(fr: Frame) -> np.ndarray:
-    """One unfinished event per execution: the device's when it has one, else the innermost."""
+def _of_sources(fr: Frame, wanted: tuple[str, ...]) -> np.ndarray:
+    table = np.array([s in wanted for s in fr.sources] + [False], bool)
+    return table[np.where(fr.source >= 0, fr.source, -1)]
+
+
+def _hang_rows(fr: Frame) -> tuple[np.ndarray, np.ndarray]:
+    """Unfinished executions, one per execution (the device's event when it has one, else the innermost),
+    and the other unfinished events."""
     rows = np.flatnonzero(fr.incomplete)
     if rows.size == 0:
-        return rows
+        return rows, rows
+    executing = _of_sources(fr, EXECUTION_SOURCES)[rows]
+    other, rows = rows[~executing], rows[executing]
+    if rows.size == 0:
+        return rows, other
     codes, _ = fr.core_codes()
     core = codes[rows]
     exec_id = fr.arg(rows, "exec_id")
@@ -113,7 +132,7 @@ def _hang_rows(fr: Frame) -> np.ndarray:
     # A hung core runs nothing else: without an exec_id its unfinished events are one hang.
     df["unit"] = np.where(df["core"] >= 0, df["core"], -2 - df["thread"])
     df = df.sort_values(["hw", "start"], ascending=False)
-    return np.sort(df.drop_duplicates(["unit", "exec"], keep="first")["row"].to_numpy())
+    return np.sort(df.drop_duplicates(["unit", "exec"], keep="first")["row"].to_numpy()), other
 
 
 def _describe(fr: Frame, rows: np.ndarray, kinds: np.ndarray) -> pd.DataFrame:
@@ -153,6 +172,8 @@ def _nullable(values: np.ndarray, ok: np.ndarray) -> pd.arrays.IntegerArray:
 def _meaning_of(kind: str, code: int | None, name: str) -> str:
     if kind == "hang":
         return "never completed: a possible hang (read the last events before it)"
+    if kind == "incomplete":
+        return "still open when the trace stopped (the recording ended first): not a hang"
     return meaning(code, name)
 
 

@@ -2,8 +2,8 @@
 
 Neuron: a core arrives at a collective when its `cc_exec_barrier` starts, or, with no barrier of
 its own (it arrived last and waited 0), when its `cc_running` starts; see `collectives` for how
-collectives are matched across cores and who takes part. Kineto (several ranks): NCCL kernels matched by name and order per rank, arriving
-at their start.
+collectives are matched across cores and who takes part. Kineto (several ranks): NCCL kernels
+matched by name and order per rank, arriving at their start.
 """
 
 from __future__ import annotations

@@ -1,39 +1,100 @@
-"""Events that signal trouble: errors (numerical_err, failing return codes) and hangs (incomplete)."""
+"""Events that signal trouble, by where they come from: errors, hangs and merely unfinished events.
+
+Errors:
+- Neuron's own events (sources `neuron_rt`, `neuron_hw`; NDET's events read as these): an error
+  name (`numerical_err`, `numerical_error`, names with error / fail / timeout as a word), or a
+  non-zero return code argument (`ret`, `status`, ...; 1003 is a numerical error).
+- Any other event (Kineto, Chrome, browser traces): only when it says so itself: a category that
+  names an error, or an `error` / `exception` / `failure` argument with a value. A framework
+  function's name is never an error (`<built-in function set_fullgraph_error_on_nested_compile>`).
+Unfinished events: a hang when it is an execution (Neuron runtime or device events, device
+kernels); anything else (a B/S event open when a browser trace stopped) is only incomplete.
+"""
 
 from __future__ import annotations
 
 import re
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from .profile import Profile
 from .schema import INCOMPLETE
 
 ERROR_NAME = re.compile(r"(^|[_\W])(err|error|errors|fail|failed|failure|exception|abort|hang|timeout)([_\W]|$)", re.I)
+NEURON_SOURCES = ("neuron_rt", "neuron_hw")
+# Unfinished events of these sources are executions that never ended: hangs.
+EXECUTION_SOURCES = (*NEURON_SOURCES, "device")
 # A runtime call that returned a code other than 0 (1003 is a numerical error, NaN in the output).
 RETURN_CODE = r'"(ret|status|return_code|error_code|rc)"\s*:\s*"?-?[1-9]'
-# Scanning every event's arguments for a return code costs ~50 B and ~0.2 µs per event: done
-# up to this size, where it stays under a second and 100 MB; larger profiles flag by name.
+# An event that reports an error in its own arguments: a key naming one, with a value that is not empty or zero.
+# (RE2, pyarrow's engine, has no look-ahead: the value is a non-empty string, a non-zero number, true, or a
+# non-empty object or list.)
+ERROR_ARG = (r'"(error|errors|exception|failure|error_message|error_code|err)"\s*:\s*'
+             r'("[^"]|-?[1-9]|-?0\.[0-9]*[1-9]|true|\{\s*"|\[\s*[^\]\s])')
+ERROR_CATEGORY = re.compile(r"(^|[_\W])(error|errors|exception|failure|fatal)([_\W]|$)", re.I)
+# Scanning every event's arguments costs ~50 B and ~0.2 µs per event: done up to this size,
+# where it stays under a second and 100 MB; larger profiles flag by name and category.
 ARGS_SCAN_LIMIT = 2_000_000
 
 
 def error_name_codes(names: list[str]) -> np.ndarray:
+    """Codes of the names that are errors when a Neuron event bears them."""
     return np.array([i for i, n in enumerate(names) if n and ERROR_NAME.search(n)], dtype=np.int64)
 
 
+def source_codes(profile: Profile) -> tuple[np.ndarray, list[str]]:
+    """Each event's source as a code into the returned list (-1: none)."""
+    if len(profile) == 0 or "trace_event_source" not in profile.column_names:
+        return np.full(len(profile), -1, np.int64), []
+    col = profile._joined("trace_event_source").chunk(0)
+    if not pa.types.is_dictionary(col.type):
+        col = col.dictionary_encode()
+    return col.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), col.dictionary.to_pylist()
+
+
+def _of_sources(codes: np.ndarray, sources: list[str], wanted: tuple[str, ...]) -> np.ndarray:
+    table = np.array([s in wanted for s in sources] + [False], bool)
+    return table[codes]  # -1 reads the trailing False
+
+
+def neuron_rows_mask(profile: Profile) -> np.ndarray:
+    codes, sources = source_codes(profile)
+    return _of_sources(codes, sources, NEURON_SOURCES)
+
+
 def error_rows(profile: Profile, scan_args: bool | None = None) -> np.ndarray:
-    """Rows of events that are errors by name, or (on profiles up to ARGS_SCAN_LIMIT) by a non-zero return code."""
+    """Rows of error events (see the module's rules). Arguments are scanned up to ARGS_SCAN_LIMIT events."""
+    n = len(profile)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    neuron = neuron_rows_mask(profile)
     codes = error_name_codes(profile.name_dictionary())
     by_name = np.flatnonzero(np.isin(profile.name_codes(), codes)) if codes.size else np.zeros(0, np.int64)
+    found = [by_name[neuron[by_name]]]
+    if "category" in profile.column_names:
+        cat = profile.column("category").combine_chunks()
+        if not pa.types.is_dictionary(cat.type):
+            cat = cat.dictionary_encode()
+        bad = np.array([bool(c) and bool(ERROR_CATEGORY.search(str(c))) for c in cat.dictionary.to_pylist()] + [False])
+        found.append(np.flatnonzero(bad[cat.indices.fill_null(-1).to_numpy(zero_copy_only=False)]))
     if scan_args is None:
-        scan_args = len(profile) <= ARGS_SCAN_LIMIT
-    if not scan_args or "extra_attributes_json" not in profile.column_names:
-        return by_name
-    col = profile.column("extra_attributes_json")
-    hit = pc.match_substring_regex(col, RETURN_CODE).fill_null(False)
-    by_args = np.flatnonzero(hit.to_numpy(zero_copy_only=False))
-    return np.union1d(by_name, by_args)
+        scan_args = n <= ARGS_SCAN_LIMIT
+    if scan_args and "extra_attributes_json" in profile.column_names:
+        found.append(argument_errors(profile.column("extra_attributes_json"), neuron))
+    return np.unique(np.concatenate(found)).astype(np.int64)
+
+
+def argument_errors(texts: pa.ChunkedArray | pa.Array, neuron: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Rows whose arguments report an error: a non-zero return code on a Neuron event, an error argument on any.
+
+    `texts` are the arguments at `rows` (default: every row); `neuron` tells Neuron events per row.
+    """
+    code = pc.match_substring_regex(texts, RETURN_CODE).fill_null(False).to_numpy(zero_copy_only=False)
+    said = pc.match_substring_regex(texts, ERROR_ARG).fill_null(False).to_numpy(zero_copy_only=False)
+    where = np.arange(code.size) if rows is None else np.asarray(rows, np.int64)
+    return where[(code & neuron[where]) | said]
 
 
 def incomplete_rows(profile: Profile) -> np.ndarray:
