@@ -33,33 +33,32 @@ def idle_time_breakdown(profile: Profile, kind: str = "auto", kernel_wait_ns: in
         _, cores = fr.core_codes()
         ex, group = fr.on_cores(EXECUTION)
         rt, _ = neuron_launchers(fr, ex, group, notes)
-        launch = np.where(rt >= 0, fr.start[np.maximum(rt, 0)], -1).astype(np.float64)
-        launch[rt < 0] = np.nan
+        launch = fr.start[np.maximum(rt, 0)]
         start, end = fr.start[ex], fr.end[ex]
         keys = cores
     else:
         k = kineto_kernels(fr, include_last_step, round_us)
         notes += k.notes
         rt, rt_start, _ = kineto_launchers(fr, k, None, round_us)
-        launch = np.where(rt >= 0, rt_start, 0).astype(np.float64)
-        launch[rt < 0] = np.nan
+        launch = np.asarray(rt_start, np.int64)
         pairs = pd.MultiIndex.from_arrays([k.rank, k.stream])
         group, uniq = pairs.factorize()
         group = np.asarray(group, np.int64)
         start, end = k.start, k.end
         keys = pd.DataFrame({"rank": [k.ranks[r] for r, _ in uniq], "stream": [s for _, s in uniq]})
-    return notes_of(_classify(group, start, end, launch, keys, kernel_wait_ns), notes)
+    return notes_of(_classify(group, start, end, launch, rt >= 0, keys, kernel_wait_ns), notes)
 
 
-def _classify(group: np.ndarray, start: np.ndarray, end: np.ndarray, launch: np.ndarray,
+def _classify(group: np.ndarray, start: np.ndarray, end: np.ndarray, launch: np.ndarray, launched: np.ndarray,
               keys: pd.DataFrame, kernel_wait_ns: int) -> pd.DataFrame:
+    # Times stay int64: as float64, epoch nanoseconds resolve only 256 ns and a late launch compares as early.
     order = np.lexsort((start, group))
-    g, s, e, ls = group[order], start[order], end[order], launch[order]
+    g, s, e, ls, known = group[order], start[order], end[order], launch[order], launched[order]
     same = np.zeros(g.size, bool)
     same[1:] = g[1:] == g[:-1]
     prev_end = np.r_[0, e[:-1]][: g.size]
     gap = (s - prev_end).astype(np.float64)
-    host = same & (ls > prev_end)  # NaN (no launch found) compares False
+    host = same & known & (ls > prev_end)
     kernel = same & ~host & (gap < kernel_wait_ns)
     n, m = len(keys), len(CATEGORIES)
     cat = np.where(host, 0, np.where(kernel, 1, 2))  # the rest: other
