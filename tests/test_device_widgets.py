@@ -237,3 +237,25 @@ def test_picker_into_an_output_or_an_existing_viewer() -> None:
     # A profile without device profiles: an empty list that says so, not a crash.
     kineto = DeviceProfilePicker(nw.load_profile(trace("hta/triton_example.json.gz")))
     assert kineto.list.rows == []
+
+
+def test_the_strip_shows_measured_mfu_and_labels_the_achievable_one(tmp_path) -> None:
+    """neuron-profile 2.27's JSON: `_percent` metrics are fractions; the achievable MFU is not the MFU."""
+    import json
+
+    from neuron_widgets.analysis.device_profiles import _numbers
+
+    doc = {"instruction": [{"timestamp": 0, "duration": 100, "label": "TensorMatrix", "opcode": "MATMUL", "id": 1},
+                           {"timestamp": 150, "duration": 50, "label": "Vector", "opcode": "ADD", "id": 2}],
+           "summary": [{"total_time": 0.0002, "mfu_estimated_percent": 0.0004,
+                        "mfu_max_achievable_estimated_percent": 0.269, "mbu_estimated_percent": 0.0123}],
+           "layer_summary": [{"name": "/sg00", "start": 0, "end": 200, "duration": 200, "tensor_engine_mfu": 0.0004}]}
+    path = tmp_path / "device_profile_model_1.json"
+    path.write_text(json.dumps(doc))
+    trace = nw.load_device_trace(path)
+    chips = {c["label"]: c for c in engine_strip(trace)}
+    assert chips["MFU"]["value"] == "0.04%"
+    assert chips["MFU achievable"]["value"] == "26.9%"
+    assert chips["MBU"]["value"] == "1.23%"
+    numbers = _numbers(trace)
+    assert numbers["mfu_pctg"] == pytest.approx(0.04) and numbers["mfu_achievable_pctg"] == pytest.approx(26.9)

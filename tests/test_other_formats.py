@@ -68,8 +68,16 @@ def test_legacy_system_profile(tmp_path: Path, key: str) -> None:
 
 def test_legacy_device_file_is_explained(tmp_path: Path) -> None:
     legacy(tmp_path)
-    with pytest.raises(nw.ProfileError, match=r"device_profile_model_10001\.json: is a device profile"):
+    with pytest.raises(nw.ProfileError, match=r"device_profile_model_10001\.json: is a device profile") as got:
         nw.load_profile(tmp_path / "device_profile_model_10001.json")
+    assert "nw.load_device_trace(" in str(got.value) and "DeviceTraceViewer(" in str(got.value)
+    # Alone, it points to no system_profile.json that is not there.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "device_profile_model_10001.json").write_bytes((tmp_path / "device_profile_model_10001.json").read_bytes())
+    with pytest.raises(nw.ProfileError) as got:
+        nw.load_profile(alone / "device_profile_model_10001.json")
+    assert "no system_profile.json is beside it" in str(got.value) and "Load the system_profile.json" not in str(got.value)
 
 
 def test_legacy_without_events(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..model.device_summary import _metric, busy_ns, engine_active, execution_span
+from ..model.device_summary import busy_ns, engine_active, execution_span, summary_percent
 from ..model.profile import Profile
 from .frame import notes_of
 
@@ -48,10 +48,11 @@ def _numbers(trace) -> dict[str, float]:
     a, b = execution_span(trace)
     span = max(b - a, 1)
     out: dict[str, float] = {"execution_ns": float(b - a)}
-    for key in ("mfu", "hfu", "mbu"):
-        v = _metric(trace.summary, key)
+    for name, key in (("mfu_estimated_percent", "mfu"), ("mfu_max_achievable_estimated_percent", "mfu_achievable"),
+                      ("hfu_estimated_percent", "hfu"), ("mbu_estimated_percent", "mbu")):
+        v = summary_percent(trace, name)
         if v is not None:
-            out[f"{key}_pctg"] = v if v > 1 else 100 * v
+            out[f"{key}_pctg"] = v
     dma = trace.dma
     if not dma.empty:
         if "transfer_bytes" in dma:

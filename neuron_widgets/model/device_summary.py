@@ -104,24 +104,53 @@ def engine_strip(trace: DeviceTrace) -> list[dict[str, Any]]:
         value = f"{_bytes(moved)} · {busy / span:.0%} busy" if moved is not None else f"{busy / span:.0%} busy"
         chips.append({"label": "DMA", "value": value, "share": min(busy / span, 1.0),
                       "title": f"{len(dma):,} packets; some queue moving data {busy:,} ns of {span:,} ns"})
-    mfu = _metric(trace.summary, "mfu")
-    if mfu is not None:
-        chips.append({"label": "MFU", "value": f"{mfu:.1f}%" if mfu > 1 else f"{mfu:.1%}", "share": None,
-                      "title": "model FLOPs utilisation, as the device profile's summary reports it"})
+    for name, label, title in UTILISATION:
+        v = summary_percent(trace, name)
+        if v is not None:
+            chips.append({"label": label, "value": _pct(v), "share": None, "title": f"{title} (summary metric {name})"})
     return chips
 
 
-def _metric(summary: pd.DataFrame, word: str) -> float | None:
-    """The first numeric summary metric whose name contains `word` (wide or long summary tables)."""
+# The summary's utilisation metrics, by their exact names: the measured ones, and the ceiling the
+# compiler estimates (never shown as the measured MFU: it can be hundreds of times higher).
+UTILISATION = (
+    ("mfu_estimated_percent", "MFU", "model FLOPs utilisation measured over the execution"),
+    ("mfu_max_achievable_estimated_percent", "MFU achievable", "the highest MFU this NEFF could reach (an estimate)"),
+    ("hfu_estimated_percent", "HFU", "hardware FLOPs utilisation measured over the execution"),
+    ("mbu_estimated_percent", "MBU", "HBM bandwidth utilisation measured over the execution"),
+)
+
+
+def _pct(v: float) -> str:
+    return f"{v:.3g}%" if v < 10 else f"{v:.1f}%"
+
+
+def summary_percent(trace: DeviceTrace, name: str) -> float | None:
+    """A `*_percent` summary metric, by its exact name, in percent.
+
+    neuron-profile's device JSON writes these as fractions of 1 although they are named
+    `_percent` (its layer_summary's `tensor_engine_mfu` agrees with the fraction); other sources
+    write percent.
+    """
+    v = _exact(trace.summary, name)
+    if v is None:
+        return None
+    return 100.0 * v if fractions(trace) else v
+
+
+def fractions(trace: DeviceTrace) -> bool:
+    """Whether the trace's summary writes `_percent` metrics as fractions (the device JSON does)."""
+    return trace.format == "neuron-json"
+
+
+def _exact(summary: pd.DataFrame, name: str) -> float | None:
     if summary.empty:
         return None
     if {"name", "value"} <= set(summary.columns):
-        hits = summary[summary["name"].astype(str).str.contains(word, case=False)]
+        hits = summary[summary["name"].astype(str) == name]
         values = pd.to_numeric(hits["value"], errors="coerce").dropna()
         return float(values.iloc[0]) if len(values) else None
-    for col in summary.columns:
-        if word in str(col).lower():
-            values = pd.to_numeric(summary[col], errors="coerce").dropna()
-            if len(values):
-                return float(values.iloc[0])
+    if name in summary.columns:
+        values = pd.to_numeric(summary[name], errors="coerce").dropna()
+        return float(values.iloc[0]) if len(values) else None
     return None

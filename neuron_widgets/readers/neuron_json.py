@@ -51,9 +51,12 @@ def _is_device_json(path: Path, data: bytes) -> bool:
 def read(path: Path, filters: Filters) -> Profile:
     del filters  # applied after the load by load_profile
     if _is_device_json(path, head(path)):
-        raise ProfileError(path, "is a device profile (one model's instructions), not a system profile",
-                           "Load the system_profile.json beside it; its device profiles are listed in "
-                           "Profile.device_profiles")
+        raise ProfileError(path, "is a device profile (one model's execution on one NeuronCore), not a system profile",
+                           f"Open it with nw.load_device_trace({str(path)!r}) or DeviceTraceViewer({str(path)!r}). "
+                           + ("If the system profile was exported too, load_profile() on the system_profile.json "
+                              "beside it lists this device profile in Profile.device_profiles"
+                              if (path.parent / "system_profile.json").exists() else
+                              "(no system_profile.json is beside it: only the device view is available)"))
     doc = read_json(path)
     raw_events = event_list(doc, path, KEYS, "system_profile.json")
     warnings = LoadWarnings()
