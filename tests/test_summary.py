@@ -153,7 +153,8 @@ def test_profile_text_stays_text(tmp_path: Path) -> None:
         for nc in (0, 1):
             events.append({"ph": "X", "name": "nc_exec_running", "ts": 100 * i + 3 * nc, "dur": 60, "pid": 1, "tid": nc,
                            "args": {"nc": nc, "exec_id": i, "model_name": EVIL}})
-    events.append({"ph": "i", "name": f"{EVIL} error", "ts": 55, "pid": 1, "tid": 0, "args": {"nc": 0, "ret": 5}})
+    # An error by its own word (an error argument), with hostile text in its name.
+    events.append({"ph": "i", "name": f"{EVIL} error", "ts": 55, "pid": 1, "tid": 0, "args": {"nc": 0, "error": "assert"}})
     path = tmp_path / "evil.json"
     path.write_text(json.dumps({"traceEvents": events, "hostname": EVIL}))
     p = nw.load_profile(path)
@@ -190,3 +191,53 @@ def test_export_carries_the_summary_and_its_size(sample: nw.Profile, tmp_path: P
     assert both["bytes"] <= 25e6
     with pytest.raises(TypeError, match="Summary takes"):
         Summary(42)
+
+
+@pytest.mark.parametrize("trace, kind, hidden", [
+    ("hta/nccl_data.json.gz", "kineto", {"stragglers"}),
+    ("catapult/big_trace.json", "chrome", {"idle", "stragglers"}),
+])
+def test_the_summary_draws_what_the_trace_holds(trace: str, kind: str, hidden: set[str]) -> None:
+    """Issue 23 item 2: a Kineto trace no longer crashes; a plain trace gets thread and event charts, no NEFFs."""
+    path = TRACES / trace
+    if not path.exists():
+        pytest.fail(f"{path} is missing: the tests read ../shared/data/traces beside the project")
+    s = Summary(nw.load_profile(path))
+    assert s.done.wait(60)
+    assert "Could not summarise" not in s.status.value and s.kind == kind
+    c = s.charts
+    assert {n for n, f in (("idle", c.idle), ("stragglers", c.stragglers)) if not f.visible} == hidden
+    sentence = c.head.children[1].text
+    assert ("Stragglers need the traces of several ranks" in sentence) == (kind == "kineto")
+    assert ("plain trace" in sentence) == (kind == "chrome")
+    assert "NEFF" not in c.top_a.title.text and len(source(c.top_a).data["label"]) > 0
+    assert len(source(c.temporal).data["device"]) > 0
+    if kind == "chrome":
+        assert c.top_b.title.text.startswith("Top events by self time")
+        assert c.longest is not None and len(c.longest.source.data["name"]) == 20
+        assert c.head.children[0].children[2].text.startswith("Threads")
+
+
+def test_a_summary_never_waits_for_a_view_in_a_kernel(sample: nw.Profile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23 item 6: inside a kernel, a Summary nobody displays (an export's) is done at once, not after 10 s a step."""
+    import IPython
+
+    class Shell:
+        kernel = object()
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    started = time.perf_counter()
+    s = Summary(sample)
+    assert s.done.wait(30)
+    assert time.perf_counter() - started < 8, "the Summary waited for a browser view"
+
+
+def test_device_traces_get_a_clear_word(sample: nw.Profile) -> None:
+    """Issue 23 item 5: a device trace given to the Summary or an analysis says what to use instead."""
+    from neuron_widgets.widgets import DeviceTraceViewer
+
+    viewer = DeviceTraceViewer(sample.device_trace(sample.device_profiles.iloc[0]["device_profile_name"]))
+    with pytest.raises(TypeError, match="DeviceTraceViewer's strip"):
+        Summary(viewer)
+    with pytest.raises(TypeError, match="is a device trace"):
+        A.temporal_breakdown(viewer.profile)

@@ -51,6 +51,14 @@ def kind_of(fr: Frame, kind: str = "auto") -> str:
     return "kineto"
 
 
+def trace_kind(fr: Frame) -> str:
+    """What a trace holds, for what to show of it: 'neuron' (NeuronCore executions), 'kineto' (device kernels),
+    or 'chrome' (neither: a plain Chrome, Fuchsia or browser trace)."""
+    if kind_of(fr) == "neuron":
+        return "neuron"
+    return "kineto" if kineto_kernels(fr).rows.size else "chrome"
+
+
 @dataclass
 class Kernels:
     """Kineto device kernels: rows (time order), their rank and stream, names, correlation ids."""

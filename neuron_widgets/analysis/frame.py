@@ -360,6 +360,12 @@ def frame_of(profile: Profile) -> Frame:
     """The analyses' view of a profile (built once, kept while the profile lives)."""
     if not isinstance(profile, Profile):
         raise TypeError(f"expected a Profile (neuron_widgets.load_profile), got {type(profile).__name__}")
+    if str(getattr(profile, "format", "")).startswith("device:"):
+        raise TypeError(f"{profile.source}: is a device trace (one execution's instructions, DMA and semaphores), "
+                        "not a system profile: these analyses read NeuronCore executions or GPU kernels. Read its "
+                        "numbers with nw.model.device_summary.engine_strip(trace) or "
+                        "nw.analysis.device_profiles.device_profile_summary(profile) on the system profile, "
+                        "and see it with DeviceTraceViewer(trace)")
     with _FRAMES_LOCK:
         got = _FRAMES.get(profile)
     if got is not None:

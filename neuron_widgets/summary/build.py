@@ -36,23 +36,34 @@ class SummaryCharts:
     """Every chart of the Summary, and the data behind each click."""
 
     def __init__(self, profile: Profile, results: dict[str, Any] | None = None, *, dark: bool = False,
-                 range_note: str = "", device_numbers: int | None = 16, compare: Profile | None = None) -> None:
+                 range_note: str = "", device_numbers: int | None = 16, compare: Profile | None = None,
+                 kind: str | None = None, ranks: int = 2) -> None:
         self.profile = profile
-        self.kind = (results or EMPTY)["kind"]
+        # The kind decides the charts: given (a widget that has no results yet), else the results'.
+        self.kind = kind or (results or EMPTY)["kind"]
         self.dark = dark
-        r = results or EMPTY
+        r = {**EMPTY, **(results or {}), "kind": self.kind, "ranks": ranks}
+        self.ranks = ranks
         self.head = C.headline_div(D.headline(profile, r, range_note))
         tcols = D.temporal_columns(r["temporal"], self.kind)
-        self.temporal = C.temporal_chart(self._temporal_click(tcols, r), self.kind)
+        self.temporal = C.temporal_chart(self._temporal_click(tcols, r), self.kind, title=
+                                         "Busy time per thread (% of each thread's span)" if self.kind == "chrome" else
+                                         "Where the time goes (% of each device's span)")
         self.idle = C.idle_chart(D.idle_columns(r["idle"], tcols["device"]))
         first, second = self._top_cols(r)
-        titles = (("Top NEFFs by execution time (ms)", "Top events by total time (ms)") if self.kind == "neuron" else
-                  ("Top kernels by total time (ms)", "Kernel time by type (ms)"))
+        titles = {"neuron": ("Top NEFFs by execution time (ms)", "Top events by total time (ms)"),
+                  "kineto": ("Top kernels by total time (ms)", "Kernel time by type (ms)"),
+                  "chrome": ("Top events by total time (ms)", "Top events by self time (ms)")}[self.kind]
         self.top_a = C.top_chart(first, titles[0], "nw-top-a")
         self.top_b = C.top_chart(second, titles[1], "nw-top-b", color="#8bbc21")
         self.stragglers = C.straggler_chart(self._straggler_cols(r))
         self.steps = C.straggler_steps_chart(self._step_cols(r))
         self.problems = C.problems_table(self._problem_cols(r))
+        self.longest = C.longest_table(self._longest_cols(r)) if self.kind == "chrome" else None
+        # Charts that do not apply to this kind of trace are not drawn (the headline says why).
+        self.idle.visible = self.kind != "chrome"
+        shown = self.kind == "neuron" or (self.kind == "kineto" and ranks >= 2)
+        self.stragglers.visible = self.steps.visible = shown
         self.devices = None
         if self.kind == "neuron" and len(profile.device_profiles):
             self.devices = C.device_table(device_profile_summary(profile, limit=device_numbers)
@@ -81,9 +92,12 @@ class SummaryCharts:
         label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
         first = (_wrap(self.temporal, self.compare_temporal), _wrap(self.idle)) if self.compare_temporal is not None \
             else (_wrap(self.temporal, self.idle),)
-        parts: list[Any] = [self.head, *first, _wrap(self.top_a, self.top_b),
-                            _wrap(self.stragglers, self.steps),
-                            Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems]
+        parts: list[Any] = [self.head, *first, _wrap(self.top_a, self.top_b)]
+        if self.stragglers.visible:
+            parts.append(_wrap(self.stragglers, self.steps))
+        if self.longest is not None:
+            parts += [Div(text="Longest events", render_as_text=True, styles=label), self.longest]
+        parts += [Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems]
         if self.devices is not None:
             parts += [Div(text="Device profiles", render_as_text=True, styles=label), self.devices]
         if self.counters is not None:
@@ -102,7 +116,7 @@ class SummaryCharts:
         def wanted(name: str) -> bool:
             return want is None or name in want
 
-        r = {**EMPTY, **results}
+        r = {**EMPTY, **results, "kind": self.kind, "ranks": self.ranks}
         if wanted("headline"):
             h = D.headline(profile if profile is not None else self.profile, r, range_note)
             for (k, v), card in zip(h.cards(), self.head.children[0].children, strict=True):
@@ -122,6 +136,8 @@ class SummaryCharts:
             self.sources[id(self.steps)].data = self._step_cols(r)
         if wanted("problems"):
             self.problems.source.data = self._problem_cols(r)
+        if wanted("kernels") and self.longest is not None:
+            self.longest.source.data = self._longest_cols(r)
 
     def set_devices(self, df: pd.DataFrame) -> None:
         """Fill the device-profile table with its numbers (read after the rest: it reads device tables)."""
@@ -155,7 +171,7 @@ class SummaryCharts:
             out["event_id"] = []
             return out
         fr = frame_of(self.profile)
-        if self.kind == "neuron":
+        if self.kind == "neuron" and "nc_idx" in t.columns:
             codes, cores = fr.core_codes()
             rows = fr.rows_named("nc_exec_running")
             dev = codes[rows]
@@ -171,6 +187,12 @@ class SummaryCharts:
 
     def _top_cols(self, r: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]]:
         first, second = r["kernels"]
+        if self.kind == "chrome":
+            if first is None or first.empty:
+                first = pd.DataFrame(columns=["name", "total_ns", "self_ns", "count", "mean_ns"])
+            own = first.assign(self_mean=first["self_ns"] / first["count"].clip(lower=1))
+            return (D.top_columns(first, "name", "total_ns", "count", "mean_ns"),
+                    D.top_columns(own, "name", "self_ns", "count", "self_mean"))
         if self.kind == "neuron":
             a = D.top_columns(first, "model_name", "sum_ns", "count", "mean_ns")
             b = D.top_columns(second, "name", "sum_ns", "count", "mean_ns")
@@ -213,6 +235,14 @@ class SummaryCharts:
                 "wait": [D.duration(x) for x in steps["mean_wait_ns"]],
                 "t0": (start - pad).astype(float).tolist(), "t1": (start + lag + pad).astype(float).tolist(),
                 "event_id": [str(int(x)) if x >= 0 else "" for x in steps["id"]]}
+
+    def _longest_cols(self, r: dict[str, Any]) -> dict[str, list]:
+        df = r.get("longest", pd.DataFrame())
+        if df is None or df.empty:
+            return {"name": [], "thread": [], "t_ms": [], "duration": [], "event_id": []}
+        return {"name": [str(x) for x in df["name"]], "thread": D.device_labels(df.drop(columns=["name"])),
+                "t_ms": ((df["start_ts"].to_numpy(np.int64) - self.profile.origin_ts) / 1e6).tolist(),
+                "duration": [D.duration(x) for x in df["duration_ns"]], "event_id": [str(int(x)) for x in df["id"]]}
 
     def _problem_cols(self, r: dict[str, Any]) -> dict[str, list]:
         p = r["problems"]

@@ -33,7 +33,7 @@ from ..model.profile import Profile
 from . import data as D
 
 COLORS = {"compute": "#2f7ed8", "collective": "#8bbc21", "barrier": "#f28f43", "idle": "#c7c7c7",
-          "non_compute": "#8bbc21", "host_wait": "#e4572e", "kernel_wait": "#f3a712", "other": "#a0a4a8"}
+          "non_compute": "#8bbc21", "busy": "#2f7ed8", "host_wait": "#e4572e", "kernel_wait": "#f3a712", "other": "#a0a4a8"}
 LINE_COLORS = ["#2f7ed8", "#e4572e", "#8bbc21", "#910000", "#1aadce", "#492970", "#f28f43", "#77a1e5"]
 THEMES = {"light": {"text": "#1f2328", "muted": "#57606a", "grid": "#d0d7de"},
           "dark": {"text": "#e6edf3", "muted": "#9da7b3", "grid": "#3d444d"}}
@@ -81,7 +81,7 @@ def headline_div(h: D.Headline, name: str = "nw-headline") -> Any:
 def temporal_chart(cols: dict[str, list], kind: str = "neuron", name: str = "nw-temporal",
                    title: str = "Where the time goes (% of each device's span)"):
     """Stacked bars per device, worst first: compute, collective, barrier, idle (shares of the span)."""
-    parts = list(D.NEURON_PARTS if kind == "neuron" else D.KINETO_PARTS)
+    parts = list(D.parts_of(kind))
     src = _source(name, cols)
     devices = list(reversed(cols["device"]))
     f = _figure(title, _bar_height(len(devices)), name,
@@ -171,6 +171,18 @@ def problems_table(cols: dict[str, list], name: str = "nw-problems"):
                TableColumn(field="t_ms", title="at (ms)", formatter=NumberFormatter(format="0,0.000"), width=80)]
     return DataTable(source=src, columns=columns, height=min(60 + 25 * max(len(cols["kind"]), 1), 260),
                      sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
+
+
+def longest_table(cols: dict[str, list], name: str = "nw-longest"):
+    """The longest events of a plain trace: name, thread, start, duration; a row click selects the event."""
+    text = StringFormatter()
+    src = _source(name, cols)
+    columns = [TableColumn(field="name", title="name", formatter=text, width=260),
+               TableColumn(field="thread", title="thread", formatter=text, width=160),
+               TableColumn(field="t_ms", title="start (ms)", formatter=NumberFormatter(format="0.000"), width=80),
+               TableColumn(field="duration", title="duration", formatter=text, width=80)]
+    return DataTable(source=src, columns=columns, height=min(60 + 25 * max(len(cols["name"]), 1), 300),
+                     sizing_mode="stretch_width", index_position=None, name=f"{name}-table", stylesheets=[_table_css()])
 
 
 def device_table(df: pd.DataFrame, name: str = "nw-devices"):

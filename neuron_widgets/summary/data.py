@@ -13,6 +13,19 @@ from ..model.profile import Profile
 
 NEURON_PARTS = ("compute", "collective", "barrier", "idle")
 KINETO_PARTS = ("compute", "non_compute", "idle")
+CHROME_PARTS = ("busy", "idle")
+
+
+def parts_of(kind: str) -> tuple[str, ...]:
+    return {"neuron": NEURON_PARTS, "kineto": KINETO_PARTS}.get(kind, CHROME_PARTS)
+
+
+# What a trace of each kind cannot be asked, said in the headline (charts for it are not drawn).
+NOT_APPLICABLE = {
+    "chrome": "A plain trace (no NeuronCore executions, no GPU kernels): device breakdowns, idle causes, NEFFs and "
+              "stragglers do not apply; shown are busy time per thread, time per event name and the longest events.",
+    "kineto-one-rank": "Stragglers need the traces of several ranks (load_profile([rank0, rank1, ...])): not shown.",
+}
 
 
 def device_labels(df: pd.DataFrame) -> list[str]:
@@ -21,6 +34,13 @@ def device_labels(df: pd.DataFrame) -> list[str]:
         return []
     if "rank" in df.columns:
         return [f"rank {r}" for r in df["rank"]]
+    if "thread_id" in df.columns and "nc_idx" not in df.columns:
+        labels, seen = [], {}
+        for r in df.to_dict("records"):
+            lab = _thread_label(r)
+            seen[lab] = seen.get(lab, 0) + 1
+            labels.append(lab if seen[lab] == 1 else f"{lab} #{seen[lab]}")
+        return labels
     pids_per_instance = df.groupby("instance_id", observed=True)["process_id"].nunique()
     out = []
     for r in df.itertuples():
@@ -28,6 +48,12 @@ def device_labels(df: pd.DataFrame) -> list[str]:
         where = f"{r.instance_id}/{r.process_id}" if several else f"{r.instance_id}"
         out.append(f"{where} NC{r.nc_idx}")
     return out
+
+
+def _thread_label(r: dict) -> str:
+    stream = r.get("framework_stream_id")
+    tail = f" {stream}" if isinstance(stream, str) and stream else ""
+    return f"pid {r.get('process_id')} tid {r.get('thread_id')}{tail}"
 
 
 def device_key(row: pd.Series | dict) -> tuple:
@@ -61,7 +87,7 @@ def headline(profile: Profile, results: dict[str, Any], range_note: str = "") ->
     kind = results.get("kind", "neuron")
     if t.empty:
         busy = 0.0
-    elif kind == "neuron":
+    elif kind in ("neuron", "chrome"):
         busy = 100.0 * t["busy_time_ns"].sum() / max(int(t["span_ns"].sum()), 1)
     else:
         busy = 100.0 - 100.0 * t["idle_time_ns"].sum() / max(int(t["span_ns"].sum()), 1)
@@ -69,8 +95,29 @@ def headline(profile: Profile, results: dict[str, Any], range_note: str = "") ->
     errors = int((problems["kind"] == "error").sum()) if len(problems) else 0
     hangs = int((problems["kind"] == "hang").sum()) if len(problems) else 0
     return Headline(span_ns=profile.duration_ns, events=len(profile), devices=len(t),
-                    device_word="NeuronCores" if kind == "neuron" else "Ranks", busy_pctg=busy, errors=errors,
-                    hangs=hangs, sentence=bottleneck(results), range_note=range_note)
+                    device_word={"neuron": "NeuronCores", "kineto": "Ranks"}.get(kind, "Threads"), busy_pctg=busy,
+                    errors=errors, hangs=hangs, sentence=sentence(results), range_note=range_note)
+
+
+def sentence(results: dict[str, Any]) -> str:
+    """The headline's sentence: the top bottleneck, then what does not apply to this kind of trace."""
+    kind = results.get("kind", "neuron")
+    if kind == "chrome":
+        return NOT_APPLICABLE["chrome"] + " " + _busiest(results)
+    said = bottleneck(results)
+    if kind == "kineto" and results.get("ranks", 2) < 2:
+        said = said.replace("No straggler, dominant idle cause or error stands out.",
+                            "No dominant idle cause or error stands out.") + " " + NOT_APPLICABLE["kineto-one-rank"]
+    return said
+
+
+def _busiest(results: dict[str, Any]) -> str:
+    t = results.get("temporal", pd.DataFrame())
+    if t.empty:
+        return "No timed events in this range."
+    top = t.iloc[0]
+    return (f"The busiest thread is {device_labels(t)[0]} (busy {top['busy_time_pctg']:.0f}% of its span, "
+            f"{duration(top['busy_time_ns'])}).")
 
 
 def bottleneck(results: dict[str, Any]) -> str:
@@ -108,10 +155,11 @@ def bottleneck(results: dict[str, Any]) -> str:
 
 def temporal_columns(t: pd.DataFrame, kind: str) -> dict[str, list]:
     """Per device, worst first (least compute share), the shares and times of each part."""
-    parts = NEURON_PARTS if kind == "neuron" else KINETO_PARTS
+    parts = parts_of(kind)
     if t.empty:
         return {"device": [], "row": [], **{f"{p}_pctg": [] for p in parts}, **{f"{p}_ns": [] for p in parts}}
-    order = np.argsort(t["compute_time_pctg"].to_numpy(), kind="stable")
+    worst = "compute_time_pctg" if kind != "chrome" else "idle_time_pctg"
+    order = np.argsort(t[worst].to_numpy() * (1 if kind != "chrome" else -1), kind="stable")
     t = t.iloc[order]
     out: dict[str, list] = {"device": device_labels(t), "row": [int(i) for i in t.index]}
     for p in parts:

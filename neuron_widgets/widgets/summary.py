@@ -30,8 +30,9 @@ from ..analysis import (
     temporal_breakdown,
 )
 from ..analysis.device_profiles import device_profile_summary
-from ..analysis.devices import kind_of
+from ..analysis.devices import rank_codes, trace_kind
 from ..analysis.frame import frame_of
+from ..analysis.threads import event_breakdown, longest_events, thread_breakdown
 from ..bundle import asset
 from ..model.profile import Profile
 from ..summary import SummaryCharts
@@ -40,7 +41,6 @@ from .delivery import Delivered, keep_in_order
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
-VIEW_WAIT_S = 10.0  # how long the first chart updates wait for the browser to draw the view
 _BOKEHJS_LOADED = False
 
 
@@ -88,13 +88,21 @@ class Summary(Delivered, W.VBox):
 
     def __init__(self, source: Timeline | Profile, *, compare: Profile | Timeline | None = None,
                  device_numbers: int | None = 16, **kwargs: Any) -> None:
+        if getattr(source, "export_role", None) == "device" or str(getattr(getattr(source, "profile", None), "format",
+                                                                            "")).startswith("device:"):
+            raise TypeError("Summary summarises a system profile (a Timeline or a Profile); a device trace has its "
+                            "numbers in the DeviceTraceViewer's strip above its tracks (engine active time, DMA, "
+                            "MFU). For a table of every device profile: "
+                            "nw.analysis.device_profiles.device_profile_summary(system_profile)")
         load_bokehjs()
         self.timeline = source if isinstance(source, Timeline) else None
         self.profile: Profile = source.profile if isinstance(source, Timeline) else source
         if not isinstance(self.profile, Profile):
             raise TypeError(f"Summary takes a Timeline or a Profile, not {type(source).__name__}")
         other = compare.profile if isinstance(compare, Timeline) else compare
-        self.kind = kind_of(frame_of(self.profile))
+        fr = frame_of(self.profile)
+        self.kind = trace_kind(fr)
+        self.ranks = len(rank_codes(fr)[1]) if self.kind == "kineto" else 0
         self.results: dict[str, Any] = {"kind": self.kind}
         self._lock = threading.Lock()
         self._generation = 0
@@ -102,7 +110,8 @@ class Summary(Delivered, W.VBox):
         self.device_numbers = device_numbers
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
         self.probe = ThemeProbe()
-        self.charts = SummaryCharts(self.profile, None, compare=other, device_numbers=None)
+        self.charts = SummaryCharts(self.profile, None, compare=other, device_numbers=None, kind=self.kind,
+                                    ranks=self.ranks)
         self.bokeh = self._chart_view()
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
         self._view_ready = threading.Event()
@@ -149,8 +158,9 @@ class Summary(Delivered, W.VBox):
             fr = frame_of(p)
             kind = self.kind
             note = f"Summarised: {self._describe(window)}."
-            r: dict[str, Any] = {"kind": kind}
-            steps = (("temporal", lambda: {"temporal": temporal_breakdown(p, kind)}, ("headline", "temporal")),
+            r: dict[str, Any] = {"kind": kind, "ranks": self.ranks}
+            steps = _chrome_steps(p) if kind == "chrome" else (
+                     ("temporal", lambda: {"temporal": temporal_breakdown(p, kind)}, ("headline", "temporal")),
                      ("kernels", lambda: {"kernels": kernel_breakdown(p, kind)}, ("kernels",)),
                      ("idle", lambda: {"idle": idle_time_breakdown(p, kind), "overlap": comm_comp_overlap(p, kind),
                                        "launches": launch_stats(p, kind)}, ("temporal",)),
@@ -160,6 +170,8 @@ class Summary(Delivered, W.VBox):
                      ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
             for label, work, parts in steps:
                 r.update(work())
+                if kind == "kineto" and self.ranks < 2 and label == "stragglers":
+                    continue
                 if label == "temporal" and kind == "neuron":
                     # The argument reads start once the first charts are out (they need none).
                     fr.prefetch()
@@ -209,8 +221,8 @@ class Summary(Delivered, W.VBox):
             return generation == self._generation
 
     def _apply(self, r: dict[str, Any], note: str, parts: tuple[str, ...], generation: int, p: Profile) -> None:
-        if not self._view_ready.is_set() and _in_kernel():
-            self._view_ready.wait(VIEW_WAIT_S)  # the first updates wait for the browser's view (bounded)
+        # Never waits for a browser view (an exported or never displayed Summary has none): updates
+        # made before the view is drawn are drawn by a fresh view when it reports in (_view_drawn).
         with self._lock:
             if generation != self._generation:
                 return
@@ -298,14 +310,11 @@ class Summary(Delivered, W.VBox):
         return export_html(path, *widgets, title=title, max_mb=max_mb)
 
 
-def _in_kernel() -> bool:
-    """A notebook kernel is running us (a browser may draw the widget); not a plain script or test."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
+def _chrome_steps(p: Profile) -> tuple:
+    """A plain trace's analyses, in the order the Summary draws them."""
+    return (("temporal", lambda: {"temporal": thread_breakdown(p)}, ("headline", "temporal")),
+            ("kernels", lambda: {"kernels": (event_breakdown(p), None), "longest": longest_events(p)}, ("kernels",)),
+            ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
 
 
 def _source_of(fig: Any) -> Any:

@@ -1,0 +1,110 @@
+"""Plain traces (Chrome, Fuchsia, browsers): busy time per process and thread, time per event name.
+
+A thread is (instance, process, thread, stream): async slices keep rows of their own. An event's
+self time is its duration less the time its children (the events it encloses on its thread,
+clipped to its end) take.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+from .frame import frame_of, notes_of
+from .intervals import first_last, union
+
+THREAD_KEYS = ("instance_id", "process_id", "thread_id", "framework_stream_id")
+
+
+def _threads(profile: Profile) -> tuple[np.ndarray, pd.DataFrame]:
+    fr = frame_of(profile)
+    cols = tuple(c for c in THREAD_KEYS if c in profile.column_names)
+    code = np.asarray(fr.combo_codes(cols), np.int64) if len(profile) else np.zeros(0, np.int64)
+    n = int(code.max()) + 1 if code.size else 0
+    first = np.full(n, -1, np.int64)
+    first[code[::-1]] = np.arange(code.size)[::-1]
+    keys = pd.DataFrame({c: [profile.values_at(c, first[[k]]).to_pylist()[0] for k in range(n)] for c in cols}) \
+        if n else pd.DataFrame(columns=list(cols))
+    return code, keys
+
+
+def thread_breakdown(profile: Profile) -> pd.DataFrame:
+    """One row per thread, busiest first: `events`, `span_ns` (first start to last end), `busy_time_ns` (time
+    covered by any of its events), `idle_time_ns`, and both as `*_pctg` of the span."""
+    fr = frame_of(profile)
+    code, keys = _threads(profile)
+    n = len(keys)
+    spans = fr.end > fr.start
+    g = code[spans]
+    busy = union(g, fr.start[spans], fr.end[spans]).length(n)
+    lo, hi = first_last(code, fr.start, fr.end, n)
+    df = keys.copy()
+    df["events"] = np.bincount(code, minlength=n)
+    df["span_ns"] = hi - lo
+    df["busy_time_ns"] = busy
+    df["idle_time_ns"] = df["span_ns"] - busy
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for part in ("busy", "idle"):
+            df[f"{part}_time_pctg"] = np.where(df["span_ns"] > 0, 100.0 * df[f"{part}_time_ns"] / df["span_ns"].clip(lower=1),
+                                               0.0)
+    df = df[df["events"] > 0].sort_values(["busy_time_ns", "events"], ascending=False, kind="stable", ignore_index=True)
+    return notes_of(df, [])
+
+
+@numba.njit(cache=True, nogil=True)
+def _child_time(order, group, start, end):  # pragma: no cover - numba
+    """Per event, the time its direct children take (each clipped to the parent's end)."""
+    child = np.zeros(start.size, np.int64)
+    stack = np.empty(start.size, np.int64)
+    top = 0
+    for k in range(order.size):
+        i = order[k]
+        while top > 0 and (group[stack[top - 1]] != group[i] or end[stack[top - 1]] <= start[i]):
+            top -= 1
+        if top > 0:
+            p = stack[top - 1]
+            child[p] += min(end[i], end[p]) - start[i]
+        stack[top] = i
+        top += 1
+    return child
+
+
+def self_times(profile: Profile) -> np.ndarray:
+    fr = frame_of(profile)
+    code, _ = _threads(profile)
+    start, end = fr.start, np.maximum(fr.end, fr.start)
+    # Parents before their children: by thread, start, then the longer first (then row order).
+    order = np.lexsort((np.arange(start.size), -(end - start), start, code))
+    return (end - start) - _child_time(order, code, start, end)
+
+
+def event_breakdown(profile: Profile) -> pd.DataFrame:
+    """One row per event name: `count`, `total_ns`, `self_ns`, `mean_ns`, `max_ns`, largest total first."""
+    fr = frame_of(profile)
+    dur = np.maximum(fr.end - fr.start, 0)
+    own = self_times(profile)
+    n = len(fr.names)
+    df = pd.DataFrame({"name": fr.names, "count": np.bincount(fr.name, minlength=n),
+                       "total_ns": np.bincount(fr.name, weights=dur, minlength=n).astype(np.int64),
+                       "self_ns": np.bincount(fr.name, weights=own, minlength=n).astype(np.int64)})
+    mx = np.zeros(n, np.int64)
+    np.maximum.at(mx, fr.name, dur)
+    df["max_ns"] = mx
+    df = df[df["count"] > 0]
+    df["mean_ns"] = df["total_ns"] / df["count"]
+    return notes_of(df.sort_values(["total_ns", "name"], ascending=[False, True], ignore_index=True), [])
+
+
+def longest_events(profile: Profile, n: int = 20) -> pd.DataFrame:
+    """The n longest events: `name`, the thread's keys, `start_ts`, `duration_ns`, `id`, `row`."""
+    fr = frame_of(profile)
+    dur = fr.end - fr.start
+    rows = np.argsort(-dur, kind="stable")[:n]
+    code, keys = _threads(profile)
+    df = keys.iloc[code[rows]].reset_index(drop=True)
+    df.insert(0, "name", [fr.names[c] for c in fr.name[rows]])
+    df["start_ts"], df["duration_ns"] = fr.start[rows], dur[rows]
+    df["id"], df["row"] = profile.array("id")[rows], rows
+    return notes_of(df, [])
