@@ -24,8 +24,8 @@ NO_KEY = -1
 
 @dataclass
 class Arrivals:
-    """One row per (step, core): `step` (a code), `dev`, `arrive`, `length` (time it waited), `release`, `id`,
-    `estimated` (no event of its own in the step); and per step code its label columns."""
+    """One row per (step, core): `step` (a code), `dev`, `arrive`, `length` (time it waited), `release`, `id`
+    (-1: no event of its own in the step); and per step code its label columns."""
 
     table: pd.DataFrame
     labels: pd.DataFrame  # index: step code; model_name, step, collective
@@ -50,7 +50,7 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
     bars, bar_core = fr.on_cores(BARRIER)
     ccs, cc_core = fr.on_cores(COLLECTIVE)
     exs, ex_core = fr.on_cores(EXECUTION)
-    empty = Arrivals(pd.DataFrame(columns=["step", "dev", "arrive", "length", "release", "id", "estimated"]),
+    empty = Arrivals(pd.DataFrame(columns=["step", "dev", "arrive", "length", "release", "id"]),
                      pd.DataFrame(columns=["model_name", "step", "collective"]), notes)
     if bars.size + ccs.size == 0:
         notes.append("no cc_exec_barrier or cc_running events: no collective to find a straggler in")
@@ -93,10 +93,9 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
                        col["row"].to_numpy())
     step_code, steps = pd.MultiIndex.from_frame(col[["neff", "key", "k"]]).factorize()
     col["step"] = step_code
+    # One arrival per core and step: a core's collectives in one execution differ by their ordinal.
     table = pd.DataFrame({"step": col["step"], "dev": col["core"], "arrive": col["arrive"], "length": col["length"],
-                          "release": col["release"], "id": ids[col["row"].to_numpy()], "estimated": False})
-    # One arrival per core and step (a core's collectives are distinct by their ordinal already).
-    table = table.drop_duplicates(["step", "dev"], keep="first")
+                          "release": col["release"], "id": ids[col["row"].to_numpy()]})
 
     # Cores whose completed execution of a step's NEFF has no collective in it: arrived at the release.
     absent = _absent(steps, table, ex_core, neff_code, ex_key, ex_done)
@@ -105,7 +104,7 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
         absent = absent.join(release, on="step", how="inner")
         n_est = len(absent)
         if n_est:
-            absent = absent.assign(arrive=absent["release"], length=0, id=-1, estimated=True)
+            absent = absent.assign(arrive=absent["release"], length=0, id=-1)
             table = pd.concat([table, absent[table.columns]], ignore_index=True)
             notes.append(f"{n_est} times a core ran the step's NEFF but recorded no barrier or cc_running for its "
                          "collective: it is taken to have arrived at the release (it waited 0)")

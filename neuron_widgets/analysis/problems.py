@@ -13,6 +13,7 @@ from ..model.problems import (
     NEURON_SOURCES,
     argument_errors,
     error_rows,
+    of_sources,
 )
 from ..model.profile import Profile
 from .devices import EXECUTION, RUNTIME_EXECUTE
@@ -103,13 +104,8 @@ def _error_rows(fr: Frame, scan_args: bool | None, notes: list[str]) -> np.ndarr
     if scan_args or "extra_attributes_json" not in fr.profile.column_names:
         return found
     scan = fr.rows_named(RUNTIME_EXECUTE)
-    neuron = _of_sources(fr, NEURON_SOURCES)
+    neuron = of_sources(fr.source, fr.sources, NEURON_SOURCES)
     return sorted_union(found, argument_errors(fr.arg_texts(scan), neuron, scan))
-
-
-def _of_sources(fr: Frame, wanted: tuple[str, ...]) -> np.ndarray:
-    table = np.array([s in wanted for s in fr.sources] + [False], bool)
-    return table[np.where(fr.source >= 0, fr.source, -1)]
 
 
 def _hang_rows(fr: Frame) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +114,7 @@ def _hang_rows(fr: Frame) -> tuple[np.ndarray, np.ndarray]:
     rows = np.flatnonzero(fr.incomplete)
     if rows.size == 0:
         return rows, rows
-    executing = _of_sources(fr, EXECUTION_SOURCES)[rows]
+    executing = of_sources(fr.source[rows], fr.sources, EXECUTION_SOURCES)
     other, rows = rows[~executing], rows[executing]
     if rows.size == 0:
         return rows, other

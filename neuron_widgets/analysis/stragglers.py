@@ -57,7 +57,7 @@ def _both(fr: Frame, kind: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         step = pd.MultiIndex.from_arrays([name, ordinal(dev * (len(fr.names) + 1) + name, fr.start[rows])]) \
             .factorize()[0] if rows.size else np.zeros(0, np.int64)
         table = pd.DataFrame({"step": step, "dev": dev, "arrive": k.start[comm], "length": k.end[comm] - k.start[comm],
-                              "release": k.end[comm], "id": fr.profile.array("id")[rows], "estimated": False})
+                              "release": k.end[comm], "id": fr.profile.array("id")[rows]})
         table = table.sort_values(["step", "arrive"]).drop_duplicates(["step", "dev"], keep="first")
         labels = pd.DataFrame({"step": np.arange(int(step.max()) + 1 if step.size else 0)})
         if len(k.ranks) < 2:

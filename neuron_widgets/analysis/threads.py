@@ -19,15 +19,21 @@ THREAD_KEYS = ("instance_id", "process_id", "thread_id", "framework_stream_id")
 
 
 def _threads(profile: Profile) -> tuple[np.ndarray, pd.DataFrame]:
+    """A thread code per event and one row of keys per thread (built once per profile: three analyses ask)."""
     fr = frame_of(profile)
-    cols = tuple(c for c in THREAD_KEYS if c in profile.column_names)
-    code = np.asarray(fr.combo_codes(cols), np.int64) if len(profile) else np.zeros(0, np.int64)
-    n = int(code.max()) + 1 if code.size else 0
-    first = np.full(n, -1, np.int64)
-    first[code[::-1]] = np.arange(code.size)[::-1]
-    keys = pd.DataFrame({c: [profile.values_at(c, first[[k]]).to_pylist()[0] for k in range(n)] for c in cols}) \
-        if n else pd.DataFrame(columns=list(cols))
-    return code, keys
+
+    def build() -> tuple[np.ndarray, pd.DataFrame]:
+        cols = tuple(c for c in THREAD_KEYS if c in profile.column_names)
+        code = np.asarray(fr.combo_codes(cols), np.int64) if len(profile) else np.zeros(0, np.int64)
+        n = int(code.max()) + 1 if code.size else 0
+        first = np.full(n, -1, np.int64)
+        first[code[::-1]] = np.arange(code.size)[::-1]  # each thread's first event
+        keys = pd.DataFrame({c: profile.values_at(c, first).to_pylist() for c in cols}) if n else \
+            pd.DataFrame(columns=list(cols))
+        return code, keys
+
+    code, keys = fr._cached("threads", build)
+    return code, keys.copy()
 
 
 def thread_breakdown(profile: Profile) -> pd.DataFrame:

@@ -54,14 +54,15 @@ def source_codes(profile: Profile) -> tuple[np.ndarray, list[str]]:
     return col.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), col.dictionary.to_pylist()
 
 
-def _of_sources(codes: np.ndarray, sources: list[str], wanted: tuple[str, ...]) -> np.ndarray:
+def of_sources(codes: np.ndarray, sources: list[str], wanted: tuple[str, ...]) -> np.ndarray:
+    """Per event, whether its source (a code into `sources`, -1: none) is one of `wanted`."""
     table = np.array([s in wanted for s in sources] + [False], bool)
     return table[codes]  # -1 reads the trailing False
 
 
 def neuron_rows_mask(profile: Profile) -> np.ndarray:
     codes, sources = source_codes(profile)
-    return _of_sources(codes, sources, NEURON_SOURCES)
+    return of_sources(codes, sources, NEURON_SOURCES)
 
 
 def error_rows(profile: Profile, scan_args: bool | None = None) -> np.ndarray:
@@ -91,10 +92,15 @@ def argument_errors(texts: pa.ChunkedArray | pa.Array, neuron: np.ndarray, rows:
 
     `texts` are the arguments at `rows` (default: every row); `neuron` tells Neuron events per row.
     """
-    code = pc.match_substring_regex(texts, RETURN_CODE).fill_null(False).to_numpy(zero_copy_only=False)
-    said = pc.match_substring_regex(texts, ERROR_ARG).fill_null(False).to_numpy(zero_copy_only=False)
-    where = np.arange(code.size) if rows is None else np.asarray(rows, np.int64)
-    return where[(code & neuron[where]) | said]
+    # One scan for either sign; only the few hits on other events are read again for an error argument.
+    either = pc.match_substring_regex(texts, f"{RETURN_CODE}|{ERROR_ARG}").fill_null(False).to_numpy(zero_copy_only=False)
+    where = np.arange(either.size) if rows is None else np.asarray(rows, np.int64)
+    hit = np.flatnonzero(either)
+    other = hit[~neuron[where[hit]]]
+    if other.size:
+        said = pc.match_substring_regex(texts.take(pa.array(other)), ERROR_ARG)
+        either[other[~said.fill_null(False).to_numpy(zero_copy_only=False)]] = False
+    return where[either]
 
 
 def incomplete_rows(profile: Profile) -> np.ndarray:

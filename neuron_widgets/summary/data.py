@@ -104,11 +104,9 @@ def sentence(results: dict[str, Any]) -> str:
     kind = results.get("kind", "neuron")
     if kind == "chrome":
         return NOT_APPLICABLE["chrome"] + " " + _busiest(results)
-    said = bottleneck(results)
     if kind == "kineto" and results.get("ranks", 2) < 2:
-        said = said.replace("No straggler, dominant idle cause or error stands out.",
-                            "No dominant idle cause or error stands out.") + " " + NOT_APPLICABLE["kineto-one-rank"]
-    return said
+        return bottleneck(results, stragglers=False) + " " + NOT_APPLICABLE["kineto-one-rank"]
+    return bottleneck(results)
 
 
 def _busiest(results: dict[str, Any]) -> str:
@@ -120,9 +118,10 @@ def _busiest(results: dict[str, Any]) -> str:
             f"{duration(top['busy_time_ns'])}).")
 
 
-def bottleneck(results: dict[str, Any]) -> str:
-    """The top bottleneck in one sentence, from the strongest signal the analyses found."""
-    s = results.get("stragglers", pd.DataFrame())
+def bottleneck(results: dict[str, Any], stragglers: bool = True) -> str:
+    """The top bottleneck in one sentence, from the strongest signal the analyses found (stragglers only
+    where they apply)."""
+    s = results.get("stragglers", pd.DataFrame()) if stragglers else pd.DataFrame()
     steps = results.get("straggler_steps", pd.DataFrame())
     if len(s) and len(steps) and int(s["times_last"].iloc[0]) > 0:
         top = s.iloc[0]
@@ -149,7 +148,8 @@ def bottleneck(results: dict[str, Any]) -> str:
         first = problems.iloc[0]
         return f"First problem: {first['kind']} {first['name']} ({first['meaning']})."
     if len(t):
-        return "No straggler, dominant idle cause or error stands out."
+        return "No straggler, dominant idle cause or error stands out." if stragglers else \
+            "No dominant idle cause or error stands out."
     return "No device work in this range."
 
 

@@ -88,8 +88,7 @@ class Summary(Delivered, W.VBox):
 
     def __init__(self, source: Timeline | Profile, *, compare: Profile | Timeline | None = None,
                  device_numbers: int | None = 16, **kwargs: Any) -> None:
-        if getattr(source, "export_role", None) == "device" or str(getattr(getattr(source, "profile", None), "format",
-                                                                            "")).startswith("device:"):
+        if str(getattr(getattr(source, "profile", source), "format", "")).startswith("device:"):
             raise TypeError("Summary summarises a system profile (a Timeline or a Profile); a device trace has its "
                             "numbers in the DeviceTraceViewer's strip above its tracks (engine active time, DMA, "
                             "MFU). For a table of every device profile: "
@@ -168,10 +167,10 @@ class Summary(Delivered, W.VBox):
                                              "straggler_steps": stragglers(p, kind, per_step=True)},
                       ("stragglers", "headline")),
                      ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
+            if kind == "kineto" and self.ranks < 2:  # one rank: stragglers do not apply, so are not computed
+                steps = tuple(s for s in steps if s[0] != "stragglers")
             for label, work, parts in steps:
                 r.update(work())
-                if kind == "kineto" and self.ranks < 2 and label == "stragglers":
-                    continue
                 if label == "temporal" and kind == "neuron":
                     # The argument reads start once the first charts are out (they need none).
                     fr.prefetch()
