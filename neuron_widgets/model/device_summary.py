@@ -24,6 +24,28 @@ def busy_ns(start: np.ndarray, end: np.ndarray) -> int:
     return int((run_end - run_start).sum())
 
 
+def grouped_busy(group: np.ndarray, start: np.ndarray, end: np.ndarray, n_groups: int) -> np.ndarray:
+    """busy_ns of each group's intervals at once (group codes 0..n_groups-1; negative codes are left out)."""
+    keep = group >= 0
+    g, s, e = group[keep].astype(np.int64), start[keep].astype(np.int64), end[keep].astype(np.int64)
+    out = np.zeros(n_groups, dtype=np.int64)
+    if g.size == 0:
+        return out
+    base = min(int(s.min()), int(e.min()))
+    # Each group is moved past the previous one's reach, so one running maximum serves all groups
+    # and a group's first interval always opens a new run.
+    stride = max(int(e.max()), int(s.max())) - base + 1
+    order = np.lexsort((s, g))
+    g, s, e = g[order], s[order] - base + g[order] * stride, np.maximum(e[order], s[order]) - base + g[order] * stride
+    reach = np.maximum.accumulate(e)
+    new = np.concatenate([[True], s[1:] > reach[:-1]])
+    firsts = np.flatnonzero(new)
+    run_end = np.maximum.reduceat(e, firsts)
+    # Per-group sums stay far below 2**53 ns, so float weights are exact here.
+    out += np.rint(np.bincount(g[firsts], weights=run_end - s[firsts], minlength=n_groups)).astype(np.int64)
+    return out
+
+
 def execution_span(trace: DeviceTrace) -> tuple[int, int]:
     info = trace.execution_info
     if not info.empty and {"execution_start_ts", "execution_end_ts"} <= set(info.columns):

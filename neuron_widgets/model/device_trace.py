@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 TIME_COLUMNS = {"instructions": ("start_ts", "end_ts"), "dma": ("start_ts", "end_ts"),
-                "cc_ops": ("start_ts", "end_ts"), "semaphores": ("timestamp",), "active_time": ("start_ts", "end_ts")}
+                "cc_ops": ("start_ts", "end_ts"), "semaphores": ("timestamp",), "active_time": ("start_ts", "end_ts"),
+                "layers": ("start", "end")}
 
 
 @dataclass
@@ -30,6 +31,8 @@ class DeviceTrace:
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     execution_info: pd.DataFrame = field(default_factory=pd.DataFrame)
     active_time: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # The device JSON's layer_summary (name, start, end, duration, tensor_engine_mfu, ...), when written.
+    layers: pd.DataFrame = field(default_factory=pd.DataFrame)
     metadata: dict[str, Any] = field(default_factory=dict)
     # How device time was put on the host clock, and by how much (ns added to device times).
     alignment: str = "device clock (not aligned)"
@@ -60,8 +63,18 @@ class DeviceTrace:
             if c in info:
                 info[c] = info[c].astype("int64") + offset_ns
         return DeviceTrace(self.source, self.format, moved["instructions"], moved["dma"], moved["semaphores"],
-                           moved["cc_ops"], self.flows, self.summary, info, moved["active_time"], dict(self.metadata),
-                           how, self.offset_ns + offset_ns, residual_ns, [*self.notes, *([note] if note else [])])
+                           moved["cc_ops"], self.flows, self.summary, info, moved["active_time"], moved["layers"],
+                           dict(self.metadata), how, self.offset_ns + offset_ns, residual_ns,
+                           [*self.notes, *([note] if note else [])])
+
+    def hierarchy(self) -> pd.DataFrame:
+        """Layer -> HLO operator -> NKI kernel, a row per node with its span, share, engine times, FLOPs, MFU."""
+        from .device_hierarchy import hierarchy
+
+        cached = self.__dict__.get("_hierarchy")
+        if cached is None:
+            cached = self.__dict__["_hierarchy"] = hierarchy(self)
+        return cached.copy()
 
     def __repr__(self) -> str:
         return (f"<DeviceTrace {self.format} {self.source!r}: {len(self.instructions):,} instructions, "

@@ -19,11 +19,11 @@ _PARQUET_TABLES = {"instructions": "Instruction", "dma": "DmaPacket", "semaphore
                    "cc_ops": "CcOp", "flows": "Flow", "summary": "Summary", "execution_info": "ExecutionInfo",
                    "active_time": "ActiveTime"}
 _JSON_TABLES = {"instructions": "instruction", "dma": "dma", "semaphores": "semaphore_update",
-                "summary": "summary", "active_time": "active_time"}
+                "summary": "summary", "active_time": "active_time", "layers": "layer_summary"}
 _JSON_RENAME = {"instructions": {"timestamp": "start_ts", "duration": "duration_ns", "label": "timeline_track"},
                 "dma": {"timestamp": "start_ts", "duration": "duration_ns", "subgroup": "queue_name",
                         "dma_queue": "queue_idx", "transfer_size": "transfer_bytes"},
-                "semaphores": {}, "summary": {}, "active_time": {}}
+                "semaphores": {}, "summary": {}, "active_time": {}, "layers": {}}
 
 
 def load_device_trace(path: str | os.PathLike[str]) -> DeviceTrace:

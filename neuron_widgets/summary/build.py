@@ -144,8 +144,12 @@ class SummaryCharts:
         if self.devices is None:
             return
         cols, columns = C._device_columns(df)
-        self.devices.columns = columns
-        self.devices.source.data = cols
+        if [c.field for c in self.devices.columns] != [c.field for c in columns]:
+            # New column models only when the fields change: a table view rebuilt under a data
+            # patch in flight drew empty cells ("-", "(null)") in the live notebook.
+            self.devices.columns = columns
+        if dict(self.devices.source.data) != cols:
+            self.devices.source.data = cols
 
     def _set(self, fig: Any, cols: dict[str, list], factor: str, reverse: bool = True) -> None:
         src = self.sources[id(fig)]

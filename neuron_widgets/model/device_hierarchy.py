@@ -1,0 +1,232 @@
+"""A device trace's hierarchy: framework layer -> HLO operator -> NKI kernel, with each node's time.
+
+Layers nest by their path segments (`model/layers.3/mlp` is mlp under layers.3 under model), an
+HLO operator sits under the layer of its instructions, an NKI source location under its operator.
+Numbers come from the instructions; a layer the device JSON's `layer_summary` describes takes its
+span, FLOPs and MFU from there, and the `source` column says which.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .device_summary import execution_span, grouped_busy
+from .device_trace import DeviceTrace
+
+NO_LAYER = "(no layer)"
+ENGINE_KEYS = ("timeline_track", "engine")
+COLUMNS = ["path", "name", "parent", "level", "kind", "start_ts", "end_ts", "duration_ns", "share", "instructions",
+           "flops", "mfu", "source"]
+FLOP_COLUMNS = ("adjusted_flops", "raw_flops", "flops")
+
+
+def layer_column(ins: pd.DataFrame) -> pd.Series | None:
+    """The instructions' layer: `layer`, else the subgraph neuron-profile's JSON writes."""
+    for c in ("layer", "fully_qualified_subgraph"):
+        if c in ins and ins[c].notna().any():
+            return ins[c]
+    return None
+
+
+def engine_codes(ins: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Each instruction's engine track (its timeline track, else its engine)."""
+    from .device_events import _coalesce, _encode
+
+    key = next((ins[c] for c in ENGINE_KEYS if c in ins and ins[c].notna().any()), None)
+    if key is None:
+        return np.zeros(len(ins), dtype=np.int32), ["engine"]
+    if key is not ins.get("engine") and "engine" in ins and key.isna().any():
+        return _encode(_coalesce(key, ins["engine"]))
+    return _encode(key)
+
+
+def _codes(ins: pd.DataFrame, column: pd.Series | str | None) -> tuple[np.ndarray, list[str]]:
+    from .device_events import _encode
+
+    col = ins[column] if isinstance(column, str) and column in ins else column if isinstance(column, pd.Series) else None
+    if col is None:
+        return np.zeros(len(ins), dtype=np.int32), [""]
+    return _encode(col)
+
+
+def _chain(layer: str, hlo: str, nki: str) -> list[tuple[str, str, str]]:
+    """(path, name, kind) from the outermost layer down to the instruction's own node."""
+    out: list[tuple[str, str, str]] = []
+    path = ""
+    segments = [s for s in layer.split("/") if s.strip()]
+    if not segments and not hlo and not nki:
+        segments = [NO_LAYER]
+    for s in segments:
+        path = f"{path}/{s}"
+        out.append((path, s, "layer"))
+    for text, kind in ((hlo, "hlo"), (nki, "nki")):
+        if text:
+            path = f"{path}/{text}"
+            out.append((path, text, kind))
+    return out
+
+
+def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
+    """One row per layer, HLO operator and NKI kernel, in tree order (children by start time).
+
+    Columns: path, name, parent, level, kind (layer / hlo / nki), start_ts, end_ts, duration_ns,
+    share (of the execution), instructions, `<engine>_active_ns` per engine (time the engine ran
+    the node's instructions, overlaps counted once), flops (where the instructions carry them),
+    mfu (percent, from `layer_summary`), source ("instructions" or "layer_summary").
+    `attrs["notes"]` says where the numbers come from.
+    """
+    ins = trace.instructions
+    if ins.empty or not {"start_ts", "end_ts"} <= set(ins.columns):
+        out = pd.DataFrame(columns=COLUMNS)
+        out.attrs["notes"] = ["the device trace has no instructions"]
+        return out
+    lc, lt = _codes(ins, layer_column(ins))
+    hc, ht = _codes(ins, "hlo_name")
+    kc, kt = _codes(ins, "nki_source_location")
+    combo = (lc.astype(np.int64) * len(ht) + hc) * len(kt) + kc
+    uniq, inv = np.unique(combo, return_inverse=True)
+    nodes: dict[str, int] = {}
+    info: list[tuple[str, str, str, int, str]] = []  # path, name, parent, level, kind
+    chains: list[list[int]] = []
+    for u in uniq.tolist():
+        rest, k = divmod(u, len(kt))
+        lay, h = divmod(rest, len(ht))
+        chain = []
+        parent = ""
+        for level, (path, name, kind) in enumerate(_chain(lt[lay], ht[h], kt[k])):
+            if path not in nodes:
+                nodes[path] = len(info)
+                info.append((path, name, parent, level, kind))
+            chain.append(nodes[path])
+            parent = path
+        chains.append(chain)
+    n = len(info)
+    start = ins["start_ts"].to_numpy(np.int64)
+    end = ins["end_ts"].to_numpy(np.int64)
+    ec, engines = engine_codes(ins)
+    flops_col = next((c for c in FLOP_COLUMNS if c in ins), None)
+    flops = pd.to_numeric(ins[flops_col], errors="coerce").fillna(0).to_numpy(np.float64) if flops_col else None
+    first = np.full(n, np.iinfo(np.int64).max)
+    last = np.full(n, np.iinfo(np.int64).min)
+    count = np.zeros(n, dtype=np.int64)
+    flop_sum = np.zeros(n)
+    active = np.zeros(n * len(engines), dtype=np.int64)
+    depth = max(len(c) for c in chains)
+    for level in range(depth):
+        at = np.array([c[level] if level < len(c) else -1 for c in chains], dtype=np.int64)
+        node = at[inv]
+        mine = node >= 0
+        nd = node[mine]
+        count += np.bincount(nd, minlength=n)
+        _reduce(first, nd, start[mine], np.minimum)
+        _reduce(last, nd, end[mine], np.maximum)
+        if flops is not None:
+            flop_sum += np.bincount(nd, weights=flops[mine], minlength=n)
+        active += grouped_busy(np.where(mine, node * len(engines) + ec, -1), start, end, n * len(engines))
+    out = pd.DataFrame(info, columns=["path", "name", "parent", "level", "kind"])
+    out["start_ts"], out["end_ts"] = first, last
+    out["duration_ns"] = last - first
+    out["instructions"] = count
+    per_engine = active.reshape(n, len(engines))
+    from .device_events import ENGINE_ORDER
+
+    for j in sorted(range(len(engines)), key=lambda j: (ENGINE_ORDER.index(engines[j]) if engines[j] in ENGINE_ORDER
+                                                         else len(ENGINE_ORDER), engines[j])):
+        out[f"{engines[j] or 'engine'}_active_ns"] = per_engine[:, j]
+    out["flops"] = flop_sum if flops is not None else np.nan
+    out["mfu"] = np.nan
+    out["source"] = "instructions"
+    notes = [f"spans, instruction counts and engine times computed from {len(ins):,} instructions"
+             + (f"; FLOPs from their {flops_col}" if flops_col else "")]
+    out, used = _with_layer_summary(out, getattr(trace, "layers", pd.DataFrame()))
+    if used:
+        notes.append(f"span, FLOPs and MFU of {used} layer(s) taken from the profile's layer_summary")
+    a, b = execution_span(trace)
+    out["share"] = out["duration_ns"] / max(b - a, 1)
+    out = _tree_order(out)
+    out.attrs["notes"] = notes
+    return out[[*COLUMNS[:-1], *[c for c in out.columns if c.endswith("_active_ns")], "source"]]
+
+
+def _reduce(target: np.ndarray, index: np.ndarray, values: np.ndarray, op: Any) -> None:
+    """np.<op>.at, sorted once and reduced per index (.at is slow past a few thousand rows)."""
+    if index.size == 0:
+        return
+    order = np.argsort(index, kind="stable")
+    idx, vals = index[order], values[order]
+    firsts = np.flatnonzero(np.concatenate([[True], idx[1:] != idx[:-1]]))
+    target[idx[firsts]] = op(target[idx[firsts]], op.reduceat(vals, firsts))
+
+
+def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Layers described by `layer_summary` take its span, FLOPs and MFU; layers only it knows are added."""
+    if layers is None or layers.empty or "name" not in layers:
+        return out, 0
+    index = {p: i for i, p in enumerate(out["path"])}
+    extra = []
+    used = 0
+    for row in layers.to_dict("records"):
+        name = str(row.get("name") or "").strip()
+        if not name:
+            continue
+        path = "/" + "/".join(s for s in name.split("/") if s)
+        i = index.get(path)
+        values: dict[str, Any] = {}
+        start, end, dur = (_num(row.get(k)) for k in ("start", "end", "duration"))
+        if start is not None:
+            values["start_ts"] = int(start)
+        if end is not None:
+            values["end_ts"] = int(end)
+        if dur is not None:
+            values["duration_ns"] = int(dur)
+        elif start is not None and end is not None:
+            values["duration_ns"] = int(end - start)
+        mfu = _num(row.get("tensor_engine_mfu"))
+        if mfu is not None:
+            values["mfu"] = 100.0 * mfu  # a fraction in the JSON, as the summary's `_percent` metrics are
+        flops = next((_num(row.get(k)) for k in ("flops", "total_flops", "adjusted_flops") if _num(row.get(k)) is not None),
+                     None)
+        if flops is not None:
+            values["flops"] = flops
+        values["source"] = "layer_summary"
+        used += 1
+        if i is not None:
+            for k, v in values.items():
+                out.at[i, k] = v
+        else:
+            segs = [s for s in name.split("/") if s]
+            extra.append({"path": path, "name": segs[-1] if segs else name, "parent": "", "level": 0, "kind": "layer",
+                          "instructions": 0, **values})
+    if extra:
+        out = pd.concat([out, pd.DataFrame(extra)], ignore_index=True)
+        active = [c for c in out.columns if c.endswith("_active_ns")]
+        out[active] = out[active].fillna(0).astype("int64")
+        out["instructions"] = out["instructions"].astype("int64")
+    return out, used
+
+
+def _num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if np.isfinite(f) else None
+
+
+def _tree_order(df: pd.DataFrame) -> pd.DataFrame:
+    """Parents before children, siblings by start time (then name)."""
+    children: dict[str, list[int]] = {}
+    for i, parent in enumerate(df["parent"]):
+        children.setdefault(parent, []).append(i)
+    for kids in children.values():
+        kids.sort(key=lambda i: (df["start_ts"].iat[i], str(df["name"].iat[i])))
+    order: list[int] = []
+    stack = list(reversed(children.get("", [])))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(children.get(df["path"].iat[i], [])))
+    return df.iloc[order].reset_index(drop=True)
