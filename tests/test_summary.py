@@ -232,12 +232,35 @@ def test_a_summary_never_waits_for_a_view_in_a_kernel(sample: nw.Profile, monkey
     assert time.perf_counter() - started < 8, "the Summary waited for a browser view"
 
 
-def test_device_traces_get_a_clear_word(sample: nw.Profile) -> None:
-    """Issue 23 item 5: a device trace given to the Summary or an analysis says what to use instead."""
+def test_device_traces_get_their_own_summary(sample: nw.Profile, tmp_path) -> None:
+    """Issue 23 items 2 and 5: a device trace's Summary shows engines, DMA queues, layers; analyses say what to use."""
+    from neuron_widgets.analysis import device as DA
+    from neuron_widgets.export import export_html
     from neuron_widgets.widgets import DeviceTraceViewer
 
     viewer = DeviceTraceViewer(sample.device_trace(sample.device_profiles.iloc[0]["device_profile_name"]))
-    with pytest.raises(TypeError, match="DeviceTraceViewer's strip"):
-        Summary(viewer)
+    s = Summary(viewer)
+    assert s.done.wait(30) and s.kind == "device"
+    c = s.charts
+    engines = source(c.engines).data
+    assert engines["engine"][:2] == ["Tensor", "TensorMatrix"] and len(engines["engine"]) == 6
+    # Running + waiting is each engine's active share, as engine_time says.
+    et = DA.engine_time(viewer.device_trace).set_index("engine")
+    for e, run, wait in zip(engines["engine"], engines["running"], engines["waiting"], strict=True):
+        assert run + wait == pytest.approx(100 * et.loc[e, "share"])
+    assert source(c.engines).data["waiting"][-1] > 0  # the Sync engine's semaphore waits
+    layers = source(c.layers).data
+    assert layers["label"][0] == "model/layers.0/mlp" and all(b > a for a, b in zip(layers["t0"], layers["t1"],
+                                                                                 strict=True))
+    assert len(source(c.dma).data["queue"]) == 15 and "Compute-bound" in c.sentence.text
+    # A click on a layer fits the viewer to it.
+    source(c.layers).selected.indices = [0]
+    origin = viewer.profile.origin_ts
+    assert viewer.time_range == (origin + layers["t0"][0], origin + layers["t1"][0])
+    # The viewer shows another trace: the Summary follows it.
+    viewer.show(sample.device_trace(sample.device_profiles.iloc[1]["device_profile_name"]))
+    assert s.device_trace is viewer.device_trace and "neuron_profile_002" in s.status.value
+    html = export_html(tmp_path / "device.html", viewer, s)
+    assert html["bytes"] > 0 and "nw-device-layers" in (tmp_path / "device.html").read_text()
     with pytest.raises(TypeError, match="is a device trace"):
         A.temporal_breakdown(viewer.profile)

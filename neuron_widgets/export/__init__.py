@@ -86,6 +86,11 @@ def summary_item(summary: Any) -> dict[str, Any]:
     from ..summary import SummaryCharts
 
     summary.done.wait(120)
+    if getattr(summary, "kind", "") == "device":
+        from ..summary.device import DeviceSummaryCharts
+
+        origin = summary.timeline.profile.origin_ts if summary.timeline is not None else None
+        return json_item(DeviceSummaryCharts(summary.device_trace, summary.results, origin).layout)
     window = summary._range()
     shown = summary.profile if window is None else summary.profile.filter(time_range=window)
     charts = SummaryCharts(shown, summary.results, range_note=f"Summarised: {summary._describe(window)}.",

@@ -53,6 +53,7 @@ class DeviceTraceViewer(Timeline):
             source = load_device_trace(source)
         trace = source if source is not None else _empty_trace()
         self._following: Timeline | None = None
+        self._trace_listeners: list[Callable[[DeviceTrace], None]] = []
         self._request = 0  # the newest load; older ones that finish later are dropped
         self._lock = threading.Lock()
         self._replied = threading.Event()  # the first window of the trace shown was answered
@@ -93,8 +94,24 @@ class DeviceTraceViewer(Timeline):
             strip = self._strip_of(trace)
             if self.profile is events:  # not retargeted meanwhile
                 self.strip = strip
+                self._tell(trace)
             return
         self.strip = self._strip_of(trace)
+        self._tell(trace)
+
+    def on_trace(self, callback: Callable[[DeviceTrace], None], remove: bool = False) -> None:
+        """Call `callback(trace)` each time another device trace is shown (a Summary of the viewer follows so)."""
+        if remove:
+            self._trace_listeners = [c for c in self._trace_listeners if c != callback]
+        else:
+            self._trace_listeners.append(callback)
+
+    def _tell(self, trace: DeviceTrace) -> None:
+        for callback in list(self._trace_listeners):
+            try:
+                callback(trace)
+            except Exception:  # a listener's failure must not stop the viewer showing its trace
+                traceback.print_exc()
 
     def _on_msg(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
         super()._on_msg(widget, content, buffers)

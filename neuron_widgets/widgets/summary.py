@@ -34,6 +34,7 @@ from ..analysis.devices import rank_codes, trace_kind
 from ..analysis.frame import frame_of
 from ..analysis.threads import event_breakdown, longest_events, thread_breakdown
 from ..bundle import asset
+from ..model.device_trace import DeviceTrace
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
@@ -86,13 +87,12 @@ class Summary(Delivered, W.VBox):
     # What export_html makes of this widget (the exporter dispatches on it, never on widget classes).
     export_role = "summary"
 
-    def __init__(self, source: Timeline | Profile, *, compare: Profile | Timeline | None = None,
+    def __init__(self, source: Timeline | Profile | DeviceTrace, *, compare: Profile | Timeline | None = None,
                  device_numbers: int | None = 16, **kwargs: Any) -> None:
-        if str(getattr(getattr(source, "profile", source), "format", "")).startswith("device:"):
-            raise TypeError("Summary summarises a system profile (a Timeline or a Profile); a device trace has its "
-                            "numbers in the DeviceTraceViewer's strip above its tracks (engine active time, DMA, "
-                            "MFU). For a table of every device profile: "
-                            "nw.analysis.device_profiles.device_profile_summary(system_profile)")
+        trace = _device_trace_in(source)
+        if trace is not None:
+            self._device_init(source, trace, **kwargs)
+            return
         load_bokehjs()
         self.timeline = source if isinstance(source, Timeline) else None
         self.profile: Profile = source.profile if isinstance(source, Timeline) else source
@@ -123,6 +123,69 @@ class Summary(Delivered, W.VBox):
             self.timeline.observe(self._brush_changed, "brush")
         self.done = threading.Event()
         self._start(self._range())
+
+    # -- a device trace ---------------------------------------------------------------
+    def _device_init(self, source: Any, trace: DeviceTrace, **kwargs: Any) -> None:
+        """A device trace's Summary: engines, DMA queues, layers, operators and opcodes of one execution.
+
+        Following a DeviceTraceViewer it summarises each trace the viewer shows, and a click on a
+        layer fits the viewer to that layer.
+        """
+        load_bokehjs()
+        self.kind = "device"
+        self.timeline = source if isinstance(source, Timeline) else None
+        self.profile = source.profile if isinstance(source, Timeline) else None
+        self._lock = threading.Lock()
+        self.done = threading.Event()
+        self.device_numbers = None
+        self.status = W.HTML(layout=W.Layout(min_height="22px"))
+        self.probe = ThemeProbe()
+        self._dark = False
+        self._show_device(trace, first=True)
+        self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
+        super().__init__([self.status, self.bokeh, self.probe], **kwargs)
+        self.add_class("nw-summary-widget")
+        if self.timeline is not None and hasattr(self.timeline, "on_trace"):
+            self.timeline.on_trace(lambda t: self._show_device(t))
+
+    def _show_device(self, trace: DeviceTrace, first: bool = False) -> None:
+        from ..analysis.device import device_breakdown
+        from ..summary.device import DeviceSummaryCharts
+
+        started = time.perf_counter()
+        self.done.clear()
+        self.device_trace = trace
+        origin = self.timeline.profile.origin_ts if self.timeline is not None else None
+        try:
+            results = device_breakdown(trace)
+            charts = DeviceSummaryCharts(trace, results, origin)
+        except Exception as exc:  # shown in the widget: the kernel and the viewer go on
+            self._say(f"Could not summarise the device trace: {type(exc).__name__}: {exc}", busy=False, error=True)
+            self.done.set()
+            return
+        with self._lock:
+            self.results, self.charts = results, charts
+            charts.theme(self._dark)
+            layers = _source_of(charts.layers)
+            layers.selected.on_change("indices", lambda _a, _o, new: self._layer_clicked(layers, new))
+            old = None if first else self.bokeh
+            self.bokeh = self._chart_view()
+            if old is not None:
+                self.children = [self.status, self.bokeh, self.probe]
+                _drop_view(old)
+        name = trace.metadata.get("profile_name") or Path(str(trace.source)).name or "device trace"
+        self._say(f"Summarised: device trace {name}: {len(trace):,} instructions, {len(trace.dma):,} DMA packets "
+                  f"in {time.perf_counter() - started:.2f} s.", busy=False)
+        self.done.set()
+
+    def _layer_clicked(self, src: Any, indices: list[int]) -> None:
+        if self.timeline is None or not indices:
+            return
+        i = indices[0]
+        t0, t1 = int(src.data["t0"][i]), int(src.data["t1"][i])
+        if t1 > t0:
+            origin = self.timeline.profile.origin_ts
+            self.timeline.time_range = (origin + t0, origin + t1)
 
     # -- computing ----------------------------------------------------------------------
     def _range(self) -> tuple[int, int] | None:
@@ -208,12 +271,7 @@ class Summary(Delivered, W.VBox):
         old = self.bokeh
         self.bokeh = self._chart_view()
         self.children = [self.status, self.bokeh, self.probe]
-        # Unhook the old view from the charts once: jupyter_bokeh's own close() does it again when
-        # the widget is collected, and fails then (the hook is gone).
-        if old._document is not None:
-            old._document.remove_on_change(old)
-        old.close = lambda: W.DOMWidget.close(old)
-        old.close()
+        _drop_view(old)
 
     def _current(self, generation: int) -> bool:
         with self._lock:
@@ -251,6 +309,7 @@ class Summary(Delivered, W.VBox):
 
     def _themed(self, dark: bool) -> None:
         with self._lock:
+            self._dark = dark
             self.charts.theme(dark)
 
     # -- clicks -------------------------------------------------------------------------
@@ -307,6 +366,23 @@ class Summary(Delivered, W.VBox):
 
         widgets = (self.timeline, self) if self.timeline is not None else (self,)
         return export_html(path, *widgets, title=title, max_mb=max_mb)
+
+
+def _drop_view(old: Any) -> None:
+    """Close a replaced chart view, unhooking it from its document once: jupyter_bokeh's own close()
+    does it again when the widget is collected, and fails then (the hook is gone)."""
+    if old._document is not None:
+        old._document.remove_on_change(old)
+    old.close = lambda: W.DOMWidget.close(old)
+    old.close()
+
+
+def _device_trace_in(source: Any) -> DeviceTrace | None:
+    """The device trace a Summary is asked for: a DeviceTrace, or a DeviceTraceViewer's."""
+    if isinstance(source, DeviceTrace):
+        return source
+    trace = getattr(getattr(source, "profile", None), "trace", None)
+    return trace if isinstance(trace, DeviceTrace) else None
 
 
 def _chrome_steps(p: Profile) -> tuple:

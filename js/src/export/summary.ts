@@ -24,7 +24,9 @@ interface BokehGlobal {
 }
 
 const DARK = { text: "#e6edf3", muted: "#9da7b3", grid: "#3d444d" };
-const CLICKABLE = ["nw-temporal", "nw-stragglers", "nw-top-a", "nw-straggler-steps", "nw-problems"];
+const CLICKABLE = ["nw-temporal", "nw-stragglers", "nw-top-a", "nw-straggler-steps", "nw-problems", "nw-device-layers"];
+// Sources whose rows are windows (t0, t1: ns from the origin): a click moves the view there.
+const WINDOWS = new Set(["nw-straggler-steps", "nw-device-layers"]);
 
 export function pageIsDark(): boolean {
   return document.body.dataset.theme !== "light" && typeof matchMedia === "function" &&
@@ -70,14 +72,14 @@ function link(doc: BkDocument, host: TimelineHost): void {
       const i = sel.indices[0];
       if (i === undefined || !src.data) return;
       const column = (key: string) => (src.data?.[key] ?? []) as unknown[];
-      if (name === "nw-straggler-steps") {
+      if (WINDOWS.has(name)) {
         const t0 = Number(column("t0")[i]);
         const t1 = Number(column("t1")[i]);
         if (Number.isFinite(t0) && t1 > t0) host.model.set("view", [t0, t1]);
       }
       const id = String(column("event_id")[i] ?? "");
       const row = id ? host.rowOfId(id) : -1;
-      if (row >= 0) host.select(row, name !== "nw-straggler-steps");
+      if (row >= 0) host.select(row, !WINDOWS.has(name));
     });
   }
 }

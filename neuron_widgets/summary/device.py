@@ -1,0 +1,154 @@
+"""The device-trace Summary: one execution's engines, DMA queues, layers and opcodes as bokeh charts.
+
+Built from `analysis.device.device_breakdown`. Layer bars carry their span (`t0`/`t1`, absolute
+ns) so a click fits the DeviceTraceViewer to that layer. Profile text reaches the charts only as
+column data (drawn as text), as in the system Summary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from bokeh.layouts import column, row
+from bokeh.models import Div, FactorRange, HoverTool, Legend, LegendItem
+
+from ..model.device_summary import _bytes, duration, summary_percent
+from ..model.device_trace import DeviceTrace
+from . import charts as C
+from .build import _wrap
+
+ENGINE_PARTS = (("running", "#2f7ed8", "running instructions"), ("waiting", "#f28f43", "in semaphore waits"))
+
+
+def _cards(trace: DeviceTrace, r: dict[str, Any]) -> list[tuple[str, str]]:
+    moved = int(r["dma"]["bytes"].sum()) if len(r["dma"]) else 0
+    cards = [("Execution", duration(r["span_ns"])), ("Instructions", f"{r['instructions']:,}"),
+             ("DMA", f"{_bytes(moved)} in {r['dma_packets']:,} packets")]
+    mfu = summary_percent(trace, "mfu_estimated_percent")
+    if mfu is not None:
+        cards.append(("MFU", f"{mfu:.3g}%"))
+    return cards
+
+
+def engine_columns(r: dict[str, Any]) -> dict[str, list]:
+    e = r["engines"]
+    waits = r["waits"].set_index("engine")["wait_ns"] if len(r["waits"]) else pd.Series(dtype="int64")
+    span = max(int(r["span_ns"]), 1)
+    wait = [int(min(waits.get(x, 0), a)) for x, a in zip(e["engine"], e["active_ns"], strict=True)]
+    return {"engine": [str(x) for x in e["engine"]],
+            "running": [100.0 * (a - w) / span for a, w in zip(e["active_ns"], wait, strict=True)],
+            "waiting": [100.0 * w / span for w in wait],
+            "active": [f"{duration(a)} ({100 * a / span:.1f}%)" for a in e["active_ns"]],
+            "wait": [duration(w) for w in wait],
+            "instructions": ["" if pd.isna(n) else f"{int(n):,}" for n in e["instructions"]]}
+
+
+def dma_columns(r: dict[str, Any], limit: int = 15) -> dict[str, list]:
+    d = r["dma"].head(limit)
+    label = [f"{q} {dr}".strip() or "(queue)" for q, dr in zip(d["queue"], d["direction"], strict=True)]
+    return {"queue": _unique(label), "mb": [b / 1e6 for b in d["bytes"]], "bytes": [_bytes(b) for b in d["bytes"]],
+            "bandwidth": [f"{g:,.1f} GB/s" for g in d["bandwidth_gbps"]],
+            "busy": [f"{duration(b)} ({100 * s:.1f}%)" for b, s in zip(d["busy_ns"], d["share"], strict=True)],
+            "packets": [f"{p:,}" for p in d["packets"]]}
+
+
+def top_columns(df: pd.DataFrame, key: str, spans: dict[str, tuple[int, int]] | None = None,
+                origin: int = 0) -> dict[str, list]:
+    labels = _unique([str(x) for x in df[key]])
+    out = {"label": labels, "ms": [v / 1e6 for v in df["engine_ns"]], "time": [duration(v) for v in df["engine_ns"]],
+           "share": [f"{100 * s:.1f}%" for s in df["share"]], "instructions": [f"{n:,}" for n in df["instructions"]],
+           "t0": [], "t1": []}
+    for name in df[key]:
+        a, b = (spans or {}).get(str(name), (origin, origin))
+        out["t0"].append(a - origin)  # ns from the viewer's origin, as a step's window is
+        out["t1"].append(b - origin)
+    return out
+
+
+def _unique(labels: list[str]) -> list[str]:
+    """Factor labels must differ: a repeat gets a counter."""
+    seen: dict[str, int] = {}
+    out = []
+    for x in labels:
+        seen[x] = seen.get(x, 0) + 1
+        out.append(x if seen[x] == 1 else f"{x} ({seen[x]})")
+    return out
+
+
+def _layer_spans(trace: DeviceTrace) -> dict[str, tuple[int, int]]:
+    h = trace.hierarchy()
+    spans: dict[str, tuple[int, int]] = {}
+    for path, s, e in zip(h["path"], h["start_ts"], h["end_ts"], strict=True):
+        spans[path.strip("/")] = (int(s), int(e))
+        spans[path] = (int(s), int(e))
+    return spans
+
+
+class DeviceSummaryCharts:
+    """The device-trace Summary's charts (and what a click on a layer means)."""
+
+    kind = "device"
+
+    def __init__(self, trace: DeviceTrace, results: dict[str, Any], origin: int | None = None) -> None:
+        self.trace = trace
+        self.origin = int(origin if origin is not None else trace.span[0])
+        self.results = results
+        r = results
+        label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
+        card = {"padding": "4px 10px", "border": "1px solid var(--jp-border-color2, #d0d7de)", "border-radius": "6px",
+                "color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "12px", "min-width": "88px",
+                "white-space": "pre-line"}
+        cards = [Div(text=f"{k}\n{v}", render_as_text=True, styles=card, name=f"nw-headline-{k.lower()}")
+                 for k, v in _cards(trace, r)]
+        self.sentence = Div(text=r["bound"], render_as_text=True, name="nw-headline-sentence",
+                            sizing_mode="stretch_width", styles={**label})
+        self.engines = self._engine_chart(engine_columns(r))
+        self.dma = self._bar(dma_columns(r), "queue", "mb", "DMA per queue and direction (MB)", "nw-device-dma",
+                             [("queue", "@queue"), ("moved", "@bytes"), ("bandwidth", "@bandwidth"), ("busy", "@busy"),
+                              ("packets", "@packets")], "#8bbc21")
+        spans = _layer_spans(trace)
+        tips = [("", "@label"), ("engine time", "@time"), ("share", "@share"), ("instructions", "@instructions")]
+        self.layers = self._bar(top_columns(r["layers"], "layer", spans, self.origin), "label", "ms",
+                                "Top layers by engine time (ms)", "nw-device-layers", tips, "#492970", tap=True)
+        self.operators = self._bar(top_columns(r["operators"], "hlo"), "label", "ms",
+                                   "Top HLO operators by engine time (ms)", "nw-device-operators", tips, "#1aadce")
+        self.opcodes = self._bar(top_columns(r["opcodes"], "opcode"), "label", "ms",
+                                 "Top opcodes by engine time (ms)", "nw-device-opcodes", tips, "#77a1e5")
+        self.figures = [self.engines, self.dma, self.layers, self.operators, self.opcodes]
+        notes = Div(text=" ".join(trace.hierarchy().attrs.get("notes", [])).capitalize() + ".", render_as_text=True,
+                    sizing_mode="stretch_width", styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"})
+        head = column(row(*cards, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "gap": "6px"}),
+                      self.sentence, notes, sizing_mode="stretch_width", name="nw-headline")
+        self.layout = column(head, _wrap(self.engines, self.dma), _wrap(self.layers, self.operators),
+                             _wrap(self.opcodes), sizing_mode="stretch_width", name="nw-summary")
+
+    def theme(self, dark: bool) -> None:
+        C.apply_theme(self.layout, dark, self.figures)
+
+    @staticmethod
+    def _engine_chart(cols: dict[str, list]) -> Any:
+        engines = list(reversed(cols["engine"]))
+        f = C._figure("Engines: active share of the execution (%)", C._bar_height(len(engines)), "nw-device-engines",
+                      y_range=FactorRange(factors=engines), x_range=(0, 100))
+        src = C._source("nw-device-engines", cols)
+        rs = f.hbar_stack([p for p, _, _ in ENGINE_PARTS], y="engine", height=0.72, source=src,
+                          color=[c for _, c, _ in ENGINE_PARTS])
+        f.add_tools(HoverTool(renderers=rs, tooltips=[("engine", "@engine"), ("active", "@active"),
+                                                      ("semaphore waits", "@wait"), ("instructions", "@instructions")]))
+        f.add_layout(Legend(items=[LegendItem(label=t, renderers=[r]) for (_, _, t), r in zip(ENGINE_PARTS, rs,
+                                                                                              strict=True)],
+                            orientation="horizontal", location="bottom_right"), "below")
+        return f
+
+    @staticmethod
+    def _bar(cols: dict[str, list], factor: str, value: str, title: str, name: str, tips: list, color: str,
+             tap: bool = False) -> Any:
+        factors = list(reversed(cols[factor]))
+        f = C._figure(title, C._bar_height(len(factors)), name, y_range=FactorRange(factors=factors),
+                      tools="tap" if tap else "")
+        src = C._source(name, cols)
+        r = f.hbar(y=factor, right=value, height=0.72, source=src, color=color)
+        f.add_tools(HoverTool(renderers=[r], tooltips=tips))
+        f.x_range.start = 0
+        return f
