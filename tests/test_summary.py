@@ -14,6 +14,7 @@ from conftest import TRACES
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
 from neuron_widgets.summary import SummaryCharts, apply_theme
+from neuron_widgets.summary import data as D
 from neuron_widgets.summary.data import duration, short_label, unique_labels
 from neuron_widgets.widgets import Summary, Timeline
 
@@ -264,3 +265,25 @@ def test_device_traces_get_their_own_summary(sample: nw.Profile, tmp_path) -> No
     assert html["bytes"] > 0 and "nw-device-layers" in (tmp_path / "device.html").read_text()
     with pytest.raises(TypeError, match="is a device trace"):
         A.temporal_breakdown(viewer.profile)
+
+
+def test_the_kineto_sample_summary_names_the_late_rank() -> None:
+    """The packaged Kineto sample (no trace files needed): two ranks, rank 0 late at the all-reduce."""
+    p = nw.sample_profile("kineto")
+    s = Summary(p)
+    assert s.done.wait(60) and s.kind == "kineto" and s.ranks == 2
+    c = s.charts
+    assert c.stragglers.visible and source(c.stragglers).data["device"][0] == "rank 0"
+    assert "rank 0 arrives last at 4 of 5 collectives" in c.head.children[1].text
+    assert sorted(source(c.temporal).data["device"]) == ["rank 0", "rank 1"]
+    assert any("ncclDevKernel_AllReduce" in f for f in source(c.top_a).data["full"])
+    # Idle is said in the trace's words: kernels, not executions.
+    import pandas as pd
+
+    idle = {"temporal": pd.DataFrame({"span_ns": [100], "idle_time_ns": [50]}),
+            "idle": pd.DataFrame({"idle_category": ["host_wait"], "idle_time_ns": [50]})}
+    sentence = D.bottleneck({"kind": "kineto", **idle}, stragglers=False)
+    assert "launch the next kernel" in sentence and "execution" not in sentence
+    assert "launch the next execution" in D.bottleneck({"kind": "neuron", **idle})
+    with pytest.raises(ValueError, match="kind must be"):
+        nw.sample_profile("gpu")

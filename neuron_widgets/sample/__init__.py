@@ -125,9 +125,19 @@ def sample_path() -> Path:
     return Path(str(resources.files("neuron_widgets") / "data" / "sample"))
 
 
-def sample_profile(**filters):
-    """The small bundled sample profile, loaded (filters as for load_profile)."""
+def sample_profile(kind: str = "neuron", **filters):
+    """A small sample profile, loaded (filters as for load_profile).
+
+    `kind="neuron"` (default): the bundled Neuron Explorer profile (2 instances, 8 NeuronCores,
+    device profiles). `kind="kineto"`: a two-rank PyTorch-profiler (Kineto) GPU job, written on
+    first use, in which rank 0 reaches the all-reduce late.
+    """
     from ..readers import load_profile
+
+    if kind == "kineto":
+        return load_profile(kineto_sample_paths(), **filters)
+    if kind != "neuron":
+        raise ValueError(f"kind must be 'neuron' or 'kineto', not {kind!r}")
 
     path = sample_path()
     if not (path / "SystemProfileEvents.parquet").exists():
@@ -138,3 +148,18 @@ def sample_profile(**filters):
             write_sample(tmp)
             shutil.move(str(tmp), path) if not path.exists() else None
     return load_profile(path, **filters)
+
+
+def kineto_sample_paths() -> list[Path]:
+    """The Kineto sample's rank files (written once per machine into the temporary directory)."""
+    from .kineto import RANKS, write_kineto
+
+    path = Path(tempfile.gettempdir()) / "neuron-widgets-kineto-sample-v1"
+    files = [path / f"rank-{r}.pt.trace.json.gz" for r in range(RANKS)]
+    if not all(f.exists() for f in files):
+        tmp = Path(tempfile.mkdtemp())
+        write_kineto(tmp)
+        path.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            shutil.move(str(tmp / f.name), f)  # each file whole: a reader never sees half of one
+    return files

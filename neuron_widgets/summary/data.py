@@ -139,8 +139,9 @@ def bottleneck(results: dict[str, Any], stragglers: bool = True) -> str:
         total = by_cat.sum()
         if share >= 25 and total > 0:
             cat = by_cat.idxmax()
-            why = {"host_wait": "waiting for the host to launch the next execution",
-                   "kernel_wait": "in launch overhead between back-to-back executions",
+            work = "kernel" if results.get("kind") == "kineto" else "execution"
+            why = {"host_wait": f"waiting for the host to launch the next {work}",
+                   "kernel_wait": f"in launch overhead between back-to-back {work}s",
                    "other": "for other reasons (no late launch, gaps longer than launch overhead)"}[cat]
             return f"Devices are idle {share:.0f}% of their span, {100 * by_cat[cat] / total:.0f}% of it {why}."
     problems = results.get("problems", pd.DataFrame())
