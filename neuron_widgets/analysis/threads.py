@@ -30,6 +30,11 @@ def _threads(profile: Profile) -> tuple[np.ndarray, pd.DataFrame]:
         first[code[::-1]] = np.arange(code.size)[::-1]  # each thread's first event
         keys = pd.DataFrame({c: profile.values_at(c, first).to_pylist() for c in cols}) if n else \
             pd.DataFrame(columns=list(cols))
+        names = profile.metadata.get("thread_names") or {}
+        if names and {"process_id", "thread_id"} <= set(keys.columns):
+            # The trace's own thread names (its M events), as its tracks show them.
+            keys["thread_name"] = [names.get(f"{p}/{t}") for p, t in zip(keys["process_id"], keys["thread_id"],
+                                                                           strict=True)]
         return code, keys
 
     code, keys = fr._cached("threads", build)

@@ -58,7 +58,7 @@ class SummaryCharts:
         self.top_b = C.top_chart(second, titles[1], "nw-top-b", color="#8bbc21")
         self.stragglers = C.straggler_chart(self._straggler_cols(r))
         self.steps = C.straggler_steps_chart(self._step_cols(r))
-        self.problems = C.problems_table(self._problem_cols(r))
+        self.problems = C.problems_table(self._problem_cols(r), neuron=self.kind == "neuron")
         self.longest = C.longest_table(self._longest_cols(r)) if self.kind == "chrome" else None
         # Charts that do not apply to this kind of trace are not drawn (the headline says why).
         self.idle.visible = self.kind != "chrome"
@@ -244,21 +244,26 @@ class SummaryCharts:
         df = r.get("longest", pd.DataFrame())
         if df is None or df.empty:
             return {"name": [], "thread": [], "t_ms": [], "duration": [], "event_id": []}
-        return {"name": [str(x) for x in df["name"]], "thread": D.device_labels(df.drop(columns=["name"])),
+        return {"name": [str(x) for x in df["name"]], "thread": D.device_labels(df.drop(columns=["name"]), unique=False),
                 "t_ms": ((df["start_ts"].to_numpy(np.int64) - self.profile.origin_ts) / 1e6).tolist(),
                 "duration": [D.duration(x) for x in df["duration_ns"]], "event_id": [str(int(x)) for x in df["id"]]}
 
     def _problem_cols(self, r: dict[str, Any]) -> dict[str, list]:
         p = r["problems"]
         origin = self.profile.origin_ts
-        if p.empty:
-            return {k: [] for k in ("kind", "name", "device", "exec_id", "model", "code", "meaning", "t_ms", "event_id")}
+        if p.empty:  # said, not a blank table
+            return {"kind": ["none found"], "name": [""], "device": [""], "exec_id": [""], "model": [""], "code": [""],
+                    "meaning": ["no error, hang or unfinished event in this range"], "t_ms": [float("nan")],
+                    "event_id": [""]}
 
         def text(v: Any) -> str:
             return "" if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v)
 
-        device = [f"{text(x.instance_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else f"{text(x.instance_id)} "
-                  f"tid {text(x.thread_id)}" for x in p.itertuples()]
+        names = self.profile.metadata.get("thread_names") or {}
+        device = [f"{text(x.instance_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else
+                  D.thread_label({"process_id": x.process_id, "thread_id": x.thread_id,
+                                  "thread_name": names.get(f"{text(x.process_id)}/{text(x.thread_id)}")})
+                  for x in p.itertuples()]
         return {"kind": p["kind"].tolist(), "name": [text(x) for x in p["name"]], "device": device,
                 "exec_id": [text(x) for x in p["exec_id"]], "model": [text(x) for x in p["model_name"]],
                 "code": [text(x) for x in p["code"]], "meaning": [text(x) for x in p["meaning"]],

@@ -157,15 +157,16 @@ def straggler_steps_chart(cols: dict[str, list], name: str = "nw-straggler-steps
     return f
 
 
-def problems_table(cols: dict[str, list], name: str = "nw-problems"):
-    """Errors and hangs, oldest first; a click selects the event in the timeline."""
+def problems_table(cols: dict[str, list], name: str = "nw-problems", neuron: bool = True):
+    """Errors and hangs, oldest first; a click selects the event in the timeline (execution and NEFF columns
+    only for a Neuron profile)."""
     src = _source(name, cols)
     text = StringFormatter()
     columns = [TableColumn(field="kind", title="kind", formatter=text, width=50),
                TableColumn(field="name", title="event", formatter=text, width=120),
-               TableColumn(field="device", title="device", formatter=text, width=190),
-               TableColumn(field="exec_id", title="execution", formatter=text, width=70),
-               TableColumn(field="model", title="NEFF", formatter=text, width=140),
+               TableColumn(field="device", title="device" if neuron else "thread", formatter=text, width=190),
+               *([TableColumn(field="exec_id", title="execution", formatter=text, width=70),
+                  TableColumn(field="model", title="NEFF", formatter=text, width=140)] if neuron else []),
                TableColumn(field="code", title="code", formatter=text, width=50),
                TableColumn(field="meaning", title="meaning", formatter=text, width=330),
                TableColumn(field="t_ms", title="at (ms)", formatter=NumberFormatter(format="0,0.000"), width=80)]

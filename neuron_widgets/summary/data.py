@@ -28,8 +28,9 @@ NOT_APPLICABLE = {
 }
 
 
-def device_labels(df: pd.DataFrame) -> list[str]:
-    """One short, unique label per device row: `rank 3`, or `<instance> NC1` (with the pid when an instance has several)."""
+def device_labels(df: pd.DataFrame, unique: bool = True) -> list[str]:
+    """One short label per device row: `rank 3`, `<instance> NC1` (with the pid when an instance has several),
+    or a thread's name and id; threads that label alike are numbered when `unique`."""
     if df.empty:
         return []
     if "rank" in df.columns:
@@ -37,9 +38,9 @@ def device_labels(df: pd.DataFrame) -> list[str]:
     if "thread_id" in df.columns and "nc_idx" not in df.columns:
         labels, seen = [], {}
         for r in df.to_dict("records"):
-            lab = _thread_label(r)
+            lab = thread_label(r)
             seen[lab] = seen.get(lab, 0) + 1
-            labels.append(lab if seen[lab] == 1 else f"{lab} #{seen[lab]}")
+            labels.append(lab if seen[lab] == 1 or not unique else f"{lab} #{seen[lab]}")
         return labels
     pids_per_instance = df.groupby("instance_id", observed=True)["process_id"].nunique()
     out = []
@@ -50,9 +51,13 @@ def device_labels(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def _thread_label(r: dict) -> str:
+def thread_label(r: dict) -> str:
+    """A thread as its track reads: its name and tid when the trace names it, else its pid and tid."""
     stream = r.get("framework_stream_id")
     tail = f" {stream}" if isinstance(stream, str) and stream else ""
+    name = r.get("thread_name")
+    if isinstance(name, str) and name:
+        return f"{name} {r.get('thread_id')}{tail}"
     return f"pid {r.get('process_id')} tid {r.get('thread_id')}{tail}"
 
 

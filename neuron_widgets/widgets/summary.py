@@ -239,7 +239,7 @@ class Summary(Delivered, W.VBox):
                     fr.prefetch()
                 if not self._current(generation):
                     return
-                self._apply(r, note, parts, generation, p)
+                self._apply(r, "", parts, generation, p)  # the status line says what was summarised
                 self._say(f"Summarising {self._describe(window)}… ({label} done)", busy=True)
             self.results = r
             if window is None and self.charts.devices is not None and self.device_numbers:
