@@ -23,10 +23,12 @@ __all__ = ["NRT_STATUS", "all_analyses", "comm_comp_overlap", "compare", "errors
 
 
 def _warm() -> None:
+    from ..model.device_hierarchy import warm as warm_hierarchy
     from .intervals import warm
     from .kernels import group_stats
 
     warm()
+    warm_hierarchy()
     group_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), 1)
 
 

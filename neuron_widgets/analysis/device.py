@@ -159,7 +159,7 @@ def semaphore_waits(source: Any) -> pd.DataFrame:
     if ins.empty or "opcode" not in ins:
         return pd.DataFrame(columns=cols)
     ec, engines = engine_codes(ins)
-    waiting = ins["opcode"].astype(str).str.contains(SEMAPHORE_WAIT, case=False, regex=True).to_numpy()
+    waiting = _waiting(ins)
     start, end = ins["start_ts"].to_numpy(np.int64), ins["end_ts"].to_numpy(np.int64)
     n = len(engines)
     wait_col = next((c for c in ("evt_wait_time_ns", "evt_wait_time") if c in ins), None)
@@ -172,13 +172,13 @@ def semaphore_waits(source: Any) -> pd.DataFrame:
     return out.iloc[_engine_order(engines)].reset_index(drop=True)[cols]
 
 
-def device_bound(source: Any) -> str:
+def device_bound(source: Any, waits: pd.DataFrame | None = None) -> str:
     """What bounds the execution, in one sentence: an engine's compute, DMA, or engines waiting on semaphores."""
     trace = device_trace_of(source)
     span = span_ns(trace)
     if not len(trace) and trace.dma.empty:
         return "The device trace holds no instructions or DMA."
-    waits = semaphore_waits(trace)
+    waits = semaphore_waits(trace) if waits is None else waits
     dma_busy = busy_ns(trace.dma["start_ts"].to_numpy(), trace.dma["end_ts"].to_numpy()) if not trace.dma.empty else 0
     compute = _compute_time(trace)
     top = compute.iloc[0] if len(compute) else None
@@ -202,14 +202,22 @@ def device_bound(source: Any) -> str:
             f"(busiest engine {signals['compute']:.0%}, DMA {signals['dma']:.0%}).")
 
 
+def _waiting(ins: pd.DataFrame) -> np.ndarray:
+    """Which instructions are semaphore waits (the pattern tried once per opcode, not per row)."""
+    if "opcode" not in ins or ins.empty:
+        return np.zeros(len(ins), dtype=bool)
+    codes, names = _encode(ins["opcode"])
+    hit = pd.Series(names, dtype=object).str.contains(SEMAPHORE_WAIT, case=False, regex=True).to_numpy(bool)
+    return hit[codes]
+
+
 def _compute_time(trace: DeviceTrace) -> pd.DataFrame:
     """Per compute engine (not the Sync engine), the time it ran instructions other than semaphore waits; busiest first."""
     ins = trace.instructions
     if ins.empty:
         return pd.DataFrame(columns=["engine", "active_ns"])
     ec, engines = engine_codes(ins)
-    waiting = ins["opcode"].astype(str).str.contains(SEMAPHORE_WAIT, case=False, regex=True).to_numpy() \
-        if "opcode" in ins else np.zeros(len(ins), dtype=bool)
+    waiting = _waiting(ins)
     busy = grouped_busy(np.where(waiting, -1, ec).astype(np.int64), ins["start_ts"].to_numpy(np.int64),
                         ins["end_ts"].to_numpy(np.int64), len(engines))
     out = pd.DataFrame({"engine": engines, "active_ns": busy})
@@ -220,8 +228,8 @@ def _compute_time(trace: DeviceTrace) -> pd.DataFrame:
 def device_breakdown(source: Any, limit: int = 15) -> dict[str, Any]:
     """Every device analysis at once (what the device-trace Summary shows)."""
     trace = device_trace_of(source)
-    return {"kind": "device", "engines": engine_time(trace), "dma": dma_traffic(trace),
-            "waits": semaphore_waits(trace), "layers": top_operators(trace, "layer", limit),
-            "operators": top_operators(trace, "hlo", limit), "opcodes": top_operators(trace, "opcode", limit),
-            "bound": device_bound(trace), "span_ns": span_ns(trace), "instructions": len(trace),
-            "dma_packets": len(trace.dma)}
+    waits = semaphore_waits(trace)
+    return {"kind": "device", "engines": engine_time(trace), "dma": dma_traffic(trace), "waits": waits,
+            "layers": top_operators(trace, "layer", limit), "operators": top_operators(trace, "hlo", limit),
+            "opcodes": top_operators(trace, "opcode", limit), "bound": device_bound(trace, waits),
+            "span_ns": span_ns(trace), "instructions": len(trace), "dma_packets": len(trace.dma)}

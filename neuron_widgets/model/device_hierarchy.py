@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import pandas as pd
 
-from .device_summary import execution_span, grouped_busy
+from .device_summary import execution_span
 from .device_trace import DeviceTrace
 
 NO_LAYER = "(no layer)"
@@ -109,23 +110,15 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     ec, engines = engine_codes(ins)
     flops_col = next((c for c in FLOP_COLUMNS if c in ins), None)
     flops = pd.to_numeric(ins[flops_col], errors="coerce").fillna(0).to_numpy(np.float64) if flops_col else None
-    first = np.full(n, np.iinfo(np.int64).max)
-    last = np.full(n, np.iinfo(np.int64).min)
-    count = np.zeros(n, dtype=np.int64)
-    flop_sum = np.zeros(n)
-    active = np.zeros(n * len(engines), dtype=np.int64)
     depth = max(len(c) for c in chains)
-    for level in range(depth):
-        at = np.array([c[level] if level < len(c) else -1 for c in chains], dtype=np.int64)
-        node = at[inv]
-        mine = node >= 0
-        nd = node[mine]
-        count += np.bincount(nd, minlength=n)
-        _reduce(first, nd, start[mine], np.minimum)
-        _reduce(last, nd, end[mine], np.maximum)
-        if flops is not None:
-            flop_sum += np.bincount(nd, weights=flops[mine], minlength=n)
-        active += grouped_busy(np.where(mine, node * len(engines) + ec, -1), start, end, n * len(engines))
+    chain = np.full((len(chains), depth), -1, dtype=np.int64)
+    for i, c in enumerate(chains):
+        chain[i, :len(c)] = c
+    order = np.argsort(start, kind="stable") if start.size > 1 and np.any(start[1:] < start[:-1]) else None
+    pick = (lambda a: a[order]) if order is not None else (lambda a: a)
+    first, last, count, flop_sum, active = _tree_stats(
+        pick(start), pick(end), pick(ec.astype(np.int64)), pick(inv.astype(np.int64)), chain, n, len(engines),
+        pick(flops) if flops is not None else np.zeros(len(start)))
     out = pd.DataFrame(info, columns=["path", "name", "parent", "level", "kind"])
     out["start_ts"], out["end_ts"] = first, last
     out["duration_ns"] = last - first
@@ -151,14 +144,48 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     return out[[*COLUMNS[:-1], *[c for c in out.columns if c.endswith("_active_ns")], "source"]]
 
 
-def _reduce(target: np.ndarray, index: np.ndarray, values: np.ndarray, op: Any) -> None:
-    """np.<op>.at, sorted once and reduced per index (.at is slow past a few thousand rows)."""
-    if index.size == 0:
-        return
-    order = np.argsort(index, kind="stable")
-    idx, vals = index[order], values[order]
-    firsts = np.flatnonzero(np.concatenate([[True], idx[1:] != idx[:-1]]))
-    target[idx[firsts]] = op(target[idx[firsts]], op.reduceat(vals, firsts))
+@numba.njit(cache=True, nogil=True)
+def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops):  # pragma: no cover - numba
+    """One pass over the instructions in start order: each node's first start, last end, count, FLOPs,
+    and per engine the length of the union of its instructions (runs kept open per node and engine)."""
+    first = np.full(n, np.iinfo(np.int64).max)
+    last = np.full(n, np.iinfo(np.int64).min)
+    count = np.zeros(n, np.int64)
+    flop_sum = np.zeros(n)
+    active = np.zeros(n * n_eng, np.int64)
+    run_start = np.zeros(n * n_eng, np.int64)
+    run_end = np.full(n * n_eng, np.iinfo(np.int64).min)
+    for i in range(start.size):
+        s, e = start[i], max(end[i], start[i])
+        for level in range(chain.shape[1]):
+            node = chain[combo[i], level]
+            if node < 0:
+                break
+            first[node] = min(first[node], s)
+            last[node] = max(last[node], end[i])
+            count[node] += 1
+            flop_sum[node] += flops[i]
+            g = node * n_eng + engine[i]
+            if s > run_end[g]:
+                if run_end[g] != np.iinfo(np.int64).min:
+                    active[g] += run_end[g] - run_start[g]
+                run_start[g] = s
+                run_end[g] = e
+            elif e > run_end[g]:
+                run_end[g] = e
+    for g in range(n * n_eng):
+        if run_end[g] != np.iinfo(np.int64).min:
+            active[g] += run_end[g] - run_start[g]
+    return first, last, count, flop_sum, active
+
+
+def warm() -> None:
+    """Compile (or load the cached) passes now, not on a user's first call."""
+    from .device_summary import grouped_busy
+
+    grouped_busy(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
+    _tree_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
+                np.zeros((1, 1), np.int64), 1, 1, np.zeros(1))
 
 
 def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.DataFrame, int]:

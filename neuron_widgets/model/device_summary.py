@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -28,21 +29,31 @@ def grouped_busy(group: np.ndarray, start: np.ndarray, end: np.ndarray, n_groups
     """busy_ns of each group's intervals at once (group codes 0..n_groups-1; negative codes are left out)."""
     keep = group >= 0
     g, s, e = group[keep].astype(np.int64), start[keep].astype(np.int64), end[keep].astype(np.int64)
-    out = np.zeros(n_groups, dtype=np.int64)
-    if g.size == 0:
-        return out
-    base = min(int(s.min()), int(e.min()))
-    # Each group is moved past the previous one's reach, so one running maximum serves all groups
-    # and a group's first interval always opens a new run.
-    stride = max(int(e.max()), int(s.max())) - base + 1
-    order = np.lexsort((s, g))
-    g, s, e = g[order], s[order] - base + g[order] * stride, np.maximum(e[order], s[order]) - base + g[order] * stride
-    reach = np.maximum.accumulate(e)
-    new = np.concatenate([[True], s[1:] > reach[:-1]])
-    firsts = np.flatnonzero(new)
-    run_end = np.maximum.reduceat(e, firsts)
-    # Per-group sums stay far below 2**53 ns, so float weights are exact here.
-    out += np.rint(np.bincount(g[firsts], weights=run_end - s[firsts], minlength=n_groups)).astype(np.int64)
+    if s.size > 1 and np.any(s[1:] < s[:-1]):  # device tables usually come in time order: no sort then
+        order = np.argsort(s, kind="stable")
+        g, s, e = g[order], s[order], e[order]
+    return _union_pass(g, s, e, n_groups)
+
+
+@numba.njit(cache=True, nogil=True)
+def _union_pass(group, start, end, n):  # pragma: no cover - numba
+    """Intervals in start order: per group, the length of their union (one run kept open per group)."""
+    out = np.zeros(n, np.int64)
+    none = np.iinfo(np.int64).min
+    run_start = np.zeros(n, np.int64)
+    run_end = np.full(n, none)
+    for i in range(start.size):
+        g, s, e = group[i], start[i], max(end[i], start[i])
+        if s > run_end[g]:
+            if run_end[g] != none:
+                out[g] += run_end[g] - run_start[g]
+            run_start[g] = s
+            run_end[g] = e
+        elif e > run_end[g]:
+            run_end[g] = e
+    for g in range(n):
+        if run_end[g] != none:
+            out[g] += run_end[g] - run_start[g]
     return out
 
 
