@@ -22,16 +22,24 @@ SETS = {
     "rocm": ["hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz"],
     "dlrm-8-ranks": sorted(str(p.relative_to(TRACES)) for p in (TRACES / "param-dlrm-8rank").glob("*.json.gz")),
 }
+# Generated Kineto jobs (neuron_widgets.sample.kineto): (seed, ranks, steps, late rank).
+GENERATED = {f"generated-{seed}": (seed, 2 + seed % 3, 3 + seed % 5, seed % (2 + seed % 3)) for seed in range(6)}
 
 
-@pytest.fixture(scope="module", params=list(SETS))
+@pytest.fixture(scope="module", params=[*SETS, *GENERATED])
 def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """(our Profile, HTA's TraceAnalysis) on the same files."""
     hta = pytest.importorskip("hta.trace_analysis")
-    files = [trace(f) for f in SETS[request.param]]
     d = tmp_path_factory.mktemp(request.param)
-    for f in files:
-        shutil.copy(f, d)
+    if request.param in GENERATED:
+        from neuron_widgets.sample.kineto import write_kineto
+
+        seed, ranks, steps, late = GENERATED[request.param]
+        files = write_kineto(d, seed, ranks, steps, late)
+    else:
+        files = [trace(f) for f in SETS[request.param]]
+        for f in files:
+            shutil.copy(f, d)
     logging.disable(logging.WARNING)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -218,6 +218,7 @@ def test_the_summary_draws_what_the_trace_holds(trace: str, kind: str, hidden: s
         assert c.top_b.title.text.startswith("Top events by self time")
         assert c.longest is not None and len(c.longest.source.data["name"]) == 20
         assert c.head.children[0].children[2].text.startswith("Threads")
+    assert (c.launches is not None) == (kind == "kineto")
 
 
 def test_a_summary_never_waits_for_a_view_in_a_kernel(sample: nw.Profile, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,6 +279,14 @@ def test_the_kineto_sample_summary_names_the_late_rank() -> None:
     assert "rank 0 arrives last at 4 of 5 collectives" in c.head.children[1].text
     assert sorted(source(c.temporal).data["device"]) == ["rank 0", "rank 1"]
     assert any("ncclDevKernel_AllReduce" in f for f in source(c.top_a).data["full"])
+    # Launch delays per rank and stream, as HTA's launch statistics give them.
+    launches = source(c.launches).data
+    assert sorted(launches["device"]) == ["rank 0 stream 20", "rank 0 stream 7", "rank 1 stream 20", "rank 1 stream 7"]
+    ls = A.launch_stats(p)
+    mine = ls[(ls["rank"] == 1) & (ls["stream"] == 7)]["launch_delay_ns"]
+    i = launches["device"].index("rank 1 stream 7")
+    assert launches["median_us"][i] == pytest.approx(mine.median() / 1e3) and launches["launches"][i] == len(mine)
+    assert all(a <= b for a, b in zip(launches["median_us"], launches["max_us"], strict=True))
     # Idle is said in the trace's words: kernels, not executions.
     import pandas as pd
 

@@ -22,22 +22,22 @@ OPS = ("aten::linear", "aten::gelu", "aten::matmul", "aten::sum")
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
 
 
-def job_events(seed: int = 0) -> list[dict]:
+def job_events(seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank: int = 0) -> list[dict]:
     """Every rank's trace. Steps run in lock-step: a rank's all-reduce ends when the last rank's has run."""
     rng = np.random.default_rng(seed)
     events: list[list[dict]] = []
-    for rank in range(RANKS):
+    for rank in range(ranks):
         host_pid = 4100 + rank
         events.append([
             {"ph": "M", "name": "process_name", "pid": host_pid, "args": {"name": "python"}},
             {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": f"GPU {rank}"}},
             {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
             {"ph": "M", "name": "thread_name", "pid": 0, "tid": 20, "args": {"name": "stream 20"}}])
-    correlation = [1000 * (r + 1) for r in range(RANKS)]
+    correlation = [1000 * (r + 1) for r in range(ranks)]
     t = 1_000.0
-    for step in range(STEPS):
+    for step in range(steps):
         arrivals, pending = [], []
-        for rank in range(RANKS):
+        for rank in range(ranks):
             host_pid = tid = 4100 + rank
             ev = events[rank]
             clock, gpu = t, t
@@ -62,8 +62,8 @@ def job_events(seed: int = 0) -> list[dict]:
                 gpu = start + dur
                 # The host sometimes stalls (a data-loader wait): the GPU runs dry.
                 clock += 20 + (float(rng.uniform(150, 300)) if i == 3 and step % 3 == 1 else 0.0)
-            # Rank 0's host is slower in every other step: its all-reduce starts late and rank 1 waits.
-            clock += 900.0 if rank == 0 and step % 2 == 0 else 0.0
+            # The late rank's host is slower in every other step: its all-reduce starts late, the others wait.
+            clock += 900.0 if rank == late_rank and step % 2 == 0 else 0.0
             correlation[rank] += 1
             arrivals.append(max(clock + 20, gpu))
             pending.append((rank, host_pid, clock, correlation[rank]))
@@ -82,17 +82,17 @@ def job_events(seed: int = 0) -> list[dict]:
             ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": host_pid,
                        "tid": host_pid, "ts": t, "dur": done + 20 - t})
         t = done + 30
-    return [{"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": r, "world_size": RANKS},
+    return [{"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": r, "world_size": ranks},
              "deviceProperties": [{"id": r, "name": "Sample GPU", "totalGlobalMem": 42_000_000_000}],
              "traceEvents": events[r], "displayTimeUnit": "ms", "baseTimeNanoseconds": 1_700_000_000_000_000_000}
-            for r in range(RANKS)]
+            for r in range(ranks)]
 
 
-def write_kineto(out: Path, seed: int = 0) -> list[Path]:
+def write_kineto(out: Path, seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank: int = 0) -> list[Path]:
     """One gzipped Kineto JSON per rank under `out` (rank-0.pt.trace.json.gz, ...)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for rank, doc in enumerate(job_events(seed)):
+    for rank, doc in enumerate(job_events(seed, ranks, steps, late_rank)):
         path = out / f"rank-{rank}.pt.trace.json.gz"
         with gzip.open(path, "wt", encoding="utf-8") as f:
             json.dump(doc, f)

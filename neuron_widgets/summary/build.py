@@ -21,7 +21,8 @@ from ..model.profile import Profile
 from . import charts as C
 from . import data as D
 
-EMPTY = {"kind": "neuron", "temporal": pd.DataFrame(), "idle": pd.DataFrame(), "kernels": (pd.DataFrame(), pd.DataFrame()),
+EMPTY = {"kind": "neuron", "temporal": pd.DataFrame(), "idle": pd.DataFrame(), "launches": pd.DataFrame(),
+         "kernels": (pd.DataFrame(), pd.DataFrame()),
          "stragglers": pd.DataFrame(), "straggler_steps": pd.DataFrame(), "problems": pd.DataFrame()}
 
 
@@ -60,6 +61,7 @@ class SummaryCharts:
         self.steps = C.straggler_steps_chart(self._step_cols(r))
         self.problems = C.problems_table(self._problem_cols(r), neuron=self.kind == "neuron")
         self.longest = C.longest_table(self._longest_cols(r)) if self.kind == "chrome" else None
+        self.launches = C.launch_chart(D.launch_columns(r["launches"])) if self.kind == "kineto" else None
         # Charts that do not apply to this kind of trace are not drawn (the headline says why).
         self.idle.visible = self.kind != "chrome"
         shown = self.kind == "neuron" or (self.kind == "kineto" and ranks >= 2)
@@ -80,7 +82,7 @@ class SummaryCharts:
                                                      title="Compared profile (b): where the time goes")
         self.layout = self._layout()
         self.figures = [f for f in (self.temporal, self.idle, self.top_a, self.top_b, self.stragglers, self.steps,
-                                    self.counters, self.compare_temporal) if f is not None]
+                                    self.launches, self.counters, self.compare_temporal) if f is not None]
         self.sources = {id(f): f.select_one({"type": ColumnDataSource}) for f in self.figures}
         C.apply_theme(self.layout, dark, self.figures)
 
@@ -93,6 +95,8 @@ class SummaryCharts:
         first = (_wrap(self.temporal, self.compare_temporal), _wrap(self.idle)) if self.compare_temporal is not None \
             else (_wrap(self.temporal, self.idle),)
         parts: list[Any] = [self.head, *first, _wrap(self.top_a, self.top_b)]
+        if self.launches is not None:
+            parts.append(_wrap(self.launches))
         if self.stragglers.visible:
             parts.append(_wrap(self.stragglers, self.steps))
         if self.longest is not None:
@@ -127,6 +131,8 @@ class SummaryCharts:
             tcols = D.temporal_columns(r["temporal"], self.kind)
             self._set(self.temporal, self._temporal_click(tcols, r), "device")
             self._set(self.idle, D.idle_columns(r["idle"], tcols["device"]), "device")
+            if self.launches is not None:
+                self._set(self.launches, D.launch_columns(r["launches"]), "device")
         if wanted("kernels"):
             a, b = self._top_cols(r)
             self._set(self.top_a, a, "label", reverse=False)

@@ -130,6 +130,23 @@ def top_chart(cols: dict[str, list], title: str, name: str, color: str = "#2f7ed
     return f
 
 
+def launch_chart(cols: dict[str, list], name: str = "nw-launches"):
+    """Kineto: per rank and stream, the delay from a kernel's launch call to its start: median over p95 (µs)."""
+    src = _source(name, cols)
+    f = _figure("Launch delay per rank and stream (µs)", _bar_height(len(cols["device"])), name,
+                y_range=FactorRange(factors=list(reversed(cols["device"]))))
+    p95 = f.hbar(y="device", right="p95_us", height=0.7, source=src, color="#f3a712", alpha=0.45, line_color=None)
+    med = f.hbar(y="device", right="median_us", height=0.4, source=src, color="#e4572e", line_color=None)
+    f.add_tools(HoverTool(renderers=[p95, med], tooltips=[("", "@device"), ("median", "@median_us{0,0.0} µs"),
+                                                          ("p95", "@p95_us{0,0.0} µs"), ("max", "@max_us{0,0.0} µs"),
+                                                          ("launches", "@launches{0,0}")]))
+    f.add_layout(Legend(items=[LegendItem(label="median", renderers=[med]), LegendItem(label="95th percentile",
+                                                                                       renderers=[p95])],
+                        orientation="horizontal", location="bottom_right"), "below")
+    f.xaxis.axis_label = "µs"
+    return f
+
+
 def straggler_chart(cols: dict[str, list], name: str = "nw-stragglers"):
     """Per device, how often it arrived last at a collective (bars), its mean and largest lag on hover."""
     src = _source(name, cols)

@@ -236,3 +236,17 @@ def top_columns(df: pd.DataFrame, label: str, total: str, count: str, mean: str,
     return {"label": unique_labels(full) if shorten else full, "full": full, "total_ms": (top[total] / scale).round(4).tolist(),
             "count": [int(x) for x in top[count]], "mean": [duration(v * 1e6 / scale) for v in top[mean]],
             "share": [f"{100 * v / whole:.1f}%" for v in top[total]]}
+
+
+def launch_columns(launches: pd.DataFrame) -> dict[str, list]:
+    """Per rank and stream: launches, median, 95th percentile and largest launch delay (µs), worst p95 first."""
+    keys = [c for c in ("rank", "stream") if c in launches.columns]
+    if launches is None or launches.empty or "launch_delay_ns" not in launches or not keys:
+        return {"device": [], "median_us": [], "p95_us": [], "max_us": [], "launches": []}
+    g = launches.groupby(keys, observed=True, sort=True)["launch_delay_ns"]
+    df = pd.DataFrame({"median_us": g.median() / 1e3, "p95_us": g.quantile(0.95) / 1e3, "max_us": g.max() / 1e3,
+                       "launches": g.size()}).reset_index().sort_values("p95_us", ascending=False, kind="stable")
+    label = [" ".join(f"{'rank' if k == 'rank' else 'stream'} {v}" for k, v in zip(keys, row, strict=True))
+             for row in df[keys].itertuples(index=False)]
+    return {"device": label, "median_us": df["median_us"].round(3).tolist(), "p95_us": df["p95_us"].round(3).tolist(),
+            "max_us": df["max_us"].round(3).tolist(), "launches": df["launches"].astype(int).tolist()}
