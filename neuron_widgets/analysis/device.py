@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device_events import ENGINE_ORDER, _encode
+from ..model.device_events import _encode, _engine_key
 from ..model.device_hierarchy import engine_codes, layer_column
 from ..model.device_summary import busy_ns, duration, engine_active, execution_span, grouped_busy
 from ..model.device_trace import DeviceTrace
@@ -53,8 +53,7 @@ def engine_time(source: Any) -> pd.DataFrame:
     if df.empty:
         return pd.DataFrame(columns=["engine", "active_ns", "share", "instructions"])
     df["share"] = df["active_ns"] / span_ns(trace)
-    df["rank"] = [ENGINE_ORDER.index(e) if e in ENGINE_ORDER else len(ENGINE_ORDER) for e in df["engine"]]
-    return df.sort_values(["rank", "engine"]).drop(columns="rank").reset_index(drop=True)
+    return df.iloc[sorted(range(len(df)), key=lambda i: _engine_key(str(df["engine"].iat[i])))].reset_index(drop=True)
 
 
 def top_operators(source: Any, by: str = "hlo", limit: int | None = 20) -> pd.DataFrame:
@@ -91,8 +90,7 @@ def top_operators(source: Any, by: str = "hlo", limit: int | None = 20) -> pd.Da
 
 
 def _engine_order(engines: list[str]) -> list[int]:
-    return sorted(range(len(engines)), key=lambda j: (ENGINE_ORDER.index(engines[j]) if engines[j] in ENGINE_ORDER
-                                                      else len(ENGINE_ORDER), engines[j]))
+    return sorted(range(len(engines)), key=lambda j: _engine_key(engines[j]))
 
 
 def layer_utilisation(source: Any) -> pd.DataFrame:

@@ -124,10 +124,9 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     out["duration_ns"] = last - first
     out["instructions"] = count
     per_engine = active.reshape(n, len(engines))
-    from .device_events import ENGINE_ORDER
+    from .device_events import _engine_key
 
-    for j in sorted(range(len(engines)), key=lambda j: (ENGINE_ORDER.index(engines[j]) if engines[j] in ENGINE_ORDER
-                                                         else len(ENGINE_ORDER), engines[j])):
+    for j in sorted(range(len(engines)), key=lambda j: _engine_key(engines[j])):
         out[f"{engines[j] or 'engine'}_active_ns"] = per_engine[:, j]
     out["flops"] = flop_sum if flops is not None else np.nan
     out["mfu"] = np.nan

@@ -7,11 +7,12 @@ column data (drawn as text), as in the system Summary.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from bokeh.layouts import column, row
-from bokeh.models import Div, FactorRange, HoverTool, Legend, LegendItem
+from bokeh.layouts import column
+from bokeh.models import FactorRange, HoverTool, Legend, LegendItem
 
 from ..model.device_summary import _bytes, duration, summary_percent
 from ..model.device_trace import DeviceTrace
@@ -85,6 +86,18 @@ def _layer_spans(trace: DeviceTrace) -> dict[str, tuple[int, int]]:
     return spans
 
 
+@dataclass
+class _Head:
+    """What the shared headline needs (as D.Headline gives it): cards, a sentence, a note."""
+
+    items: list[tuple[str, str]]
+    sentence: str
+    range_note: str
+
+    def cards(self) -> list[tuple[str, str]]:
+        return self.items
+
+
 class DeviceSummaryCharts:
     """The device-trace Summary's charts (and what a click on a layer means)."""
 
@@ -95,14 +108,9 @@ class DeviceSummaryCharts:
         self.origin = int(origin if origin is not None else trace.span[0])
         self.results = results
         r = results
-        label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
-        card = {"padding": "4px 10px", "border": "1px solid var(--jp-border-color2, #d0d7de)", "border-radius": "6px",
-                "color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "12px", "min-width": "88px",
-                "white-space": "pre-line"}
-        cards = [Div(text=f"{k}\n{v}", render_as_text=True, styles=card, name=f"nw-headline-{k.lower()}")
-                 for k, v in _cards(trace, r)]
-        self.sentence = Div(text=r["bound"], render_as_text=True, name="nw-headline-sentence",
-                            sizing_mode="stretch_width", styles={**label})
+        notes = " ".join(trace.hierarchy().attrs.get("notes", [])).capitalize() + "."
+        head = C.headline_div(_Head(_cards(trace, r), r["bound"], notes))
+        self.sentence = head.children[1]
         self.engines = self._engine_chart(engine_columns(r))
         self.dma = self._bar(dma_columns(r), "queue", "mb", "DMA per queue and direction (MB)", "nw-device-dma",
                              [("queue", "@queue"), ("moved", "@bytes"), ("bandwidth", "@bandwidth"), ("busy", "@busy"),
@@ -116,10 +124,6 @@ class DeviceSummaryCharts:
         self.opcodes = self._bar(top_columns(r["opcodes"], "opcode"), "label", "ms",
                                  "Top opcodes by engine time (ms)", "nw-device-opcodes", tips, "#77a1e5")
         self.figures = [self.engines, self.dma, self.layers, self.operators, self.opcodes]
-        notes = Div(text=" ".join(trace.hierarchy().attrs.get("notes", [])).capitalize() + ".", render_as_text=True,
-                    sizing_mode="stretch_width", styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"})
-        head = column(row(*cards, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "gap": "6px"}),
-                      self.sentence, notes, sizing_mode="stretch_width", name="nw-headline")
         self.layout = column(head, _wrap(self.engines, self.dma), _wrap(self.layers, self.operators),
                              _wrap(self.opcodes), sizing_mode="stretch_width", name="nw-summary")
 
