@@ -158,6 +158,8 @@ def test_device_analyses_on_the_sample_and_their_errors() -> None:
     assert (util.filter(like="_util") <= 1.0 + 1e-9).all().all()
     with pytest.raises(TypeError, match="system profile"):
         D.engine_time(p)
+    with pytest.raises(TypeError, match=r"nw\.load_device_trace"):
+        D.engine_time("device_profile_model_1.json")
     with pytest.raises(ValueError, match="by must be one of"):
         D.top_operators(trace, "colour")
 

@@ -1,6 +1,6 @@
 """Device analyses: where one execution's time went on the NeuronCore's engines and DMA queues.
 
-Each takes a DeviceTrace (or a DeviceTraceViewer, or the path of a device profile) and returns a
+Each takes a DeviceTrace (or a DeviceTraceViewer) and returns a
 DataFrame: engine time per operator, engine use per layer, DMA traffic per queue, semaphore waits,
 and `device_bound`, the sentence that says what bounds the execution. Times are int64 ns, shares
 fractions of the execution's span.
@@ -26,19 +26,18 @@ SEMAPHORE_WAIT = r"SEMAPHORE|SEM_WAIT|WAIT_EVENT"
 
 
 def device_trace_of(source: Any) -> DeviceTrace:
-    """The DeviceTrace behind a viewer, a DeviceEvents, a path, or the trace itself."""
+    """The DeviceTrace behind a viewer or a DeviceEvents, or the trace itself."""
     if isinstance(source, DeviceTrace):
         return source
     for attr in ("device_trace", "trace"):
         t = getattr(source, attr, None)
         if isinstance(t, DeviceTrace):
             return t
-    if isinstance(source, str | os.PathLike):
-        from ..readers.device import load_device_trace
-
-        return load_device_trace(source)
-    raise TypeError(f"a device analysis takes a DeviceTrace, a DeviceTraceViewer or a device profile's path, "
-                    f"not {type(source).__name__}; for a system profile use nw.analysis.temporal_breakdown and the like")
+    if isinstance(source, str | os.PathLike):  # analyses never read files: the reader is the user's call
+        raise TypeError(f"a device analysis takes a DeviceTrace or a DeviceTraceViewer, not a path: "
+                        f"nw.load_device_trace({os.fspath(source)!r}) reads it")
+    raise TypeError(f"a device analysis takes a DeviceTrace or a DeviceTraceViewer, not {type(source).__name__}; "
+                    "for a system profile use nw.analysis.temporal_breakdown and the like")
 
 
 def span_ns(trace: DeviceTrace) -> int:
