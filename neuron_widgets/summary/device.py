@@ -58,12 +58,11 @@ def top_columns(df: pd.DataFrame, key: str, spans: dict[str, tuple[int, int]] | 
                 origin: int = 0) -> dict[str, list]:
     labels = _unique([str(x) for x in df[key]])
     out = {"label": labels, "ms": [v / 1e6 for v in df["engine_ns"]], "time": [duration(v) for v in df["engine_ns"]],
-           "share": [f"{100 * s:.1f}%" for s in df["share"]], "instructions": [f"{n:,}" for n in df["instructions"]],
-           "t0": [], "t1": []}
-    for name in df[key]:
-        a, b = (spans or {}).get(str(name), (origin, origin))
-        out["t0"].append(a - origin)  # ns from the viewer's origin, as a step's window is
-        out["t1"].append(b - origin)
+           "share": [f"{100 * s:.1f}%" for s in df["share"]], "instructions": [f"{n:,}" for n in df["instructions"]]}
+    if spans is not None:  # bars a click fits the viewer to: their window, ns from the viewer's origin
+        window = [spans.get(str(name), (origin, origin)) for name in df[key]]
+        out["t0"] = [a - origin for a, _ in window]
+        out["t1"] = [b - origin for _, b in window]
     return out
 
 

@@ -378,11 +378,13 @@ def _drop_view(old: Any) -> None:
 
 
 def _device_trace_in(source: Any) -> DeviceTrace | None:
-    """The device trace a Summary is asked for: a DeviceTrace, or a DeviceTraceViewer's."""
-    if isinstance(source, DeviceTrace):
-        return source
-    trace = getattr(getattr(source, "profile", None), "trace", None)
-    return trace if isinstance(trace, DeviceTrace) else None
+    """The device trace a Summary is asked for (a DeviceTrace, or a DeviceTraceViewer's), else None."""
+    from ..analysis.device import device_trace_of
+
+    try:
+        return device_trace_of(source)
+    except TypeError:
+        return None
 
 
 def _chrome_steps(p: Profile) -> tuple:
