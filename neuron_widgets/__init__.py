@@ -1,9 +1,9 @@
 """neuron-widgets: Jupyter widgets for AWS Neuron profiles.
 
 `from neuron_widgets import Timeline, EventDetails, GroupingSelector, DeviceTraceViewer,
-DeviceProfilePicker, Summary, link, export_html, export_perfetto` works; the widgets and
-exporters are imported on first use, so `import neuron_widgets` for loading and analyses does
-not pull in the widget stack.
+DeviceProfilePicker, Summary, link, export_html, export_perfetto, load_job` works; the widgets,
+exporters and jobs are imported on first use, so `import neuron_widgets` for loading and
+analyses does not pull in the widget stack (nor Dask).
 """
 
 from importlib import import_module
@@ -23,7 +23,7 @@ _LAZY = {
     "Timeline": ".widgets", "EventDetails": ".widgets", "GroupingSelector": ".widgets",
     "DeviceTraceViewer": ".widgets", "DeviceProfilePicker": ".widgets", "Summary": ".widgets", "link": ".widgets",
     "export_html": ".export", "export_profile": ".export", "export_perfetto": ".export.perfetto",
-    "export_parquet": ".export.parquet",
+    "export_parquet": ".export.parquet", "load_job": ".job", "Job": ".job",
 }
 
 __all__ = ["GROUPINGS", "HARDWARE_EVENTS", "DeviceTrace", "LoadWarnings", "Profile", "ProfileError", "__version__",

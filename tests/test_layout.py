@@ -13,10 +13,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "neuron_widgets"
 
 # Layer -> the layers it must never import (at module level or inside a function).
 FORBIDDEN = {
-    "model": {"readers", "widgets", "export", "summary", "analysis", "sample"},
-    "analysis": {"readers", "widgets", "export", "summary"},
+    "model": {"readers", "widgets", "export", "summary", "analysis", "sample", "job"},
+    "analysis": {"readers", "widgets", "export", "summary", "job"},
+    "job": {"widgets", "export", "summary"},
     "summary": {"readers", "widgets", "export"},
-    "readers": {"widgets", "export", "summary", "analysis"},
+    "readers": {"widgets", "export", "summary", "analysis", "job"},
     "export": {"widgets"},
 }
 

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from .across import across
 from .compare import compare
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
@@ -18,7 +19,7 @@ from .stragglers import stragglers
 from .suite import all_analyses
 from .temporal import temporal_breakdown
 
-__all__ = ["NRT_STATUS", "all_analyses", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown",
+__all__ = ["NRT_STATUS", "across", "all_analyses", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown",
            "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown"]
 
 

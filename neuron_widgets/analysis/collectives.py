@@ -11,7 +11,7 @@ whose execution of that NEFF completed without one: they are taken to have arriv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -28,8 +28,11 @@ class Arrivals:
     (-1: no event of its own in the step); and per step code its label columns."""
 
     table: pd.DataFrame
-    labels: pd.DataFrame  # index: step code; model_name, step, collective
+    labels: pd.DataFrame  # index: step code; model_name, step, collective (and the matching key)
     notes: list[str]
+    # (step, dev) of cores that ran the step's execution without a collective of their own: they
+    # arrive at the step's release, known only once every core's barrier is (`with_absent`).
+    absent: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["step", "dev"]))
 
 
 def ordinal(group: np.ndarray, start: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
@@ -51,7 +54,7 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
     ccs, cc_core = fr.on_cores(COLLECTIVE)
     exs, ex_core = fr.on_cores(EXECUTION)
     empty = Arrivals(pd.DataFrame(columns=["step", "dev", "arrive", "length", "release", "id"]),
-                     pd.DataFrame(columns=["model_name", "step", "collective"]), notes)
+                     pd.DataFrame(columns=["model_name", "step", "collective", "key"]), notes)
     if bars.size + ccs.size == 0:
         notes.append("no cc_exec_barrier or cc_running events: no collective to find a straggler in")
         return empty
@@ -99,21 +102,28 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
 
     # Cores whose completed execution of a step's NEFF has no collective in it: arrived at the release.
     absent = _absent(steps, table, ex_core, neff_code, ex_key, ex_done)
-    if len(absent):
-        release = table[table["release"] >= 0].groupby("step")["release"].max()
-        absent = absent.join(release, on="step", how="inner")
-        n_est = len(absent)
-        if n_est:
-            absent = absent.assign(arrive=absent["release"], length=0, id=-1)
-            table = pd.concat([table, absent[table.columns]], ignore_index=True)
-            notes.append(f"{n_est} times a core ran the step's NEFF but recorded no barrier or cc_running for its "
-                         "collective: it is taken to have arrived at the release (it waited 0)")
     labels = pd.DataFrame({"neff": [s[0] for s in steps], "key": [s[1] for s in steps], "collective": [s[2] for s in steps]})
     names = np.array([*neffs, None], dtype=object)
     labels["model_name"] = names[labels["neff"].to_numpy()] if len(labels) else pd.Series(dtype=object)
     labels["step"] = np.where(labels["key"] >= 0, labels["key"], np.where(labels["key"] <= -2, -2 - labels["key"],
                                                                           labels["collective"]))
-    return Arrivals(table.reset_index(drop=True), labels[["model_name", "step", "collective"]], notes)
+    labels["key"] = labels["key"].astype(np.int64)
+    return Arrivals(table.reset_index(drop=True), labels[["model_name", "step", "collective", "key"]], notes,
+                    absent.astype(np.int64))
+
+
+def with_absent(arr: Arrivals) -> Arrivals:
+    """The absent cores added to the table, arriving at their step's release (the latest barrier end)."""
+    absent, table, notes = arr.absent, arr.table, list(arr.notes)
+    if len(absent):
+        release = table[table["release"] >= 0].groupby("step")["release"].max()
+        absent = absent.join(release, on="step", how="inner")
+        if len(absent):
+            absent = absent.assign(arrive=absent["release"], length=0, id=-1)
+            table = pd.concat([table, absent[table.columns]], ignore_index=True)
+            notes.append(f"{len(absent)} times a core ran the step's NEFF but recorded no barrier or cc_running for its "
+                         "collective: it is taken to have arrived at the release (it waited 0)")
+    return Arrivals(table, arr.labels, notes, absent.iloc[:0])
 
 
 def _execution_of(core: np.ndarray, own: np.ndarray, start: np.ndarray, ex_core: np.ndarray, ex_id: np.ndarray,

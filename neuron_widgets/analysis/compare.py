@@ -26,7 +26,7 @@ def compare(a: Profile, b: Profile, by: str = "name") -> pd.DataFrame:
         raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
     if by == "core":
         return _cores(a, b)
-    ta, tb = (_totals(p, by) for p in (a, b))
+    ta, tb = (totals(p, by) for p in (a, b))
     key = ta.columns[0]
     df = ta.merge(tb, on=key, how="outer", suffixes=("_a", "_b"))
     for c in ("count", "total_ns"):
@@ -42,7 +42,7 @@ def compare(a: Profile, b: Profile, by: str = "name") -> pd.DataFrame:
     return notes_of(df, ta.attrs.get("notes", []) + tb.attrs.get("notes", []))
 
 
-def _totals(p: Profile, by: str) -> pd.DataFrame:
+def totals(p: Profile, by: str) -> pd.DataFrame:
     fr = frame_of(p)
     if by == "neff":
         if kind_of(fr) != "neuron":

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from .collectives import neuron_arrivals, ordinal
+from .collectives import Arrivals, neuron_arrivals, ordinal, with_absent
 from .devices import COMMUNICATION, kind_of, kineto_kernels
 from .frame import Frame, frame_of, notes_of
 
@@ -40,30 +40,110 @@ def stragglers(profile: Profile, kind: str = "auto", per_step: bool = False) -> 
 
 
 def _both(fr: Frame, kind: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    arr, keys, out_labels = _arrivals(fr, kind)
+    arr = with_absent(arr)
+    steps, cores = _steps(arr.table, arr.labels[out_labels], keys)
+    return steps, cores, arr.notes
+
+
+def _arrivals(fr: Frame, kind: str) -> tuple[Arrivals, pd.DataFrame, list[str]]:
+    """The arrivals (absent cores not yet added), the device keys, and the step labels shown."""
     if kind == "neuron":
         _, keys = fr.core_codes()
-        got = neuron_arrivals(fr)
-        notes = list(got.notes)
-        labels = got.labels
-        table = got.table
+        return neuron_arrivals(fr), keys, NEURON_LABELS
+    k = kineto_kernels(fr)
+    notes = list(k.notes)
+    comm = k.types(fr) == COMMUNICATION
+    rows, dev = k.rows[comm], k.rank[comm]
+    keys = pd.DataFrame({"rank": k.ranks})
+    name = fr.name[rows]
+    nth = ordinal(dev * (len(fr.names) + 1) + name, fr.start[rows])
+    step, uniq = pd.MultiIndex.from_arrays([name, nth]).factorize() if rows.size else (np.zeros(0, np.int64), None)
+    table = pd.DataFrame({"step": step, "dev": dev, "arrive": k.start[comm], "length": k.end[comm] - k.start[comm],
+                          "release": k.end[comm], "id": fr.profile.array("id")[rows]})
+    table = table.sort_values(["step", "arrive"]).drop_duplicates(["step", "dev"], keep="first")
+    n = len(uniq) if uniq is not None else 0
+    labels = pd.DataFrame({"step": np.arange(n),
+                           "name": [fr.names[c] for c in uniq.get_level_values(0)] if n else [],
+                           "ordinal": np.asarray(uniq.get_level_values(1), np.int64) if n else np.zeros(0, np.int64)})
+    if len(k.ranks) < 2:
+        notes.append("one rank only: stragglers need the traces of several ranks (load_profile([...]))")
+    return Arrivals(table, labels, notes), keys, ["step"]
+
+
+# -- a job's stragglers, from each part's arrivals ---------------------------------------------
+NEURON_LABELS = ["model_name", "step", "collective"]
+_MATCH = {"neuron": ["model_name", "key", "collective"], "kineto": ["name", "ordinal"]}
+_DEVICE = {"neuron": ["instance_id", "process_id", "nc_idx", "worker_gid"], "kineto": ["rank"]}
+_NONE = "\0none"
+
+
+def part_arrivals(profile: Profile, kind: str = "auto") -> pd.DataFrame:
+    """One part's arrivals by value (step labels and device keys, not codes), absent cores marked
+    `present=False`: what a job's stragglers are computed from, across parts."""
+    fr = frame_of(profile)
+    kind = kind_of(fr, kind)
+    arr, keys, _ = _arrivals(fr, kind)
+    t = pd.concat([arr.table.assign(present=True),
+                   arr.absent.assign(arrive=-1, length=0, release=-1, id=-1, present=False)], ignore_index=True)
+    t = t.astype({"step": np.int64, "dev": np.int64})
+    labels = arr.labels[_MATCH[kind] + [c for c in arr.labels.columns if c not in _MATCH[kind]]]
+    out = pd.concat([labels.iloc[t["step"].to_numpy()].reset_index(drop=True)[_MATCH[kind] + (["step"] if kind == "neuron"
+                                                                                               else [])],
+                     keys.iloc[t["dev"].to_numpy()].reset_index(drop=True)[_DEVICE[kind]],
+                     t[["arrive", "length", "release", "id", "present"]].reset_index(drop=True)], axis=1)
+    out.attrs.update(kind=kind, notes=arr.notes)
+    return out
+
+
+def job_stragglers(parts: list[tuple[str, pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Stragglers of a whole job from its parts' `part_arrivals`: (per device, per step, lag per device and step).
+
+    Collectives are matched across every core of the job by their step labels (Neuron: NEFF, execution,
+    collective ordinal; Kineto: kernel name and ordinal), so a core that holds back another node is found."""
+    kinds = {df.attrs.get("kind") for _, df in parts if len(df)} or {"neuron"}
+    kind = "neuron" if "neuron" in kinds else "kineto"
+    notes = [f"{name}: {n}" for name, df in parts for n in df.attrs.get("notes", [])]
+    if len(kinds) > 1:
+        notes.append("parts of different kinds (Neuron and Kineto): only the Neuron parts' collectives are matched")
+    frames = [df.assign(part=name) for name, df in parts if len(df) and df.attrs.get("kind") == kind]
+    dev_cols, match = ["part", *_DEVICE[kind]], _MATCH[kind]
+    if not frames:
+        keys = pd.DataFrame(columns=dev_cols)
+        labels = pd.DataFrame(columns=NEURON_LABELS if kind == "neuron" else ["step"])
+        return (notes_of(_empty_cores(keys), notes), notes_of(_empty_steps(keys, labels), notes),
+                pd.DataFrame(columns=[*dev_cols, *labels.columns, "start_ts", "lag_ns"]))
+    t = pd.concat(frames, ignore_index=True)
+    # Devices in the order a merged profile numbers them (instance, process, core), then by part.
+    order = _DEVICE[kind][:3] if kind == "neuron" else ["rank"]
+    keys = t[dev_cols].drop_duplicates().sort_values([*order, "part"], kind="stable", ignore_index=True)
+    dev = pd.MultiIndex.from_frame(keys.astype(object).fillna(_NONE)).get_indexer(
+        pd.MultiIndex.from_frame(t[dev_cols].astype(object).fillna(_NONE)))
+    m = t[match].astype(object).fillna(_NONE)
+    step, uniq = pd.MultiIndex.from_frame(m).factorize()
+    labels = uniq.to_frame(index=False, name=match)
+    labels = labels.mask(labels == _NONE, None)
+    if kind == "neuron":
+        labels["step"] = t.groupby(step)["step"].first().to_numpy()
+        out_labels = NEURON_LABELS
     else:
-        notes = []
-        k = kineto_kernels(fr)
-        notes += k.notes
-        comm = k.types(fr) == COMMUNICATION
-        rows, dev = k.rows[comm], k.rank[comm]
-        keys = pd.DataFrame({"rank": k.ranks})
-        name = fr.name[rows]
-        step = pd.MultiIndex.from_arrays([name, ordinal(dev * (len(fr.names) + 1) + name, fr.start[rows])]) \
-            .factorize()[0] if rows.size else np.zeros(0, np.int64)
-        table = pd.DataFrame({"step": step, "dev": dev, "arrive": k.start[comm], "length": k.end[comm] - k.start[comm],
-                              "release": k.end[comm], "id": fr.profile.array("id")[rows]})
-        table = table.sort_values(["step", "arrive"]).drop_duplicates(["step", "dev"], keep="first")
-        labels = pd.DataFrame({"step": np.arange(int(step.max()) + 1 if step.size else 0)})
-        if len(k.ranks) < 2:
-            notes.append("one rank only: stragglers need the traces of several ranks (load_profile([...]))")
-    steps, cores = _steps(table, labels, keys)
-    return steps, cores, notes
+        # Steps numbered by their first arrival.
+        first = t[t["present"]].groupby(step[t["present"].to_numpy()])["arrive"].min().reindex(range(len(labels)))
+        labels["step"] = np.argsort(np.argsort(first.fillna(np.iinfo(np.int64).max).to_numpy(), kind="stable"))
+        out_labels = ["step"]
+    t = t.assign(step=step, dev=dev)
+    here = t["present"].to_numpy()
+    arr = Arrivals(t.loc[here, ["step", "dev", "arrive", "length", "release", "id"]].reset_index(drop=True), labels, notes,
+                   t.loc[~here, ["step", "dev"]].reset_index(drop=True))
+    arr = with_absent(arr)
+    steps, cores = _steps(arr.table, arr.labels[out_labels], keys)
+    lag = arr.table.assign(first=arr.table.groupby("step")["arrive"].transform("min"))
+    lag = lag[lag.groupby("step")["dev"].transform("size") > 1]
+    lag_frame = pd.concat([keys.iloc[lag["dev"].to_numpy()].reset_index(drop=True),
+                           arr.labels[out_labels].iloc[lag["step"].to_numpy()].reset_index(drop=True),
+                           pd.DataFrame({"start_ts": lag["first"].to_numpy(np.int64),
+                                         "lag_ns": (lag["arrive"] - lag["first"]).to_numpy(np.int64)})], axis=1)
+    return notes_of(cores, arr.notes), notes_of(steps, arr.notes), notes_of(lag_frame, arr.notes)
 
 
 def _steps(df: pd.DataFrame, labels: pd.DataFrame, keys: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

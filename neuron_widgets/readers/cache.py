@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
 from ..errors import LoadWarnings
@@ -109,6 +110,26 @@ def lookup(path: Path, versions: dict[str, int]) -> Profile | None:
         return None
     entry = root() / key.strip()
     return _read(entry, path) if entry.is_dir() else None
+
+
+def peek(path: Path, versions: dict[str, int]) -> dict[str, Any] | None:
+    """What the cache knows of an unchanged file seen before (format, events, first start, last end),
+    read from its entry's footer and two memory-mapped columns, not the whole entry."""
+    if not path.is_file():
+        return None
+    try:
+        reader, version, key = _slot(path).read_text().split("\t")
+        if versions.get(reader) != int(version):
+            return None
+        entry = root() / key.strip()
+        meta = json.loads((entry / "meta.json").read_text())
+        table = ipc.open_file(pa.memory_map(str(entry / "events.arrow"))).read_all()
+        start = pc.min_max(table.column("start_ts")) if table.num_rows else None
+        end = pc.min_max(table.column("end_ts")) if table.num_rows else None
+    except (OSError, KeyError, ValueError, pa.ArrowException):
+        return None
+    return {"format": meta["format"], "events": int(meta["rows"]),
+            "start_ts": start["min"].as_py() if start else None, "end_ts": end["max"].as_py() if end else None}
 
 
 def load_or_parse(path: Path, reader: str, version: int, parse: Callable[[], Profile]) -> Profile:
