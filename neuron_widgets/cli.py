@@ -39,6 +39,17 @@ def _sample(args: argparse.Namespace) -> int:
     from . import write_sample
 
     t0 = time.perf_counter()
+    if args.nodes is not None:
+        from .sample.job import write_job
+
+        if args.nodes < 2:
+            print(f"neuron-widgets sample: --nodes must be 2 or more, not {args.nodes}", file=sys.stderr)
+            return 2
+        path = write_job(args.directory, nodes=args.nodes, events=args.events, seed=args.seed,
+                         processes=args.processes, cores=args.cores)
+        print(f"wrote a {args.nodes}-node job to {path} (one profile per node) in {time.perf_counter() - t0:.1f} s; "
+              f"open it with nw.load_job({str(path)!r})")
+        return 0
     path = write_sample(args.directory, events=args.events, seed=args.seed, instances=args.instances,
                         processes=args.processes, cores=args.cores)
     print(f"wrote a sample profile to {path} in {time.perf_counter() - t0:.1f} s")
@@ -124,6 +135,9 @@ def parser() -> argparse.ArgumentParser:
     sample.add_argument("--instances", type=int, default=2)
     sample.add_argument("--processes", type=int, default=2)
     sample.add_argument("--cores", type=int, default=2)
+    sample.add_argument("--nodes", type=int, default=None,
+                        help="write a multi-node job instead: one profile per node in DIRECTORY/node-NN, with a "
+                             "straggler on the last node and a hang on the first (--events counts the whole job)")
     sample.set_defaults(run=_sample)
     export = sub.add_parser("export", help="write a profile's timeline to one offline, interactive HTML file")
     export.add_argument("path", nargs="?", help="a Neuron Explorer Parquet directory or a Chrome/PyTorch trace")

@@ -33,6 +33,8 @@ class Arrivals:
     # (step, dev) of cores that ran the step's execution without a collective of their own: they
     # arrive at the step's release, known only once every core's barrier is (`with_absent`).
     absent: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["step", "dev"]))
+    # Completed executions (dev, model_name, key): a job finds its absent cores from every part's.
+    runs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["dev", "model_name", "key"]))
 
 
 def ordinal(group: np.ndarray, start: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
@@ -108,8 +110,10 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
     labels["step"] = np.where(labels["key"] >= 0, labels["key"], np.where(labels["key"] <= -2, -2 - labels["key"],
                                                                           labels["collective"]))
     labels["key"] = labels["key"].astype(np.int64)
+    runs = pd.DataFrame({"dev": ex_core.astype(np.int64), "model_name": names[neff_code] if exs.size else [],
+                         "key": ex_key})[ex_done].drop_duplicates(ignore_index=True)
     return Arrivals(table.reset_index(drop=True), labels[["model_name", "step", "collective", "key"]], notes,
-                    absent.astype(np.int64))
+                    absent.astype(np.int64), runs)
 
 
 def with_absent(arr: Arrivals) -> Arrivals:
@@ -147,6 +151,16 @@ def _execution_of(core: np.ndarray, own: np.ndarray, start: np.ndarray, ex_core:
         running = (i >= 0) & ((ex_end[np.maximum(i, 0)] > start[j]) | ex_open[np.maximum(i, 0)])
         out[j[running]] = i[running]
     return out
+
+
+def absent_of(labels: pd.DataFrame, table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """(step, dev) of cores that completed a step's execution (model_name, key) with no arrival in it."""
+    codes, _ = pd.factorize(pd.concat([labels["model_name"], runs["model_name"]], ignore_index=True),
+                                use_na_sentinel=True)
+    step_neff, run_neff = codes[: len(labels)], codes[len(labels):]
+    steps = pd.MultiIndex.from_arrays([step_neff, labels["key"].to_numpy(np.int64), labels["collective"].to_numpy(np.int64)])
+    return _absent(steps, table, runs["dev"].to_numpy(np.int64), run_neff.astype(np.int64), runs["key"].to_numpy(np.int64),
+                   np.ones(len(runs), bool))
 
 
 def _absent(steps: pd.MultiIndex, table: pd.DataFrame, ex_core: np.ndarray, neff_code: np.ndarray, ex_key: np.ndarray,

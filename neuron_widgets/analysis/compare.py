@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -14,19 +16,21 @@ from .temporal import temporal_breakdown
 BY = ("name", "neff", "core")
 
 
-def compare(a: Profile, b: Profile, by: str = "name") -> pd.DataFrame:
+def compare(a: Any, b: Any, by: str = "name", client: Any = None) -> pd.DataFrame:
     """Per event name (`by="name"`), NEFF (`"neff"`) or device (`"core"`), a's numbers beside b's.
 
     name / neff: `count_a`, `count_b`, `total_ns_a`, `total_ns_b`, `delta_total_ns` (b - a),
     `mean_ns_a`, `mean_ns_b`, `delta_mean_ns`, largest absolute `delta_total_ns` first; a name
     in one profile only has zeros for the other. core: the temporal breakdown of each, devices
     matched by `worker_gid` (Neuron, else by position) or `rank` (Kineto), with `delta_*_pctg`.
+    `a` and `b` may be Profiles or jobs (`nw.load_job`): a job's totals are summed over its parts,
+    each part analysed as a Dask task (on `client` when given), its devices are every part's.
     """
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
     if by == "core":
-        return _cores(a, b)
-    ta, tb = (totals(p, by) for p in (a, b))
+        return _cores(*(_cores_of(x, client) for x in (a, b)))
+    ta, tb = (_totals_of(x, by, client) for x in (a, b))
     key = ta.columns[0]
     df = ta.merge(tb, on=key, how="outer", suffixes=("_a", "_b"))
     for c in ("count", "total_ns"):
@@ -58,8 +62,37 @@ def totals(p: Profile, by: str) -> pd.DataFrame:
     return notes_of(st, [])
 
 
-def _cores(a: Profile, b: Profile) -> pd.DataFrame:
-    ta, tb = temporal_breakdown(a), temporal_breakdown(b)
+def _is_job(x: Any) -> bool:
+    return not isinstance(x, Profile) and hasattr(x, "specs")
+
+
+def _totals_of(x: Any, by: str, client: Any) -> pd.DataFrame:
+    if not _is_job(x):
+        return totals(x, by)
+    from .across import across
+
+    got = across(x, [f"totals:{by}"], client)
+    left = got["parts"].attrs.get("notes", [])
+    frames = [df for _, df in got[f"totals:{by}"] if len(df)]
+    notes = left + [f"{part}: {n}" for part, df in got[f"totals:{by}"] for n in df.attrs.get("notes", [])]
+    key = "model_name" if by == "neff" else "name"
+    if not frames:
+        return notes_of(pd.DataFrame(columns=[key, "count", "total_ns", "mean_ns"]), notes)
+    st = pd.concat(frames).groupby(key, as_index=False).agg(count=("count", "sum"), total_ns=("total_ns", "sum"))
+    st["mean_ns"] = st["total_ns"] / st["count"]
+    return notes_of(st, notes)
+
+
+def _cores_of(x: Any, client: Any) -> pd.DataFrame:
+    if not _is_job(x):
+        return temporal_breakdown(x)
+    from .across import across
+
+    got = across(x, ["temporal_breakdown"], client)
+    return got["temporal_breakdown"]
+
+
+def _cores(ta: pd.DataFrame, tb: pd.DataFrame) -> pd.DataFrame:
     notes = ta.attrs.get("notes", []) + tb.attrs.get("notes", [])
     if "rank" in ta and "rank" in tb and set(ta["rank"]) & set(tb["rank"]):
         key = ["rank"]
@@ -70,7 +103,7 @@ def _cores(a: Profile, b: Profile) -> pd.DataFrame:
         key = ["device"]
         notes.append("devices matched by position (no rank or worker_gid common to both profiles)")
     pctg = [c for c in ta.columns if c.endswith("_pctg") and c in tb.columns]
-    label = [c for c in ("rank", "instance_id", "nc_idx") if c in ta.columns and c not in key]
+    label = [c for c in ("part", "rank", "instance_id", "nc_idx") if c in ta.columns and c not in key]
     df = ta[key + label + pctg].merge(tb[key + pctg], on=key, how="outer", suffixes=("_a", "_b"))
     for c in pctg:
         df[f"delta_{c}"] = df[f"{c}_b"] - df[f"{c}_a"]

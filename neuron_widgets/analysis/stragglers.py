@@ -8,11 +8,13 @@ matched by name and order per rank, arriving at their start.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from .collectives import Arrivals, neuron_arrivals, ordinal, with_absent
+from .collectives import Arrivals, absent_of, neuron_arrivals, ordinal, with_absent
 from .devices import COMMUNICATION, kind_of, kineto_kernels
 from .frame import Frame, frame_of, notes_of
 
@@ -78,64 +80,74 @@ _DEVICE = {"neuron": ["instance_id", "process_id", "nc_idx", "worker_gid"], "kin
 _NONE = "\0none"
 
 
-def part_arrivals(profile: Profile, kind: str = "auto") -> pd.DataFrame:
-    """One part's arrivals by value (step labels and device keys, not codes), absent cores marked
-    `present=False`: what a job's stragglers are computed from, across parts."""
+def part_arrivals(profile: Profile, kind: str = "auto") -> dict[str, Any]:
+    """One part's arrivals by value (step labels and device keys, not codes) and, for Neuron, its
+    completed executions: what a job's stragglers are computed from, across parts.
+    `{"kind", "notes", "arrivals", "runs"}`."""
     fr = frame_of(profile)
     kind = kind_of(fr, kind)
     arr, keys, _ = _arrivals(fr, kind)
-    t = pd.concat([arr.table.assign(present=True),
-                   arr.absent.assign(arrive=-1, length=0, release=-1, id=-1, present=False)], ignore_index=True)
-    t = t.astype({"step": np.int64, "dev": np.int64})
-    labels = arr.labels[_MATCH[kind] + [c for c in arr.labels.columns if c not in _MATCH[kind]]]
-    out = pd.concat([labels.iloc[t["step"].to_numpy()].reset_index(drop=True)[_MATCH[kind] + (["step"] if kind == "neuron"
-                                                                                               else [])],
-                     keys.iloc[t["dev"].to_numpy()].reset_index(drop=True)[_DEVICE[kind]],
-                     t[["arrive", "length", "release", "id", "present"]].reset_index(drop=True)], axis=1)
-    out.attrs.update(kind=kind, notes=arr.notes)
-    return out
+    t = arr.table.astype({"step": np.int64, "dev": np.int64})
+    match = _MATCH[kind] + (["step"] if kind == "neuron" else [])
+    arrivals = pd.concat([arr.labels.iloc[t["step"].to_numpy()].reset_index(drop=True)[match],
+                          keys.iloc[t["dev"].to_numpy()].reset_index(drop=True)[_DEVICE[kind]],
+                          t[["arrive", "length", "release", "id"]].reset_index(drop=True)], axis=1)
+    runs = pd.concat([keys.iloc[arr.runs["dev"].to_numpy(np.int64)].reset_index(drop=True)[_DEVICE[kind]],
+                      arr.runs[["model_name", "key"]].reset_index(drop=True)], axis=1) if kind == "neuron" else None
+    return {"kind": kind, "notes": arr.notes, "arrivals": arrivals, "runs": runs}
 
 
-def job_stragglers(parts: list[tuple[str, pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Stragglers of a whole job from its parts' `part_arrivals`: (per device, per step, lag per device and step).
 
     Collectives are matched across every core of the job by their step labels (Neuron: NEFF, execution,
-    collective ordinal; Kineto: kernel name and ordinal), so a core that holds back another node is found."""
-    kinds = {df.attrs.get("kind") for _, df in parts if len(df)} or {"neuron"}
+    collective ordinal; Kineto: kernel name and ordinal), so a core that holds back another node is
+    found; a core that completed a step's execution without a collective of its own arrives at that
+    step's release over the whole job."""
+    kinds = {got["kind"] for _, got in parts if len(got["arrivals"])} or {"neuron"}
     kind = "neuron" if "neuron" in kinds else "kineto"
-    notes = [f"{name}: {n}" for name, df in parts for n in df.attrs.get("notes", [])]
+    notes = [f"{name}: {n}" for name, got in parts for n in got["notes"]]
     if len(kinds) > 1:
         notes.append("parts of different kinds (Neuron and Kineto): only the Neuron parts' collectives are matched")
-    frames = [df.assign(part=name) for name, df in parts if len(df) and df.attrs.get("kind") == kind]
+    mine = [(name, got) for name, got in parts if got["kind"] == kind]
+    frames = [got["arrivals"].assign(part=name) for name, got in mine if len(got["arrivals"])]
     dev_cols, match = ["part", *_DEVICE[kind]], _MATCH[kind]
+    out_labels = NEURON_LABELS if kind == "neuron" else ["step"]
     if not frames:
         keys = pd.DataFrame(columns=dev_cols)
-        labels = pd.DataFrame(columns=NEURON_LABELS if kind == "neuron" else ["step"])
+        labels = pd.DataFrame(columns=out_labels)
         return (notes_of(_empty_cores(keys), notes), notes_of(_empty_steps(keys, labels), notes),
-                pd.DataFrame(columns=[*dev_cols, *labels.columns, "start_ts", "lag_ns"]))
+                pd.DataFrame(columns=[*dev_cols, *out_labels, "start_ts", "lag_ns"]))
     t = pd.concat(frames, ignore_index=True)
+    runs = pd.concat([got["runs"].assign(part=name) for name, got in mine if got["runs"] is not None and len(got["runs"])]
+                     or [pd.DataFrame(columns=[*dev_cols, "model_name", "key"])], ignore_index=True)
     # Devices in the order a merged profile numbers them (instance, process, core), then by part.
     order = _DEVICE[kind][:3] if kind == "neuron" else ["rank"]
-    keys = t[dev_cols].drop_duplicates().sort_values([*order, "part"], kind="stable", ignore_index=True)
-    dev = pd.MultiIndex.from_frame(keys.astype(object).fillna(_NONE)).get_indexer(
-        pd.MultiIndex.from_frame(t[dev_cols].astype(object).fillna(_NONE)))
-    m = t[match].astype(object).fillna(_NONE)
-    step, uniq = pd.MultiIndex.from_frame(m).factorize()
+    keys = pd.concat([t[dev_cols], runs[dev_cols]]).drop_duplicates()
+    keys = keys.sort_values([*order, "part"], kind="stable", ignore_index=True)
+    index = pd.MultiIndex.from_frame(keys.astype(object).fillna(_NONE))
+
+    def dev_of(df: pd.DataFrame) -> np.ndarray:
+        return index.get_indexer(pd.MultiIndex.from_frame(df[dev_cols].astype(object).fillna(_NONE)))
+
+    step, uniq = pd.MultiIndex.from_frame(t[match].astype(object).fillna(_NONE)).factorize()
     labels = uniq.to_frame(index=False, name=match)
     labels = labels.mask(labels == _NONE, None)
     if kind == "neuron":
         labels["step"] = t.groupby(step)["step"].first().to_numpy()
-        out_labels = NEURON_LABELS
-    else:
-        # Steps numbered by their first arrival.
-        first = t[t["present"]].groupby(step[t["present"].to_numpy()])["arrive"].min().reindex(range(len(labels)))
-        labels["step"] = np.argsort(np.argsort(first.fillna(np.iinfo(np.int64).max).to_numpy(), kind="stable"))
-        out_labels = ["step"]
-    t = t.assign(step=step, dev=dev)
-    here = t["present"].to_numpy()
-    arr = Arrivals(t.loc[here, ["step", "dev", "arrive", "length", "release", "id"]].reset_index(drop=True), labels, notes,
-                   t.loc[~here, ["step", "dev"]].reset_index(drop=True))
-    arr = with_absent(arr)
+        labels = labels.astype({"key": np.int64, "collective": np.int64, "step": np.int64})
+    else:  # steps numbered by their first arrival
+        first = t.groupby(step)["arrive"].min().to_numpy()
+        labels["step"] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    table = pd.DataFrame({"step": step, "dev": dev_of(t), "arrive": t["arrive"].to_numpy(np.int64),
+                          "length": t["length"].to_numpy(np.int64), "release": t["release"].to_numpy(np.int64),
+                          "id": t["id"].to_numpy(np.int64)})
+    table = table.sort_values(["step", "dev"], kind="stable", ignore_index=True)
+    absent = pd.DataFrame(columns=["step", "dev"])
+    if kind == "neuron" and len(runs):
+        absent = absent_of(labels, table, pd.DataFrame({"dev": dev_of(runs), "model_name": runs["model_name"],
+                                                         "key": runs["key"].to_numpy(np.int64)}).drop_duplicates())
+    arr = with_absent(Arrivals(table, labels, notes, absent))
     steps, cores = _steps(arr.table, arr.labels[out_labels], keys)
     lag = arr.table.assign(first=arr.table.groupby("step")["arrive"].transform("min"))
     lag = lag[lag.groupby("step")["dev"].transform("size") > 1]

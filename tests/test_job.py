@@ -1,0 +1,224 @@
+"""A multi-node job: load_job from metadata, across() on Dask, job-wide stragglers, caching, bad parts.
+
+Job-wide answers are checked against the slow references run on the whole job's events in one
+profile (tests/reference_neuron.py), on random jobs made by splitting random profiles by node.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import reference_neuron as ref
+from random_neuron import random_events, write_profile
+
+import neuron_widgets as nw
+from neuron_widgets import analysis as A
+from neuron_widgets.errors import ProfileError
+from neuron_widgets.sample.job import write_job
+
+
+def core_of(row) -> tuple:
+    return (row["instance_id"], int(row["process_id"]), int(row["nc_idx"]))
+
+
+@pytest.fixture(scope="module")
+def job_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_job(tmp_path_factory.mktemp("job") / "run", nodes=3, events=30_000, processes=1, cores=3, seed=4)
+
+
+@pytest.fixture
+def job(job_dir: Path, tmp_path: Path) -> nw.Job:
+    return nw.load_job(job_dir, results=tmp_path / "results")
+
+
+def test_load_job_reads_metadata_only_and_loads_one_part(job: nw.Job, job_dir: Path) -> None:
+    parts = job.parts
+    assert parts["part"].tolist() == ["node-00", "node-01", "node-02"]
+    assert (parts["format"] == "neuron-parquet").all() and (parts["cores"] == 3).all() and (parts["instances"] == 1).all()
+    assert not job._loaded, "opening a job must not load any part"
+    whole = nw.load_profile(sorted(glob.glob(str(job_dir / "node-*"))))
+    assert int(parts["events"].sum()) == len(whole)
+    one = job.load("node-01")
+    assert len(one) == parts.loc[1, "events"] and job.load(1) is one  # kept for the next call
+    assert parts.loc[1, "start_ts"] == one.start_ts
+    assert "<Job of 3 parts" in repr(job)
+    # A glob and a list give the same parts.
+    assert nw.load_job(str(job_dir / "node-0[01]")).parts["part"].tolist() == ["node-00", "node-01"]
+    assert len(nw.load_job([job_dir / "node-02", job_dir / "node-00"])) == 2
+    with pytest.raises(KeyError, match="no part named 'node-9'"):
+        job.load("node-9")
+
+
+def test_load_job_says_what_is_wrong_with_the_path(tmp_path: Path, job_dir: Path) -> None:
+    with pytest.raises(ProfileError, match="no such file"):
+        nw.load_job(tmp_path / "nowhere")
+    with pytest.raises(ProfileError, match="one node's profile, not a job"):
+        nw.load_job(job_dir / "node-00")
+    with pytest.raises(ProfileError, match="matches no file"):
+        nw.load_job(str(tmp_path / "x-*"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ProfileError, match="holds no profiles"):
+        nw.load_job(tmp_path / "empty")
+    with pytest.raises(ProfileError, match="empty list"):
+        nw.load_job([])
+
+
+def test_across_equals_each_part_and_finds_the_remote_straggler(job: nw.Job, job_dir: Path) -> None:
+    got = A.across(job, ["temporal_breakdown", "idle_time_breakdown", "stragglers", "errors_and_hangs"])
+    assert got["parts"]["status"].tolist() == ["computed"] * 3
+    for i, name in enumerate(job.parts["part"]):
+        p = nw.load_profile(job_dir / name)
+        for analysis in ("temporal_breakdown", "idle_time_breakdown"):
+            mine = got[analysis][got[analysis]["part"] == name].drop(columns="part").reset_index(drop=True)
+            pd.testing.assert_frame_equal(mine, getattr(A, analysis)(p).reset_index(drop=True), check_dtype=False)
+        if i == 0:
+            local = A.stragglers(p).iloc[0]  # inside node 0, an innocent core looks last
+    s = got["stragglers"].iloc[0]
+    assert (s["part"], int(s["nc_idx"])) == ("node-02", 2)
+    assert local["nc_idx"] != 2 or local["instance_id"] != s["instance_id"]
+    # The job-wide answer is the one a merged profile of every node gives.
+    merged = nw.load_profile(sorted(glob.glob(str(job_dir / "node-*"))))
+    pd.testing.assert_frame_equal(got["stragglers"].drop(columns="part"), A.stragglers(merged), check_dtype=False)
+    steps = A.stragglers(merged, per_step=True)
+    pd.testing.assert_frame_equal(got["straggler_steps"].drop(columns=["part", "id"]), steps.drop(columns="id"),
+                                  check_dtype=False)
+    lag = got["straggler_lag"]
+    assert len(lag) == int(steps["devices"].sum()) and (lag["lag_ns"] >= 0).all()
+    problems = got["errors_and_hangs"]
+    assert set(zip(problems["part"], problems["kind"], strict=True)) == {("node-02", "error"), ("node-00", "hang")}
+    assert problems["start_ts"].is_monotonic_increasing
+
+
+def test_results_are_kept_by_content_and_only_changed_parts_recompute(job_dir: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(job_dir, run)
+    job = nw.load_job(run, results=tmp_path / "results")
+    first = A.across(job, ["temporal_breakdown", "stragglers"], scheduler="sync")
+    again = A.across(job, ["temporal_breakdown", "stragglers"], scheduler="sync")
+    assert again["parts"]["status"].tolist() == ["cached"] * 3
+    pd.testing.assert_frame_equal(first["stragglers"], again["stragglers"])
+    # Other arguments are other results.
+    assert A.across(job, ["temporal_breakdown"], scheduler="sync")["parts"]["status"].tolist() == ["computed"] * 3
+    # A node's profile replaced by another node's: only that part is read again.
+    shutil.copy(job_dir / "node-00" / "SystemProfileEvents.parquet", run / "node-01" / "SystemProfileEvents.parquet")
+    third = A.across(nw.load_job(run, results=tmp_path / "results"), ["temporal_breakdown", "stragglers"],
+                     scheduler="sync")
+    assert third["parts"]["status"].tolist() == ["cached", "computed", "cached"]
+    assert not third["temporal_breakdown"].equals(first["temporal_breakdown"])
+    # The same bytes under another path and time: found by content after one hash.
+    copy = tmp_path / "copy"
+    shutil.copytree(job_dir, copy)
+    moved = A.across(nw.load_job(copy, results=tmp_path / "results"), ["temporal_breakdown", "stragglers"],
+                     scheduler="sync")
+    assert moved["parts"]["status"].tolist() == ["cached"] * 3
+    fresh = A.across(nw.load_job(run, results=tmp_path / "results"), ["temporal_breakdown"], scheduler="sync",
+                     cache=False)
+    assert fresh["parts"]["status"].tolist() == ["computed"] * 3
+
+
+def test_a_corrupt_node_is_named_and_left_out(job_dir: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(job_dir, run)
+    bad = run / "node-01" / "SystemProfileEvents.parquet"
+    bad.write_bytes(bad.read_bytes()[: bad.stat().st_size // 3])  # cut short, as a copy that failed
+    job = nw.load_job(run, results=tmp_path / "results")
+    got = A.across(job, ["temporal_breakdown", "stragglers", "errors_and_hangs"], scheduler="sync")
+    parts = got["parts"].set_index("part")
+    assert parts["status"].tolist() == ["computed", "left out", "computed"]
+    assert "node-01" in parts.loc["node-01", "error"] and "truncated" in parts.loc["node-01", "error"]
+    assert set(got["temporal_breakdown"]["part"]) == {"node-00", "node-02"}
+    for name in ("temporal_breakdown", "stragglers", "errors_and_hangs", "parts"):
+        assert any("node-01" in n and "left out" in n for n in got[name].attrs["notes"]), name
+    assert got["stragglers"].iloc[0]["part"] == "node-02"
+
+
+def test_across_says_what_it_cannot_run(job: nw.Job) -> None:
+    with pytest.raises(ValueError, match="unknown analysis 'stragglrs'"):
+        A.across(job, ["stragglrs"])
+    with pytest.raises(TypeError, match="takes kernel_wait"):
+        A.across(job, ["temporal_breakdown"], kernel_wait=3)
+
+
+def test_compare_two_jobs_sums_their_parts(job: nw.Job, job_dir: Path, tmp_path: Path) -> None:
+    other = write_job(tmp_path / "other", nodes=3, events=45_000, processes=1, cores=3, seed=5)
+    b = nw.load_job(other, results=tmp_path / "results")
+    got = A.compare(job, b)
+    want = A.compare(nw.load_profile(sorted(glob.glob(str(job_dir / "node-*")))),
+                     nw.load_profile(sorted(glob.glob(str(other / "node-*")))))
+    pd.testing.assert_frame_equal(got.sort_values("name", ignore_index=True), want.sort_values("name", ignore_index=True),
+                                  check_dtype=False)
+    same = A.compare(job, job, by="neff")
+    assert (same["delta_total_ns"] == 0).all() and len(same) == 2
+    cores = A.compare(job, b, by="core")
+    assert len(cores) == 9 and "part" in cores.columns
+
+
+@pytest.mark.parametrize("seed", range(40), ids=lambda s: f"seed-{s}")
+def test_job_stragglers_match_the_reference_on_random_jobs(seed: int, tmp_path: Path) -> None:
+    """A random profile cut into one part per instance: the job's answers are the whole profile's."""
+    rows = random_events(seed)
+    whole = write_profile(tmp_path / "whole", rows)
+    nodes = sorted({r["instance_id"] for r in rows})
+    for k, inst in enumerate(nodes):
+        write_profile(tmp_path / "job" / f"node-{k}", [r for r in rows if r["instance_id"] == inst])
+    if not nodes:
+        return
+    got = A.across(nw.load_job(tmp_path / "job", results=tmp_path / "res"),
+                   ["stragglers", "temporal_breakdown", "errors_and_hangs"], scheduler="sync")
+    want, want_steps = ref.stragglers(whole)
+    have = {core_of(r): r for r in got["stragglers"].to_dict("records")}
+    assert set(have) == set(want)
+    for core, w in want.items():
+        g = have[core]
+        assert (g["times_last"], g["steps"], g["max_lag_ns"]) == (w["times_last"], w["steps"], w["max_lag"]), core
+        assert g["mean_lag_ns"] == pytest.approx(w["mean_lag"]), core
+        assert abs(g["wait_caused_ns"] - w["wait_caused"]) <= 1, core
+    steps = got["straggler_steps"]
+    assert sorted(zip((core_of(r) for r in steps.to_dict("records")), steps["lag_ns"], steps["devices"], strict=True)) == \
+        sorted((s["core"], s["lag"], s["devices"]) for s in want_steps)
+    # Per-core analyses are each part's own (an execution that never ends runs to its part's end).
+    have_t = {core_of(r): r for r in got["temporal_breakdown"].to_dict("records")}
+    t = {}
+    for k in range(len(nodes)):
+        t.update(ref.temporal(nw.load_profile(tmp_path / "job" / f"node-{k}", cache=False)))
+    assert set(have_t) == set(t)
+    for core, w in t.items():
+        assert (have_t[core]["busy_time_ns"], have_t[core]["idle_time_ns"]) == (w["busy"], w["idle"]), core
+    wp = ref.problems(whole)
+    gp = got["errors_and_hangs"]
+    assert len(gp) == len(A.errors_and_hangs(whole)), wp
+
+
+def test_across_on_the_local_processes_and_on_a_local_cluster(job: nw.Job) -> None:
+    from dask.distributed import Client, LocalCluster
+
+    local = A.across(job, ["temporal_breakdown", "stragglers"], cache=False)  # Dask's process scheduler
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        remote = A.across(job, ["temporal_breakdown", "stragglers"], client, cache=False)
+        pids = set(client.run(os.getpid).values())
+    assert os.getpid() not in pids
+    for name in ("temporal_breakdown", "stragglers", "straggler_steps", "straggler_lag"):
+        pd.testing.assert_frame_equal(local[name], remote[name])
+    assert remote["parts"]["status"].tolist() == ["computed"] * 3
+
+
+def test_the_cli_writes_a_job(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "neuron_widgets", "sample", str(tmp_path / "j"), "--nodes", "2",
+                          "--events", "8000"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "2-node job" in out.stdout and sorted(p.name for p in (tmp_path / "j").iterdir()) == ["node-00", "node-01"]
+    job = nw.load_job(tmp_path / "j")
+    assert int(job.parts["events"].sum()) == len(nw.load_profile([tmp_path / "j" / "node-00", tmp_path / "j" / "node-01"]))
+    bad = subprocess.run([sys.executable, "-m", "neuron_widgets", "sample", str(tmp_path / "k"), "--nodes", "1"],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "--nodes must be 2 or more" in bad.stderr
+    assert np.all(job.parts["cores"] == 4)
