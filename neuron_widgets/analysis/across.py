@@ -10,6 +10,7 @@ job is anything with `specs` (parts that `load()` themselves and have a `name`) 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import inspect
 import time
@@ -111,11 +112,24 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
                 "end_ts": end, "error": None}
         if key is not None:
             store.put(key, tag, done)
+        del profile
+        _let_go()
         return {**done, "status": "computed", "seconds": time.perf_counter() - t0}
     except Exception as exc:  # one bad part must not stop the job: it is named and left out
         what = str(exc) if str(exc) else traceback.format_exception_only(type(exc), exc)[-1].strip()
         return {"part": spec.name, "path": spec.path, "tables": {}, "events": None, "start_ts": None, "end_ts": None,
                 "error": f"{type(exc).__name__}: {what}", "status": "left out", "seconds": time.perf_counter() - t0}
+
+
+def _let_go() -> None:
+    """Free the part's memory before the worker's next task: cycles now, Arrow's pool back to the system."""
+    gc.collect()
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except (ImportError, AttributeError):
+        pass
 
 
 def _put_together(job: Any, wanted: list[str], got: list[dict[str, Any]]) -> dict[str, Any]:

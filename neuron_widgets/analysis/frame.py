@@ -8,7 +8,6 @@ ask about (`Profile.values_at`, once), then read per key by a byte scan (`model.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -352,7 +351,10 @@ def _parsed_values(texts: pa.Array, key: str, kind: str) -> np.ndarray:
     return out
 
 
-_FRAMES: weakref.WeakKeyDictionary[Profile, Frame] = weakref.WeakKeyDictionary()
+# A profile's Frame is kept on the profile itself: a weak-keyed table would hold it forever, since
+# the Frame refers to its profile (a value keeping its own key alive), and every profile ever
+# analysed would stay in memory.
+_FRAME_ATTR = "_analysis_frame"
 _FRAMES_LOCK = threading.Lock()
 
 
@@ -366,8 +368,7 @@ def frame_of(profile: Profile) -> Frame:
                         "numbers with nw.model.device_summary.engine_strip(trace) or "
                         "nw.analysis.device_profiles.device_profile_summary(profile) on the system profile, "
                         "and see it with DeviceTraceViewer(trace)")
-    with _FRAMES_LOCK:
-        got = _FRAMES.get(profile)
+    got = getattr(profile, _FRAME_ATTR, None)
     if got is not None:
         return got
     names = profile.name_dictionary()
@@ -380,8 +381,9 @@ def frame_of(profile: Profile) -> Frame:
     fr = Frame(profile, names, profile.name_codes() if len(profile) else np.zeros(0, np.int32),
                profile.array("start_ts"), profile.array("end_ts"), source, sources)
     with _FRAMES_LOCK:
-        _FRAMES.setdefault(profile, fr)
-        return _FRAMES[profile]
+        if getattr(profile, _FRAME_ATTR, None) is None:
+            setattr(profile, _FRAME_ATTR, fr)
+        return getattr(profile, _FRAME_ATTR)
 
 
 def notes_of(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:

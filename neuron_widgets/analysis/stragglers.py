@@ -117,7 +117,7 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
         keys = pd.DataFrame(columns=dev_cols)
         labels = pd.DataFrame(columns=out_labels)
         return (notes_of(_empty_cores(keys), notes), notes_of(_empty_steps(keys, labels), notes),
-                pd.DataFrame(columns=[*dev_cols, *out_labels, "start_ts", "lag_ns"]))
+                pd.DataFrame(columns=[*dev_cols, *out_labels, "start_ts", "lag_ns", "id"]))
     t = pd.concat(frames, ignore_index=True)
     runs = pd.concat([got["runs"].assign(part=name) for name, got in mine if got["runs"] is not None and len(got["runs"])]
                      or [pd.DataFrame(columns=[*dev_cols, "model_name", "key"])], ignore_index=True)
@@ -154,7 +154,8 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
     lag_frame = pd.concat([keys.iloc[lag["dev"].to_numpy()].reset_index(drop=True),
                            arr.labels[out_labels].iloc[lag["step"].to_numpy()].reset_index(drop=True),
                            pd.DataFrame({"start_ts": lag["first"].to_numpy(np.int64),
-                                         "lag_ns": (lag["arrive"] - lag["first"]).to_numpy(np.int64)})], axis=1)
+                                         "lag_ns": (lag["arrive"] - lag["first"]).to_numpy(np.int64),
+                                         "id": lag["id"].to_numpy(np.int64)})], axis=1)
     return notes_of(cores, arr.notes), notes_of(steps, arr.notes), notes_of(lag_frame, arr.notes)
 
 

@@ -39,6 +39,7 @@ from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
 from .delivery import Delivered, keep_in_order
+from .job_summary import JobSummaryMixin, is_job
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
@@ -75,20 +76,25 @@ class ThemeProbe(Delivered, anywidget.AnyWidget):
     bokeh_ready = t.Bool(False).tag(sync=True)  # the Summary's chart view is drawn in the browser
 
 
-class Summary(Delivered, W.VBox):
+class Summary(JobSummaryMixin, Delivered, W.VBox):
     """The analyses of a profile as charts and tables: `Summary(tl)`, `Summary(profile)`, `Summary(a, compare=b)`.
 
     Following a Timeline, it summarises the brushed range (the whole profile when nothing is
     brushed), and clicks select in the timeline: a device's bar highlights its executions and
     selects its longest, a NEFF's bar highlights that NEFF's executions, a straggler's bar selects
     its latest barrier, a step moves the view to that step, an error or hang row selects its event.
+    `Summary(job)` (from `nw.load_job`) analyses every part on Dask (on `client` when given) and shows
+    the job's lag heat map, stragglers and per-node breakdown; a click opens that part's Timeline.
     """
 
     # What export_html makes of this widget (the exporter dispatches on it, never on widget classes).
     export_role = "summary"
 
-    def __init__(self, source: Timeline | Profile | DeviceTrace, *, compare: Profile | Timeline | None = None,
-                 device_numbers: int | None = 16, **kwargs: Any) -> None:
+    def __init__(self, source: Timeline | Profile | DeviceTrace | Any, *, compare: Profile | Timeline | None = None,
+                 device_numbers: int | None = 16, client: Any = None, **kwargs: Any) -> None:
+        if is_job(source):
+            self._job_init(source, client, **kwargs)
+            return
         trace = _device_trace_in(source)
         if trace is not None:
             self._device_init(source, trace, **kwargs)

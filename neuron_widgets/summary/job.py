@@ -1,0 +1,217 @@
+"""A job's Summary charts: who holds the job back, in which steps, and where each node's time goes.
+
+Built from `analysis.across` results. The lag heat map has a row per core (per node when a
+job has more cores than a chart can show) and a column per collective step (steps binned when
+there are more than fit), coloured by how long after the step's first arrival the core arrived.
+A click on the map, a core's bar or a step reports (part, step start) through a small data
+source the widget listens to. Profile text reaches the charts only as column data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    CustomJS,
+    CustomJSHover,
+    Div,
+    FixedTicker,
+    HoverTool,
+    LinearColorMapper,
+    TapTool,
+)
+from bokeh.palettes import Inferno256
+
+from . import charts as C
+from . import data as D
+from .build import _wrap
+
+MAX_ROWS = 512
+MAX_COLS = 600
+
+
+def core_labels(df: pd.DataFrame) -> list[str]:
+    """`node-03/1930725 NC3` (a Neuron core in its part), `node-03 rank 5` (Kineto)."""
+    if df.empty:
+        return []
+    if "rank" in df.columns:
+        return [f"{p} rank {r}" for p, r in zip(df["part"], df["rank"], strict=True)]
+    return [f"{p}/{pid} NC{nc}" for p, pid, nc in zip(df["part"], df["process_id"], df["nc_idx"], strict=True)]
+
+
+@dataclass
+class LagMatrix:
+    """Lag (µs) per row (core or node) and column (step or bin of steps); NaN: not in that step."""
+
+    values: np.ndarray
+    rows: list[str]
+    row_part: list[str]
+    row_keys: pd.DataFrame  # the device keys of each row (a node's row: its part only)
+    col_start: np.ndarray  # each column's first step start (ns)
+    col_end: np.ndarray  # each column's last arrival (ns)
+    col_label: list[str]
+    per_node: bool = False
+    binned: int = 1
+    notes: list[str] = field(default_factory=list)
+
+
+def lag_matrix(lag: pd.DataFrame, max_rows: int = MAX_ROWS, max_cols: int = MAX_COLS) -> LagMatrix:
+    keys = [c for c in ("part", "instance_id", "process_id", "nc_idx", "rank") if c in lag.columns]
+    if lag.empty:
+        return LagMatrix(np.zeros((0, 0)), [], [], pd.DataFrame(columns=keys), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                         [])
+    lag = lag.copy()
+    lag["arrive"] = lag["start_ts"] + lag["lag_ns"]
+    cores = lag[keys].drop_duplicates().sort_values(keys, kind="stable", ignore_index=True)
+    per_node = len(cores) > max_rows
+    notes: list[str] = []
+    if per_node:
+        cores = cores[["part"]].drop_duplicates(ignore_index=True)
+        notes.append(f"{len(lag[keys].drop_duplicates()):,} cores: one row per node, its latest core's lag")
+    row_keys = list(cores.columns)
+    row = pd.MultiIndex.from_frame(cores.astype(object)).get_indexer(pd.MultiIndex.from_frame(lag[row_keys].astype(object)))
+    step_cols = [c for c in ("model_name", "step", "collective") if c in lag.columns]
+    steps = lag.groupby(step_cols, dropna=False, sort=False).agg(start=("start_ts", "min"), end=("arrive", "max"))
+    steps = steps.sort_values("start").reset_index()
+    step_of = pd.MultiIndex.from_frame(steps[step_cols].astype(object)).get_indexer(
+        pd.MultiIndex.from_frame(lag[step_cols].astype(object)))
+    binned = max(1, -(-len(steps) // max_cols))
+    if binned > 1:
+        notes.append(f"{len(steps):,} steps: each column is {binned} consecutive steps, their largest lag")
+    col = step_of // binned
+    n_cols = -(-len(steps) // binned)
+    values = np.full((len(cores), n_cols), np.nan)
+    # The largest lag of each cell (max over the node's cores and the bin's steps).
+    flat = row * n_cols + col
+    order = np.argsort(lag["lag_ns"].to_numpy(), kind="stable")
+    values.reshape(-1)[flat[order]] = lag["lag_ns"].to_numpy()[order] / 1e3
+    starts = steps["start"].to_numpy(np.int64)
+    ends = steps["end"].to_numpy(np.int64)
+    col_start = starts[::binned]
+    col_end = np.maximum.reduceat(ends, np.arange(0, len(steps), binned)) if len(steps) else ends
+    label = [f"{r.get('model_name') or ''} step {r['step']}".strip() if "step" in r else str(i)
+             for i, r in enumerate(steps.to_dict("records"))]
+    col_label = label[::binned] if binned == 1 else [f"{label[i]} to {label[min(i + binned, len(label)) - 1]}"
+                                                     for i in range(0, len(label), binned)]
+    rows = list(cores["part"]) if per_node else core_labels(cores)
+    return LagMatrix(values, rows, list(cores["part"]), cores, col_start, col_end, col_label, per_node, binned, notes)
+
+
+def heat_map(m: LagMatrix, click: ColumnDataSource, name: str = "nw-job-lag"):
+    """The lag heat map (rows top to bottom in node order); a tap writes (row, col) into `click`."""
+    n_rows, n_cols = m.values.shape
+    height = int(min(max(n_rows * 6, 220), 720))
+    f = C._figure("How late each core arrived at each collective (µs after the first)", height, name,
+                  x_range=(0, max(n_cols, 1)), y_range=(max(n_rows, 1), 0), tools="tap,xwheel_zoom,xpan,reset")
+    finite = m.values[np.isfinite(m.values)]
+    high = float(np.percentile(finite, 99)) if finite.size else 1.0
+    mapper = LinearColorMapper(palette=Inferno256, low=0.0, high=max(high, 1e-3), nan_color="rgba(0,0,0,0)")
+    src = ColumnDataSource({"image": [m.values[::-1] if n_rows else np.zeros((1, 1))]}, name=f"{name}-image")
+    img = f.image(image="image", x=0, y=max(n_rows, 1), dw=max(n_cols, 1), dh=max(n_rows, 1), color_mapper=mapper,
+                  source=src)
+    f.add_layout(ColorBar(color_mapper=mapper, title="µs", width=10), "right")
+    rows_js = CustomJSHover(args={"labels": m.rows}, code="const i = Math.floor(value); return labels[i] || '';")
+    cols_js = CustomJSHover(args={"labels": m.col_label}, code="const i = Math.floor(value); return labels[i] || '';")
+    f.add_tools(HoverTool(renderers=[img], tooltips=[("core" if not m.per_node else "node", "$y{row}"),
+                                                     ("step", "$x{col}"), ("lag", "@image{0,0.0} µs")],
+                          formatters={"$y": rows_js, "$x": cols_js}))
+    # Ticks at each node's first row, labelled with the node.
+    first = [i for i, p in enumerate(m.row_part) if i == 0 or m.row_part[i - 1] != p]
+    every = max(1, len(first) // 40)
+    ticks = first[::every]
+    f.yaxis.ticker = FixedTicker(ticks=[t + 0.5 for t in ticks])
+    f.yaxis.major_label_overrides = {t + 0.5: m.row_part[t] for t in ticks}
+    f.xaxis.axis_label = "collective steps in time order" + (f" ({m.binned} per column)" if m.binned > 1 else "")
+    f.js_on_event("tap", CustomJS(args={"click": click, "rows": n_rows, "cols": n_cols}, code="""
+        const r = Math.floor(cb_obj.y), c = Math.floor(cb_obj.x);
+        if (r >= 0 && r < rows && c >= 0 && c < cols) { click.data = {row: [r], col: [c], n: [Date.now()]}; }
+    """))
+    f.select_one(TapTool).renderers = []
+    return f
+
+
+def node_columns(t: pd.DataFrame, kind: str = "neuron") -> dict[str, list]:
+    """The temporal breakdown summed per part (shares of the summed spans), worst first."""
+    parts = D.parts_of(kind)
+    if t.empty:
+        return D.temporal_columns(t, kind)
+    cols = [f"{p}_time_ns" for p in parts] + ["span_ns"]
+    g = t.groupby("part", sort=False)[cols].sum().reset_index()
+    for p in parts:
+        g[f"{p}_time_pctg"] = np.where(g["span_ns"] > 0, 100.0 * g[f"{p}_time_ns"] / g["span_ns"].clip(lower=1), 0.0)
+    out = D.temporal_columns(g.assign(rank=g["part"]), kind)
+    out["device"] = [str(lab).removeprefix("rank ") for lab in out["device"]]
+    return out
+
+
+def core_columns(t: pd.DataFrame, kind: str = "neuron", n: int = 30) -> dict[str, list]:
+    cols = D.temporal_columns(t, kind)
+    labels = dict(zip(t.index, core_labels(t), strict=True))
+    cols["device"] = [labels[r] for r in cols["row"]]
+    return {k: v[:n] for k, v in cols.items()}
+
+
+def straggler_columns(s: pd.DataFrame, n: int = 20) -> dict[str, list]:
+    s = s.head(n)
+    return {"device": core_labels(s), "times_last": [int(x) for x in s["times_last"]], "steps": [int(x) for x in s["steps"]],
+            "mean_lag": [D.duration(x) for x in s["mean_lag_ns"]], "max_lag": [D.duration(x) for x in s["max_lag_ns"]],
+            "caused": [D.duration(x) for x in s["wait_caused_ns"]], "part": [str(p) for p in s["part"]]}
+
+
+def headline(results: dict[str, Any]) -> str:
+    s, parts = results["stragglers"], results["parts"]
+    ok = parts[parts["status"] != "left out"]
+    said = f"{len(ok)} of {len(parts)} parts analysed" if len(ok) < len(parts) else f"{len(parts)} parts"
+    events = int(ok["events"].fillna(0).sum())
+    if s.empty or int(s["times_last"].iloc[0]) == 0:
+        return f"Across {said} ({events:,} events): no collective matched across cores, so no straggler to name."
+    top = s.iloc[0]
+    who = f"rank {top['rank']}" if "rank" in s.columns else f"process {top['process_id']}, NeuronCore {top['nc_idx']}"
+    return (f"Across {said} ({events:,} events), the job waits most on {top['part']} ({who}): last to arrive at "
+            f"{int(top['times_last'])} of {int(top['steps'])} collectives, {D.duration(top['mean_lag_ns'])} late on "
+            f"average; the others waited {D.duration(top['wait_caused_ns'])} for it in all.")
+
+
+def parts_table_columns(parts: pd.DataFrame) -> dict[str, list]:
+    return {"part": parts["part"].astype(str).tolist(), "status": parts["status"].astype(str).tolist(),
+            "events": ["" if pd.isna(e) else f"{int(e):,}" for e in parts["events"]],
+            "seconds": [f"{s:.2f}" for s in parts["seconds"]],
+            "error": ["" if e is None or (isinstance(e, float) and np.isnan(e)) else str(e) for e in parts["error"]]}
+
+
+class JobSummaryCharts:
+    """Every chart of a job's Summary; `click` carries (row, col) taps of the heat map to Python."""
+
+    def __init__(self, results: dict[str, Any], kind: str = "neuron") -> None:
+        from bokeh.models import DataTable, TableColumn
+
+        self.results = results
+        self.kind = kind
+        self.matrix = lag_matrix(results["straggler_lag"])
+        self.click = ColumnDataSource({"row": [], "col": [], "n": []}, name="nw-job-click")
+        self.sentence = Div(text=headline(results), render_as_text=True, name="nw-job-headline", sizing_mode="stretch_width",
+                            styles={"color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "13px", "font-weight": "600"})
+        notes = self.matrix.notes + [n for n in results["parts"].attrs.get("notes", [])]
+        self.notes = Div(text="\n".join(notes), render_as_text=True, name="nw-job-notes", sizing_mode="stretch_width",
+                         styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px", "white-space": "pre-line"})
+        self.heat = heat_map(self.matrix, self.click)
+        t = results.get("temporal_breakdown", pd.DataFrame())
+        self.nodes = C.temporal_chart(node_columns(t, kind), kind, name="nw-job-nodes",
+                                      title="Where each node's time goes (% of its cores' summed spans)")
+        self.cores = C.temporal_chart(core_columns(t, kind), kind, name="nw-job-cores",
+                                      title="The 30 cores with the least compute (% of each core's span)")
+        self.stragglers = C.straggler_chart(straggler_columns(results["stragglers"]), name="nw-job-stragglers")
+        pt = parts_table_columns(results["parts"])
+        self.parts = DataTable(source=ColumnDataSource(pt, name="nw-job-parts"), name="nw-job-parts",
+                               columns=[TableColumn(field=k, title=k) for k in pt], index_position=None,
+                               height=min(28 + 25 * len(pt["part"]), 260), sizing_mode="stretch_width")
+        self.figures = [self.heat, self.nodes, self.cores, self.stragglers]
+        self.heat.sizing_mode = "stretch_width"
+        self.layout = column(self.sentence, self.notes, self.heat,
+                             _wrap(self.stragglers, self.nodes, self.cores), self.parts, sizing_mode="stretch_width")
