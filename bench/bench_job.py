@@ -30,6 +30,8 @@ import pandas as pd
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import contextlib
+
 from common import machine
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -49,10 +51,8 @@ class TreePeak:
         while not self._stop.is_set():
             total = 0
             for p in [me, *me.children(recursive=True)]:
-                try:
+                with contextlib.suppress(psutil.Error):
                     total += p.memory_info().rss
-                except psutil.Error:
-                    pass
             self.peak = max(self.peak, total)
             self._stop.wait(0.05)
 
@@ -79,13 +79,54 @@ def job_dir(nodes: int, events: int) -> Path:
     return path
 
 
-def run(label: str, fn) -> tuple[dict, float, float]:
-    with TreePeak() as peak:
-        t0 = time.perf_counter()
-        got = fn()
-        seconds = time.perf_counter() - t0
-    print(f"{label}: {seconds:.1f} s, tree peak RSS {peak.peak / 1e9:.2f} GB", flush=True)
-    return got, seconds, peak.peak / 1e9
+def case(which: str, path: Path, results: Path) -> dict:
+    """One way of running the job's analyses, in this (fresh) process; frames pickled for comparison."""
+    import pickle
+
+    import neuron_widgets as nw
+    from neuron_widgets.analysis import across
+
+    job = nw.load_job(path, results=results)
+    t0 = time.perf_counter()
+    if which == "loop":
+        got = across(job, ANALYSES, scheduler="sync", cache=False)
+    elif which == "across":
+        got = across(job, ANALYSES, cache=False)
+    elif which == "cluster":
+        from dask.distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
+            t0 = time.perf_counter()  # the cluster's start is not the analyses' time
+            got = across(job, ANALYSES, client, cache=False)
+    else:  # "fill" then "cached": the result cache
+        got = across(job, ANALYSES)
+    seconds = time.perf_counter() - t0
+    with open(results.parent / f"{which}.pkl", "wb") as f:
+        pickle.dump({k: v for k, v in got.items() if k != "parts"}, f)
+    return {"seconds": seconds, "statuses": sorted(set(got["parts"]["status"]))}
+
+
+def run(which: str, path: Path, results: Path) -> dict:
+    """`case(which)` in a child process; the peak RSS of the child's whole tree (its workers too)."""
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, __file__, "--case", which, "--path", str(path), "--results", str(results)],
+                             stdout=subprocess.PIPE, text=True)
+    proc = psutil.Process(child.pid)
+    peak = 0
+    while child.poll() is None:
+        total = 0
+        try:
+            for p in [proc, *proc.children(recursive=True)]:
+                total += p.memory_info().rss
+        except psutil.Error:
+            pass
+        peak = max(peak, total)
+        time.sleep(0.05)
+    out = json.loads(child.stdout.read().strip().splitlines()[-1])
+    out["peak_gb"] = round(peak / 1e9, 2)
+    print(f"{which}: {out['seconds']:.1f} s, tree peak RSS {out['peak_gb']:.2f} GB", flush=True)
+    return out
 
 
 def same(a: dict, b: dict) -> bool:
@@ -120,22 +161,26 @@ def simulated(parts: int = 512, cores: int = 32, steps: int = 60) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
     tables = []
     base = 1_772_323_200_000_000_000
-    late = (parts - 1, cores - 1)
+    devices = pd.DataFrame({"process_id": 1000 + np.arange(cores) // 8, "nc_idx": np.arange(cores) % 8})
+    labels = pd.DataFrame({"model_name": "bwd.neff", "key": np.arange(steps) + 1, "collective": 0,
+                           "step": np.arange(steps) + 1})
     for p in range(parts):
         s = np.repeat(np.arange(steps), cores)
         c = np.tile(np.arange(cores), steps)
         arrive = base + s * 10_000_000 + rng.integers(0, 10_000, s.size)
-        arrive[(c == late[1])] += 80_000 if p == late[0] else 0
-        arr = pd.DataFrame({"model_name": "bwd.neff", "key": s + 1, "collective": 0, "step": s + 1,
-                            "instance_id": f"i-{p:04d}", "process_id": 1000 + c // 8, "nc_idx": c % 8,
-                            "worker_gid": p * cores + c, "arrive": arrive, "length": 100_000 - (arrive - arrive.min()) % 1000,
+        if p == parts - 1:
+            arrive[c == cores - 1] += 80_000  # the remote straggler
+        arr = pd.DataFrame({"step": s, "dev": c, "arrive": arrive, "length": 100_000 - (arrive - arrive.min()) % 1000,
                             "release": arrive + 100_000, "id": np.arange(s.size)})
-        runs = arr[["instance_id", "process_id", "nc_idx", "worker_gid"]].assign(model_name="bwd.neff", key=s + 1)
-        tables.append((f"node-{p:03d}", {"kind": "neuron", "notes": [], "arrivals": arr, "runs": runs.drop_duplicates()}))
+        runs = pd.DataFrame({"dev": c, "model_name": "bwd.neff", "key": s + 1})
+        dev = devices.assign(instance_id=f"i-{p:04d}", worker_gid=p * cores + np.arange(cores))
+        tables.append((f"node-{p:03d}", {"kind": "neuron", "notes": [], "arrivals": arr, "labels": labels,
+                                         "devices": dev[["instance_id", "process_id", "nc_idx", "worker_gid"]],
+                                         "runs": runs}))
     rows = sum(len(t["arrivals"]) for _, t in tables)
     with TreePeak() as peak:
         t0 = time.perf_counter()
-        cores_df, steps_df, lag = job_stragglers(tables)
+        cores_df, steps_df, _lag = job_stragglers(tables)
         cross_s = time.perf_counter() - t0
     top = cores_df.iloc[0]
     return {"parts": parts, "open_s": round(open_s, 2), "arrival_rows": rows, "cross_part_s": round(cross_s, 2),
@@ -148,38 +193,57 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=24)
     ap.add_argument("--events", type=int, default=25_000_000)
     ap.add_argument("--skip-cluster", action="store_true")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--case")
+    ap.add_argument("--path")
+    ap.add_argument("--results")
     args = ap.parse_args()
+    if args.case:
+        print(json.dumps(case(args.case, Path(args.path), Path(args.results))))
+        return
+    import pickle
+
     import neuron_widgets as nw
-    from neuron_widgets.analysis import across
 
     print(machine(), flush=True)
     path = job_dir(args.nodes, args.events)
+    work = Path(tempfile.mkdtemp())
+    results = work / "results"
     t0 = time.perf_counter()
-    job = nw.load_job(path, results=Path(tempfile.mkdtemp()) / "results")
+    job = nw.load_job(path, results=results)
     open_s = time.perf_counter() - t0
     events = int(job.parts["events"].sum())
     print(f"load_job: {len(job)} parts, {events:,} events, {open_s:.3f} s", flush=True)
-    loop, loop_s, loop_gb = run("plain loop in one process", lambda: across(job, ANALYSES, scheduler="sync", cache=False))
-    dask_, dask_s, dask_gb = run("across(), Dask local processes",
-                                 lambda: across(job, ANALYSES, cache=False))
-    result = {"machine": machine(), "parts": len(job), "events": events, "open_s": round(open_s, 3),
-              "loop_s": round(loop_s, 1), "loop_peak_gb": round(loop_gb, 2), "across_s": round(dask_s, 1),
-              "across_peak_gb": round(dask_gb, 2), "speedup": round(loop_s / dask_s, 2), "same": same(loop, dask_)}
-    if not args.skip_cluster:
-        from dask.distributed import Client, LocalCluster
+    cases = ["loop", "across"] + ([] if args.skip_cluster else ["cluster"])
+    runs: dict[str, list[dict]] = {c: [] for c in cases}
+    for _ in range(args.repeat):  # interleaved, so a slow spell of the machine hits every case
+        for c in cases:
+            runs[c].append(run(c, path, results))
+    fill, cached = run("fill", path, results), run("cached", path, results)
 
-        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
-            remote, cl_s, cl_gb = run("across(), LocalCluster(n_workers=2)", lambda: across(job, ANALYSES, client, cache=False))
-        result.update(cluster_s=round(cl_s, 1), cluster_peak_gb=round(cl_gb, 2), cluster_same=same(loop, remote))
-    _, first_s, _ = run("across() filling the result cache", lambda: across(job, ANALYSES))
-    again, again_s, _ = run("across() again, from the cache", lambda: across(job, ANALYSES))
+    def load(which: str) -> dict:
+        with open(work / f"{which}.pkl", "rb") as f:
+            return pickle.load(f)
+
+    loop = load("loop")
+    best = {c: min(r["seconds"] for r in runs[c]) for c in cases}
+    result = {"machine": machine(), "parts": len(job), "events": events, "open_s": round(open_s, 3),
+              **{f"{c}_s": [round(r["seconds"], 1) for r in runs[c]] for c in cases},
+              **{f"{c}_peak_gb": max(r["peak_gb"] for r in runs[c]) for c in cases},
+              "speedup_best": round(best["loop"] / best["across"], 2),
+              "speedup_median": round(float(np.median([r["seconds"] for r in runs["loop"]]))
+                                      / float(np.median([r["seconds"] for r in runs["across"]])), 2),
+              "across_same": same(loop, load("across")), "cache_fill_s": round(fill["seconds"], 1),
+              "cached_s": round(cached["seconds"], 2), "cached_statuses": cached["statuses"],
+              "cached_same": same(loop, load("cached"))}
+    if "cluster" in cases:
+        result["cluster_same"] = same(loop, load("cluster"))
     top = loop["stragglers"].iloc[0]
-    result.update(cache_fill_s=round(first_s, 1), cached_s=round(again_s, 2), cached_same=same(loop, again),
-                  top_straggler=f"{top['part']} process {top['process_id']} nc {top['nc_idx']} "
-                                f"(last {top['times_last']} of {top['steps']} steps)",
-                  statuses=sorted(set(again["parts"]["status"])))
+    result["top_straggler"] = (f"{top['part']} process {top['process_id']} nc {top['nc_idx']} "
+                               f"(last {top['times_last']} of {top['steps']} steps)")
     result["simulated_512"] = simulated()
     print(json.dumps(result, indent=1, default=str))
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -222,3 +222,39 @@ def test_the_cli_writes_a_job(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "--nodes must be 2 or more" in bad.stderr
     assert np.all(job.parts["cores"] == 4)
+
+
+def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: nw.Job) -> None:
+    from neuron_widgets.summary.job import lag_matrix
+    from neuron_widgets.widgets import Summary, Timeline
+
+    s = Summary(job)
+    assert s.done.wait(120), s.status.value
+    assert "Could not" not in s.status.value
+    c = s.charts
+    assert "node-02 (process" in c.sentence.text and "NeuronCore 2" in c.sentence.text
+    m = c.matrix
+    assert m.values.shape == (9, len(s.results["straggler_steps"]))  # 3 nodes x 3 cores, one column per step
+    late = m.rows.index(next(r for r in m.rows if r.startswith("node-02/") and r.endswith("NC2")))
+    assert np.nanargmax(np.nanmean(m.values, axis=1)) == late  # its row is the brightest
+    assert c.stragglers.select_one({"type": "ColumnDataSource"}).data["device"][0] == m.rows[late]
+    # A click on its cell at the tenth step opens node-02 at that step, its arrival selected.
+    c.click.data = {"row": [late], "col": [10], "n": [1]}
+    tl = s.part_timeline
+    assert isinstance(tl, Timeline) and s.part_shown == "node-02" and tl.profile is job.load("node-02")
+    t0, t1 = tl.time_range
+    assert t0 <= m.col_start[10] and t1 >= m.col_end[10] and t1 - t0 < 50_000_000
+    sel = tl.selection
+    assert sel is not None and sel["name"] in ("cc_exec_barrier", "cc_running") and int(sel["nc_idx"]) == 2
+    # A core's bar opens its part at its worst step; another part replaces the timeline.
+    first = s.part_timeline
+    c.click.data = {"row": [0], "col": [3], "n": [2]}
+    assert s.part_shown == "node-00" and s.part_timeline is not first
+    src = c.stragglers.select_one({"type": "ColumnDataSource"})
+    src.selected.indices = [0]
+    assert s.part_shown == "node-02"
+    # Many cores: one row per node; many steps: binned columns.
+    lag = s.results["straggler_lag"]
+    small = lag_matrix(lag, max_rows=4, max_cols=7)
+    assert small.per_node and small.values.shape[0] == 3 and small.values.shape[1] <= 7 and small.binned > 1
+    assert np.nanmax(small.values) == pytest.approx(lag["lag_ns"].max() / 1e3)

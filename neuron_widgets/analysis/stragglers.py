@@ -81,20 +81,18 @@ _NONE = "\0none"
 
 
 def part_arrivals(profile: Profile, kind: str = "auto") -> dict[str, Any]:
-    """One part's arrivals by value (step labels and device keys, not codes) and, for Neuron, its
-    completed executions: what a job's stragglers are computed from, across parts.
-    `{"kind", "notes", "arrivals", "runs"}`."""
+    """One part's arrivals, what a job's stragglers are computed from: `arrivals` (step, dev codes and
+    times), `labels` (per step code: its matching labels), `devices` (per dev code: its keys) and, for
+    Neuron, `runs` (completed executions: dev, model_name, key), with `kind` and `notes`."""
     fr = frame_of(profile)
     kind = kind_of(fr, kind)
     arr, keys, _ = _arrivals(fr, kind)
-    t = arr.table.astype({"step": np.int64, "dev": np.int64})
-    match = _MATCH[kind] + (["step"] if kind == "neuron" else [])
-    arrivals = pd.concat([arr.labels.iloc[t["step"].to_numpy()].reset_index(drop=True)[match],
-                          keys.iloc[t["dev"].to_numpy()].reset_index(drop=True)[_DEVICE[kind]],
-                          t[["arrive", "length", "release", "id"]].reset_index(drop=True)], axis=1)
-    runs = pd.concat([keys.iloc[arr.runs["dev"].to_numpy(np.int64)].reset_index(drop=True)[_DEVICE[kind]],
-                      arr.runs[["model_name", "key"]].reset_index(drop=True)], axis=1) if kind == "neuron" else None
-    return {"kind": kind, "notes": arr.notes, "arrivals": arrivals, "runs": runs}
+    t = arr.table
+    arrivals = pd.DataFrame({c: t[c].to_numpy(np.int64) for c in ("step", "dev", "arrive", "length", "release", "id")})
+    labels = arr.labels[_MATCH[kind] + (["step"] if kind == "neuron" else [])].reset_index(drop=True)
+    return {"kind": kind, "notes": arr.notes, "arrivals": arrivals, "labels": labels,
+            "devices": keys[_DEVICE[kind]].reset_index(drop=True),
+            "runs": arr.runs.reset_index(drop=True) if kind == "neuron" else None}
 
 
 def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -103,58 +101,65 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
     Collectives are matched across every core of the job by their step labels (Neuron: NEFF, execution,
     collective ordinal; Kineto: kernel name and ordinal), so a core that holds back another node is
     found; a core that completed a step's execution without a collective of its own arrives at that
-    step's release over the whole job."""
+    step's release over the whole job. Only the parts' small label and device tables are matched;
+    the arrivals themselves are renumbered by array look-ups."""
     kinds = {got["kind"] for _, got in parts if len(got["arrivals"])} or {"neuron"}
     kind = "neuron" if "neuron" in kinds else "kineto"
     notes = [f"{name}: {n}" for name, got in parts for n in got["notes"]]
     if len(kinds) > 1:
         notes.append("parts of different kinds (Neuron and Kineto): only the Neuron parts' collectives are matched")
-    mine = [(name, got) for name, got in parts if got["kind"] == kind]
-    frames = [got["arrivals"].assign(part=name) for name, got in mine if len(got["arrivals"])]
+    mine = [(name, got) for name, got in parts if got["kind"] == kind and len(got["arrivals"])]
     dev_cols, match = ["part", *_DEVICE[kind]], _MATCH[kind]
     out_labels = NEURON_LABELS if kind == "neuron" else ["step"]
-    if not frames:
+    if not mine:
         keys = pd.DataFrame(columns=dev_cols)
         labels = pd.DataFrame(columns=out_labels)
         return (notes_of(_empty_cores(keys), notes), notes_of(_empty_steps(keys, labels), notes),
                 pd.DataFrame(columns=[*dev_cols, *out_labels, "start_ts", "lag_ns", "id"]))
-    t = pd.concat(frames, ignore_index=True)
-    runs = pd.concat([got["runs"].assign(part=name) for name, got in mine if got["runs"] is not None and len(got["runs"])]
-                     or [pd.DataFrame(columns=[*dev_cols, "model_name", "key"])], ignore_index=True)
     # Devices in the order a merged profile numbers them (instance, process, core), then by part.
+    devs = pd.concat([got["devices"].assign(part=name, local=np.arange(len(got["devices"])), p=k)
+                      for k, (name, got) in enumerate(mine)], ignore_index=True)
     order = _DEVICE[kind][:3] if kind == "neuron" else ["rank"]
-    keys = pd.concat([t[dev_cols], runs[dev_cols]]).drop_duplicates()
-    keys = keys.sort_values([*order, "part"], kind="stable", ignore_index=True)
-    index = pd.MultiIndex.from_frame(keys.astype(object).fillna(_NONE))
-
-    def dev_of(df: pd.DataFrame) -> np.ndarray:
-        return index.get_indexer(pd.MultiIndex.from_frame(df[dev_cols].astype(object).fillna(_NONE)))
-
-    step, uniq = pd.MultiIndex.from_frame(t[match].astype(object).fillna(_NONE)).factorize()
+    devs = devs.sort_values([*order, "part"], kind="stable", ignore_index=True)
+    keys = devs[dev_cols]
+    dev_maps = [np.empty(len(got["devices"]), np.int64) for _, got in mine]
+    for g, (p, local) in enumerate(zip(devs["p"].to_numpy(), devs["local"].to_numpy(), strict=True)):
+        dev_maps[p][local] = g
+    # Steps: the parts' label tables matched by value.
+    labs = pd.concat([got["labels"].assign(p=k) for k, (_, got) in enumerate(mine)], ignore_index=True)
+    step_all, uniq = pd.MultiIndex.from_frame(labs[match].astype(object).fillna(_NONE)).factorize()
     labels = uniq.to_frame(index=False, name=match)
     labels = labels.mask(labels == _NONE, None)
+    bounds = np.cumsum([0] + [len(got["labels"]) for _, got in mine])
+    step_maps = [step_all[bounds[k]:bounds[k + 1]] for k in range(len(mine))]
+    arrs = [got["arrivals"] for _, got in mine]
+    step = np.concatenate([step_maps[k][a["step"].to_numpy()] for k, a in enumerate(arrs)])
+    dev = np.concatenate([dev_maps[k][a["dev"].to_numpy()] for k, a in enumerate(arrs)])
+    cols = {c: np.concatenate([a[c].to_numpy(np.int64) for a in arrs]) for c in ("arrive", "length", "release", "id")}
     if kind == "neuron":
-        labels["step"] = t.groupby(step)["step"].first().to_numpy()
+        labels["step"] = labs.groupby(step_all)["step"].first().to_numpy()
         labels = labels.astype({"key": np.int64, "collective": np.int64, "step": np.int64})
     else:  # steps numbered by their first arrival
-        first = t.groupby(step)["arrive"].min().to_numpy()
+        first = pd.Series(cols["arrive"]).groupby(step).min().reindex(range(len(labels))).to_numpy()
         labels["step"] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
-    table = pd.DataFrame({"step": step, "dev": dev_of(t), "arrive": t["arrive"].to_numpy(np.int64),
-                          "length": t["length"].to_numpy(np.int64), "release": t["release"].to_numpy(np.int64),
-                          "id": t["id"].to_numpy(np.int64)})
-    table = table.sort_values(["step", "dev"], kind="stable", ignore_index=True)
+    table = pd.DataFrame({"step": step, "dev": dev, **cols})
     absent = pd.DataFrame(columns=["step", "dev"])
-    if kind == "neuron" and len(runs):
-        absent = absent_of(labels, table, pd.DataFrame({"dev": dev_of(runs), "model_name": runs["model_name"],
-                                                         "key": runs["key"].to_numpy(np.int64)}).drop_duplicates())
+    if kind == "neuron":
+        runs = [(dev_maps[k], got["runs"]) for k, (_, got) in enumerate(mine) if got["runs"] is not None and len(got["runs"])]
+        if runs:
+            absent = absent_of(labels, table, pd.DataFrame({
+                "dev": np.concatenate([m[r["dev"].to_numpy(np.int64)] for m, r in runs]),
+                "model_name": np.concatenate([r["model_name"].to_numpy(object) for _, r in runs]),
+                "key": np.concatenate([r["key"].to_numpy(np.int64) for _, r in runs])}))
     arr = with_absent(Arrivals(table, labels, notes, absent))
     steps, cores = _steps(arr.table, arr.labels[out_labels], keys)
-    lag = arr.table.assign(first=arr.table.groupby("step")["arrive"].transform("min"))
-    lag = lag[lag.groupby("step")["dev"].transform("size") > 1]
+    lag = arr.table
+    first = lag.groupby("step")["arrive"].transform("min").to_numpy(np.int64)
+    many = lag.groupby("step")["dev"].transform("size").to_numpy() > 1
+    lag, first = lag[many], first[many]
     lag_frame = pd.concat([keys.iloc[lag["dev"].to_numpy()].reset_index(drop=True),
                            arr.labels[out_labels].iloc[lag["step"].to_numpy()].reset_index(drop=True),
-                           pd.DataFrame({"start_ts": lag["first"].to_numpy(np.int64),
-                                         "lag_ns": (lag["arrive"] - lag["first"]).to_numpy(np.int64),
+                           pd.DataFrame({"start_ts": first, "lag_ns": lag["arrive"].to_numpy(np.int64) - first,
                                          "id": lag["id"].to_numpy(np.int64)})], axis=1)
     return notes_of(cores, arr.notes), notes_of(steps, arr.notes), notes_of(lag_frame, arr.notes)
 
