@@ -87,7 +87,9 @@ def run_parts(job: Any, wanted: list[str], client: Any = None, *, scheduler: str
         else:
             todo.append(i)
     if todo:
-        tasks = [dask.delayed(part_task, pure=False)(job.specs[i], wanted, kw, store, tag) for i in todo]
+        # In worker processes the parts are the parallel work: one thread each within a part.
+        solo = client is not None or (scheduler or "processes") == "processes"
+        tasks = [dask.delayed(part_task, pure=False)(job.specs[i], wanted, kw, store, tag, solo) for i in todo]
         if client is not None:
             got = client.gather(client.compute(tasks))
         else:
@@ -100,9 +102,11 @@ def run_parts(job: Any, wanted: list[str], client: Any = None, *, scheduler: str
     return [o for o in out if o is not None]
 
 
-def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag: str) -> dict[str, Any]:
+def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag: str, solo: bool = False) -> dict[str, Any]:
     """One part, in a worker: its results from the store, or loaded and analysed (and then stored)."""
     t0 = time.perf_counter()
+    if solo:
+        _one_thread()
     try:
         key = store.content_key(spec) if store is not None else None
         hit = store.get(key, tag) if key is not None else None
@@ -122,6 +126,15 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
         what = str(exc) if str(exc) else traceback.format_exception_only(type(exc), exc)[-1].strip()
         return {"part": spec.name, "path": spec.path, "tables": {}, "events": None, "start_ts": None, "end_ts": None,
                 "error": f"{type(exc).__name__}: {what}", "status": "left out", "seconds": time.perf_counter() - t0}
+
+
+def _one_thread() -> None:
+    """Arrow decodes on one thread in a worker process: the other cores run other parts, and threads
+    contending for them cost more than they give."""
+    import pyarrow as pa
+
+    if pa.cpu_count() != 1:
+        pa.set_cpu_count(1)
 
 
 def _let_go() -> None:
