@@ -1,0 +1,52 @@
+"""Summary(job) in a real JupyterLab: the heat map drawn, the remote straggler named, a click opens that part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Page
+
+from .lab import DEEP_TEXT, open_notebook, run_all, shot, wait_cells_done
+from .test_summary_kinds import notebook
+
+CELL = """(a) => { for (const v of Bokeh.index.all_views()) {
+    if (v.model.name !== 'nw-job-lag-fig' || !v.canvas_view.el.isConnected) continue;
+    v.canvas_view.el.scrollIntoView({block: 'center'});
+    const b = v.canvas_view.el.getBoundingClientRect();
+    return {x: b.left + v.frame.x_scale.compute(a.col + 0.5), y: b.top + v.frame.y_scale.compute(a.row + 0.5)}; } }"""
+
+
+def test_job_summary_heat_map_and_a_click_into_a_part(page: Page, lab: str, lab_root: Path) -> None:
+    notebook(lab_root, "job.ipynb", [
+        "import neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\nfrom neuron_widgets.widgets import Summary\n"
+        "job = nw.load_job(write_job('job', nodes=3, events=30_000, processes=1, cores=3, seed=4), results='results')",
+        "s = Summary(job)\ns"])
+    open_notebook(page, lab, "job.ipynb")
+    run_all(page)
+    wait_cells_done(page)
+    page.wait_for_function("() => /Summarised 3 parts in/.test(document.querySelector('.nw-summary-widget .widget-html')"
+                           "?.textContent ?? '')", timeout=120_000)
+    page.wait_for_function("() => window.Bokeh && [...Bokeh.index.all_views()].some(v => v.model.name === 'nw-job-lag-fig'"
+                           " && v.el.isConnected)", timeout=60_000)
+    text = page.evaluate(f"() => ({DEEP_TEXT})('.nw-summary-widget')")
+    assert "the job waits most on node-02" in text and "NeuronCore 2" in text
+    # The late core's row: node-02's third core (rows in node order, 3 cores per node).
+    rows = page.evaluate("""() => { const v = [...Bokeh.index.all_views()].find(v => v.model.name === 'nw-job-lag-fig'
+        && v.el.isConnected); return v.model.y_range.start; }""")
+    assert rows == 9
+    shot(page, "job-summary-lab")
+    pt = page.evaluate(CELL, {"row": 8, "col": 10})
+    page.mouse.click(pt["x"], pt["y"])
+    page.wait_for_function("() => { const w = document.querySelector('.nw-summary-widget'); const t = w.querySelector("
+                           "'.nw-timeline'); return t && t.dataset.view && w.textContent.includes('node-02'); }",
+                           timeout=60_000)
+    page.wait_for_function("() => { const [a, b] = document.querySelector('.nw-summary-widget .nw-timeline').dataset.view"
+                           ".split(',').map(Number); return b - a < 10e6; }", timeout=30_000)
+    page.locator(".nw-summary-widget .nw-timeline").scroll_into_view_if_needed()
+    shot(page, "job-summary-part-opened")
+    page.evaluate("() => document.body.setAttribute('data-jp-theme-light', 'false')")
+    page.wait_for_function("""() => [...Bokeh.index.all_views()].filter(v => v.model.name === 'nw-job-lag-fig'
+        && v.el.isConnected).every(v => v.model.title.text_color === '#e6edf3')""", timeout=20_000)
+    page.locator(".nw-summary-widget").scroll_into_view_if_needed()
+    shot(page, "job-summary-lab-dark")
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
