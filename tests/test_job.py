@@ -225,6 +225,8 @@ def test_the_cli_writes_a_job(tmp_path: Path) -> None:
 
 
 def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: nw.Job) -> None:
+    from bokeh.models import ColumnDataSource
+
     from neuron_widgets.summary.job import lag_matrix
     from neuron_widgets.widgets import Summary, Timeline
 
@@ -237,7 +239,7 @@ def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: 
     assert m.values.shape == (9, len(s.results["straggler_steps"]))  # 3 nodes x 3 cores, one column per step
     late = m.rows.index(next(r for r in m.rows if r.startswith("node-02/") and r.endswith("NC2")))
     assert np.nanargmax(np.nanmean(m.values, axis=1)) == late  # its row is the brightest
-    assert c.stragglers.select_one({"type": "ColumnDataSource"}).data["device"][0] == m.rows[late]
+    assert c.stragglers.select_one({"type": ColumnDataSource}).data["device"][0] == m.rows[late]
     # A click on its cell at the tenth step opens node-02 at that step, its arrival selected.
     c.click.data = {"row": [late], "col": [10], "n": [1]}
     tl = s.part_timeline
@@ -250,7 +252,7 @@ def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: 
     first = s.part_timeline
     c.click.data = {"row": [0], "col": [3], "n": [2]}
     assert s.part_shown == "node-00" and s.part_timeline is not first
-    src = c.stragglers.select_one({"type": "ColumnDataSource"})
+    src = c.stragglers.select_one({"type": ColumnDataSource})
     src.selected.indices = [0]
     assert s.part_shown == "node-02"
     # Many cores: one row per node; many steps: binned columns.

@@ -112,9 +112,10 @@ def heat_map(m: LagMatrix, click: ColumnDataSource, name: str = "nw-job-lag"):
     finite = m.values[np.isfinite(m.values)]
     high = float(np.percentile(finite, 99)) if finite.size else 1.0
     mapper = LinearColorMapper(palette=Inferno256, low=0.0, high=max(high, 1e-3), nan_color="rgba(0,0,0,0)")
-    src = ColumnDataSource({"image": [m.values[::-1] if n_rows else np.zeros((1, 1))]}, name=f"{name}-image")
-    img = f.image(image="image", x=0, y=max(n_rows, 1), dw=max(n_cols, 1), dh=max(n_rows, 1), color_mapper=mapper,
-                  source=src)
+    # Image row r spans y in [r, r + 1]; the y axis runs downwards, so row 0 (the first node's first core) is on top.
+    src = ColumnDataSource({"image": [np.ascontiguousarray(m.values) if n_rows else np.zeros((1, 1))]},
+                           name=f"{name}-image")
+    img = f.image(image="image", x=0, y=0, dw=max(n_cols, 1), dh=max(n_rows, 1), color_mapper=mapper, source=src)
     f.add_layout(ColorBar(color_mapper=mapper, title="µs", width=10), "right")
     rows_js = CustomJSHover(args={"labels": m.rows}, code="const i = Math.floor(value); return labels[i] || '';")
     cols_js = CustomJSHover(args={"labels": m.col_label}, code="const i = Math.floor(value); return labels[i] || '';")

@@ -18,7 +18,8 @@ CELL = """(a) => { for (const v of Bokeh.index.all_views()) {
 
 def test_job_summary_heat_map_and_a_click_into_a_part(page: Page, lab: str, lab_root: Path) -> None:
     notebook(lab_root, "job.ipynb", [
-        "import neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\nfrom neuron_widgets.widgets import Summary\n"
+        "import neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\n"
+        "from neuron_widgets.widgets import Summary\n"
         "job = nw.load_job(write_job('job', nodes=3, events=30_000, processes=1, cores=3, seed=4), results='results')",
         "s = Summary(job)\ns"])
     open_notebook(page, lab, "job.ipynb")
@@ -34,6 +35,12 @@ def test_job_summary_heat_map_and_a_click_into_a_part(page: Page, lab: str, lab_
     rows = page.evaluate("""() => { const v = [...Bokeh.index.all_views()].find(v => v.model.name === 'nw-job-lag-fig'
         && v.el.isConnected); return v.model.y_range.start; }""")
     assert rows == 9
+    # The map is painted: most of its frame holds coloured cells (every core took part in every step).
+    painted = page.evaluate("""() => { const v = [...Bokeh.index.all_views()].find(v => v.model.name === 'nw-job-lag-fig'
+        && v.el.isConnected); const f = v.frame.bbox, r = window.devicePixelRatio || 1;
+        const d = v.canvas_view.primary.ctx.getImageData(f.left * r, f.top * r, f.width * r, f.height * r).data;
+        let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n / (d.length / 4); }""")
+    assert painted > 0.8, painted
     shot(page, "job-summary-lab")
     pt = page.evaluate(CELL, {"row": 8, "col": 10})
     page.mouse.click(pt["x"], pt["y"])
