@@ -92,8 +92,13 @@ def test_summaries_of_kineto_plain_and_device_traces(page: Page, lab: str, lab_r
     names = ["nw-temporal-fig", "nw-device-engines-fig", "nw-device-layers-fig", "nw-device-dma-fig"]
     page.wait_for_function("(names) => window.Bokeh && names.every(n => [...Bokeh.index.all_views()].some(v => "
                            "v.model.name === n && v.el.isConnected))", arg=names, timeout=60_000)
-    texts = page.evaluate(f"""() => [...document.querySelectorAll('.nw-summary-widget')].map(e =>
-        ({DEEP_TEXT.replace("document.querySelector(sel)", "sel")})(e))""")
+    # The charts fill in as their numbers arrive: wait for what each view must show, not for a guessed moment.
+    each = f"""() => [...document.querySelectorAll('.nw-summary-widget')].map(e =>
+        ({DEEP_TEXT.replace("document.querySelector(sel)", "sel")})(e))"""
+    page.wait_for_function(f"() => {{ const t = ({each})(); return t.length === 3 && t[0].includes('arrives last') && "
+                           "t[1].includes('NeverEnds') && t[1].includes('Longest events') && t[2].includes('Instructions'); }",
+                           timeout=90_000)
+    texts = page.evaluate(each)
     kineto, plain, device = texts
     assert "rank 0 arrives last at 4 of 5 collectives" in kineto and "NEFF" not in kineto
     assert "plain trace" in plain and "Longest events" in plain and "NeverEnds" in plain
