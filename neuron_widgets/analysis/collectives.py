@@ -30,10 +30,8 @@ class Arrivals:
     table: pd.DataFrame
     labels: pd.DataFrame  # index: step code; model_name, step, collective (and the matching key)
     notes: list[str]
-    # (step, dev) of cores that ran the step's execution without a collective of their own: they
-    # arrive at the step's release, known only once every core's barrier is (`with_absent`).
-    absent: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["step", "dev"]))
-    # Completed executions (dev, model_name, key): a job finds its absent cores from every part's.
+    # Completed executions (dev, model_name, key): the cores that ran a step's execution without a
+    # collective of their own are found from these (`absent_of`), over a profile or a whole job.
     runs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["dev", "model_name", "key"]))
 
 
@@ -102,8 +100,6 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
     table = pd.DataFrame({"step": col["step"], "dev": col["core"], "arrive": col["arrive"], "length": col["length"],
                           "release": col["release"], "id": ids[col["row"].to_numpy()]})
 
-    # Cores whose completed execution of a step's NEFF has no collective in it: arrived at the release.
-    absent = _absent(steps, table, ex_core, neff_code, ex_key, ex_done)
     labels = pd.DataFrame({"neff": [s[0] for s in steps], "key": [s[1] for s in steps], "collective": [s[2] for s in steps]})
     names = np.array([*neffs, None], dtype=object)
     labels["model_name"] = names[labels["neff"].to_numpy()] if len(labels) else pd.Series(dtype=object)
@@ -112,13 +108,15 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
     labels["key"] = labels["key"].astype(np.int64)
     runs = pd.DataFrame({"dev": ex_core.astype(np.int64), "model_name": names[neff_code] if exs.size else [],
                          "key": ex_key})[ex_done].drop_duplicates(ignore_index=True)
-    return Arrivals(table.reset_index(drop=True), labels[["model_name", "step", "collective", "key"]], notes,
-                    absent.astype(np.int64), runs)
+    return Arrivals(table.reset_index(drop=True), labels[["model_name", "step", "collective", "key"]], notes, runs)
 
 
 def with_absent(arr: Arrivals) -> Arrivals:
-    """The absent cores added to the table, arriving at their step's release (the latest barrier end)."""
-    absent, table, notes = arr.absent, arr.table, list(arr.notes)
+    """Cores that completed a step's execution with no collective of their own (`absent_of` its runs)
+    added to the table, arriving at their step's release (the latest barrier end)."""
+    absent = absent_of(arr.labels, arr.table, arr.runs) if len(arr.runs) and len(arr.labels) else \
+        pd.DataFrame(columns=["step", "dev"])
+    table, notes = arr.table, list(arr.notes)
     if len(absent):
         release = table[table["release"] >= 0].groupby("step")["release"].max()
         absent = absent.join(release, on="step", how="inner")
@@ -127,7 +125,7 @@ def with_absent(arr: Arrivals) -> Arrivals:
             table = pd.concat([table, absent[table.columns]], ignore_index=True)
             notes.append(f"{len(absent)} times a core ran the step's NEFF but recorded no barrier or cc_running for its "
                          "collective: it is taken to have arrived at the release (it waited 0)")
-    return Arrivals(table, arr.labels, notes, absent.iloc[:0])
+    return Arrivals(table, arr.labels, notes, arr.runs.iloc[:0])
 
 
 def _execution_of(core: np.ndarray, own: np.ndarray, start: np.ndarray, ex_core: np.ndarray, ex_id: np.ndarray,

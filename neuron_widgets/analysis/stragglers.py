@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from .collectives import Arrivals, absent_of, neuron_arrivals, ordinal, with_absent
+from .collectives import Arrivals, neuron_arrivals, ordinal, with_absent
 from .devices import COMMUNICATION, kind_of, kineto_kernels
 from .frame import Frame, frame_of, notes_of
 
@@ -143,15 +143,12 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
         first = pd.Series(cols["arrive"]).groupby(step).min().reindex(range(len(labels))).to_numpy()
         labels["step"] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
     table = pd.DataFrame({"step": step, "dev": dev, **cols})
-    absent = pd.DataFrame(columns=["step", "dev"])
-    if kind == "neuron":
-        runs = [(dev_maps[k], got["runs"]) for k, (_, got) in enumerate(mine) if got["runs"] is not None and len(got["runs"])]
-        if runs:
-            absent = absent_of(labels, table, pd.DataFrame({
-                "dev": np.concatenate([m[r["dev"].to_numpy(np.int64)] for m, r in runs]),
-                "model_name": np.concatenate([r["model_name"].to_numpy(object) for _, r in runs]),
-                "key": np.concatenate([r["key"].to_numpy(np.int64) for _, r in runs])}))
-    arr = with_absent(Arrivals(table, labels, notes, absent))
+    runs = [(dev_maps[k], got["runs"]) for k, (_, got) in enumerate(mine) if got["runs"] is not None and len(got["runs"])]
+    job_runs = pd.DataFrame({"dev": np.concatenate([m[r["dev"].to_numpy(np.int64)] for m, r in runs]),
+                             "model_name": np.concatenate([r["model_name"].to_numpy(object) for _, r in runs]),
+                             "key": np.concatenate([r["key"].to_numpy(np.int64) for _, r in runs])}) if runs else \
+        pd.DataFrame(columns=["dev", "model_name", "key"])
+    arr = with_absent(Arrivals(table, labels, notes, job_runs))
     steps, cores = _steps(arr.table, arr.labels[out_labels], keys)
     lag = arr.table
     first = lag.groupby("step")["arrive"].transform("min").to_numpy(np.int64)
