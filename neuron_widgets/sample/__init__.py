@@ -36,11 +36,10 @@ def _template(cores: int) -> dict:
     return t
 
 
-def write_sample(directory: str | Path, events: int = 20_000, seed: int = 0, *, instances: int = 2,
-                 processes: int = 2, cores: int = 2, device_instructions: int = 600) -> Path:
-    """Write a sample profile of about `events` system events into `directory`; return it."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+def plan(seed: int, instances: int, processes: int, cores: int, events: int
+         ) -> tuple[np.random.Generator, system.Layout, dict, int, int, system.Special]:
+    """What a sample or a job is made of: its random source, layout, template, events per step, steps,
+    and where its error and hang go (an error on the last group's last core half-way, a hang at the end)."""
     rng = np.random.default_rng(seed)
     layout = system.Layout.make(rng, instances, processes, cores)
     tmpl = _template(cores)
@@ -48,6 +47,15 @@ def write_sample(directory: str | Path, events: int = 20_000, seed: int = 0, *, 
     steps = max(round(events / per_step), 3)
     special = system.Special(error_step=steps // 2, error_group=layout.groups - 1,
                              error_core=cores - 1, hang_step=steps - 1)
+    return rng, layout, tmpl, per_step, steps, special
+
+
+def write_sample(directory: str | Path, events: int = 20_000, seed: int = 0, *, instances: int = 2,
+                 processes: int = 2, cores: int = 2, device_instructions: int = 600) -> Path:
+    """Write a sample profile of about `events` system events into `directory`; return it."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    rng, layout, tmpl, per_step, steps, special = plan(seed, instances, processes, cores, events)
     steps_per_chunk = max(ROW_GROUP // per_step, 1)
     w = None
     written = 0

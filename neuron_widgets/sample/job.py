@@ -31,19 +31,13 @@ def write_job(directory: str | Path, nodes: int = 4, events: int = 200_000, seed
               processes: int = 2, cores: int = 4) -> Path:
     """Write a job of `nodes` node profiles (about `events` system events in all) into
     `directory/node-NN/`; return `directory`."""
-    from . import _side_tables, _template
+    from . import _side_tables, plan
 
     if nodes < 2:
         raise ValueError(f"a multi-node job needs at least 2 nodes, not {nodes}")
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    layout = system.Layout.make(rng, nodes, processes, cores)
-    tmpl = _template(cores)
-    per_step = len(tmpl["name"]) * layout.groups
-    steps = max(round(events / per_step), 3)
-    special = system.Special(error_step=steps // 2, error_group=layout.groups - 1, error_core=cores - 1,
-                             hang_step=steps - 1)
+    rng, layout, tmpl, per_step, steps, special = plan(seed, nodes, processes, cores, events)
     # Chunks of about four row groups over the whole job: each node still gets sizeable row groups.
     steps_per_chunk = max(4 * ROW_GROUP // per_step, 1)
     dirs = [out / node_name(i, nodes) for i in range(nodes)]
