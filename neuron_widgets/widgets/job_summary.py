@@ -55,7 +55,9 @@ class JobSummaryMixin:
 
     def _job_run(self) -> None:
         from ..analysis.across import across
+        from ..summary.charts import apply_theme
         from ..summary.job import JobSummaryCharts
+        from .summary import _source_of
 
         started = time.perf_counter()
         try:
@@ -69,12 +71,11 @@ class JobSummaryMixin:
         with self._lock:
             self.results, self.charts = results, charts
             charts.click.on_change("data", lambda _a, _o, new: self._cell_clicked(new))
-            src = _bars_source(charts.stragglers)
+            src = _source_of(charts.stragglers)
             src.selected.on_change("indices", lambda _a, _o, new: self._core_clicked(src, new))
             self.bokeh = self._chart_view()
             self.children = [self.status, self.bokeh, self.probe, self.part_box]
-            for f in charts.figures:
-                _theme_one(f, self._dark)
+            apply_theme(None, self._dark, charts.figures)
         parts = results["parts"]
         left = int((parts["status"] == "left out").sum())
         cached = int((parts["status"] == "cached").sum())
@@ -85,11 +86,12 @@ class JobSummaryMixin:
         self.done.set()
 
     def _job_themed(self, dark: bool) -> None:
+        from ..summary.charts import apply_theme
+
         with self._lock:
             self._dark = dark
             if self.charts is not None:
-                for f in self.charts.figures:
-                    _theme_one(f, dark)
+                apply_theme(None, dark, self.charts.figures)
 
     # -- clicks ---------------------------------------------------------------------------
     def _cell_clicked(self, data: dict[str, list]) -> None:
@@ -149,14 +151,3 @@ class JobSummaryMixin:
                    & (lag["start_ts"] <= window[1]) & (lag["id"] >= 0)]
         return int(mine["id"].iloc[0]) if len(mine) else None
 
-
-def _bars_source(fig: Any) -> Any:
-    from bokeh.models import ColumnDataSource
-
-    return fig.select_one({"type": ColumnDataSource})
-
-
-def _theme_one(fig: Any, dark: bool) -> None:
-    from ..summary.charts import apply_theme
-
-    apply_theme(None, dark, [fig])
