@@ -10,6 +10,7 @@ import numpy as np
 
 from .across import across
 from .compare import compare
+from .density import busy_density
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
 from .launches import launch_stats
@@ -19,7 +20,7 @@ from .stragglers import stragglers
 from .suite import all_analyses
 from .temporal import temporal_breakdown
 
-__all__ = ["NRT_STATUS", "across", "all_analyses", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown",
+__all__ = ["NRT_STATUS", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown",
            "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown"]
 
 

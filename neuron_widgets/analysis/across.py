@@ -22,6 +22,7 @@ import pandas as pd
 
 from .. import __version__
 from .compare import totals
+from .density import busy_density
 from .frame import notes_of
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
@@ -37,7 +38,7 @@ VERSION = 2
 PER_PART: dict[str, Callable[..., Any]] = {
     "temporal_breakdown": temporal_breakdown, "idle_time_breakdown": idle_time_breakdown,
     "comm_comp_overlap": comm_comp_overlap, "launch_stats": launch_stats, "kernel_breakdown": kernel_breakdown,
-    "errors_and_hangs": errors_and_hangs,
+    "errors_and_hangs": errors_and_hangs, "busy_density": busy_density,
 }
 JOB_WIDE: dict[str, Callable[..., Any]] = {"stragglers": part_arrivals}
 # Building blocks other job analyses ask for (compare of two jobs, the job views).

@@ -29,6 +29,9 @@ GROUPINGS: dict[str, str] = {
 COMBO_COLUMNS = ("instance_id", "trace_event_source", "process_id", "thread_id", "nc_idx",
                  "pcore_idx", "worker_gid", "framework_stream_id")
 
+# Events that stand for many others not loaded (a job part's busy density): see job.view.
+SUMMARY_SOURCE = "summary"
+
 _SOURCE_RANK = {"framework": 0, "neuron_rt": 1, "neuron_hw": 2, "device": 3}
 
 # Runtime calls that move data between host and device: in the Default mode they get a track per
@@ -147,6 +150,9 @@ def _tier(row: dict, names: TrackNames) -> tuple[str, tuple]:
 
 def _label(row: dict, mode: str, names: TrackNames, neuron: bool) -> tuple[str, tuple]:
     inst, pid, tid, src = row["instance_id"], row["process_id"], row["thread_id"], row["trace_event_source"]
+    if src == SUMMARY_SOURCE:
+        # One track per summarised part in every mode, placed before the part's own tracks once loaded.
+        return f"{inst}", (inst,)
     rank = _SOURCE_RANK.get(src, 9)
     nc = row["nc_idx"]
     proc = names.process_label(inst, pid) or f"PID:{pid}"

@@ -85,6 +85,15 @@ class Timeline(Delivered, anywidget.AnyWidget):
     loading = t.Bool(False).tag(sync=True)  # work under way that will change what is shown
     _snapshot = t.Bytes(b"").tag(sync=True)
 
+    def __new__(cls, profile: Any = None, *args: Any, **kwargs: Any) -> Timeline:
+        from .job_summary import is_job
+
+        if cls is Timeline and is_job(profile):
+            from .job_timeline import JobTimeline
+
+            return super().__new__(JobTimeline, profile, *args, **kwargs)
+        return super().__new__(cls, profile, *args, **kwargs)
+
     def __init__(self, profile: Profile, grouping: str | None = None, *, height: int = 480, color_by: str = "name",
                  time_range: tuple[int, int] | None = None, **kwargs: Any) -> None:
         grouping = profile.check_grouping(grouping or profile.default_grouping)
