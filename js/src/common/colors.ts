@@ -10,7 +10,19 @@ export function hashString(s: string): number {
   return h >>> 0;
 }
 
+// The busy levels of a job's density tracks (neuron_widgets/job/view.py LEVELS) on one ramp, so that
+// busier reads stronger: [light theme, dark theme].
+const LEVEL_COLORS: Record<string, [string, string]> = {
+  "busy < 25%": ["hsl(205, 45%, 84%)", "hsl(205, 30%, 30%)"],
+  "busy 25-50%": ["hsl(205, 55%, 69%)", "hsl(205, 42%, 42%)"],
+  "busy 50-75%": ["hsl(205, 65%, 53%)", "hsl(205, 55%, 55%)"],
+  "busy >= 75%": ["hsl(205, 80%, 36%)", "hsl(205, 75%, 70%)"],
+  "not summarised yet": ["hsl(0, 0%, 82%)", "hsl(0, 0%, 32%)"],
+};
+
 export function nameColor(name: string, dark: boolean): string {
+  const fixed = LEVEL_COLORS[name];
+  if (fixed) return fixed[dark ? 1 : 0];
   const h = hashString(name);
   const hue = h % 360;
   // Keep clear of pure red: red means error.

@@ -1,0 +1,102 @@
+"""Timeline(job) in a real JupyterLab: a track per node, their density painted, a click loads that node's events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Page
+
+from .lab import open_notebook, run_all, shot, wait_cells_done
+from .test_summary_kinds import notebook
+
+VIEW = "document.querySelector('.nw-timeline').__nwView"
+
+# A drawn event of the track labelled `label`, in page coordinates.
+ON_TRACK = """(label) => {
+  const root = document.querySelector('.nw-timeline'), v = root.__nwView, it = v.items;
+  if (!it) return null;
+  const tracks = v.model.get('tracks'), canvas = root.querySelector('.nw-canvas').getBoundingClientRect();
+  const scroll = root.querySelector('.nw-scroll'), w = canvas.width, span = v.view.t1 - v.view.t0;
+  for (let i = 0; i < it.n; i++) {
+    if (it.count[i] !== 1 || tracks[it.track[i]]?.label !== label) continue;
+    const row = v.rows.find(r => r.kind === 'track' && r.track === it.track[i]);
+    if (!row) continue;
+    const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
+    const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
+    if (x1 - x0 < 2 || y < 5 || y > canvas.height - 5) continue;
+    return {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y};
+  }
+  return null;
+}"""
+
+
+# The painted colour (r, g, b) at the middle of an event named `name`.
+PIXEL = """(name) => {
+  const root = document.querySelector('.nw-timeline'), v = root.__nwView, it = v.items, names = v.model.get('names');
+  const canvas = root.querySelector('canvas.nw-canvas'), w = canvas.getBoundingClientRect().width;
+  const scroll = root.querySelector('.nw-scroll'), span = v.view.t1 - v.view.t0, r = window.devicePixelRatio || 1;
+  for (let i = 0; i < it.n; i++) {
+    if (it.count[i] !== 1 || names[it.name[i]] !== name) continue;
+    const row = v.rows.find(x => x.kind === 'track' && x.track === it.track[i]);
+    const x0 = Math.max((it.start[i] - v.view.t0) / span * w, 0), x1 = Math.min((it.end[i] - v.view.t0) / span * w, w);
+    if (!row || x1 - x0 < 3) continue;
+    const y = row.y + it.lane[i] * 18 + 8 - scroll.scrollTop;
+    const d = canvas.getContext('2d').getImageData(Math.round((x0 + x1) / 2 * r), Math.round(y * r), 1, 1).data;
+    return [d[0], d[1], d[2]];
+  }
+  return null;
+}"""
+
+DEBUG = """() => { const v = document.querySelector('.nw-timeline').__nwView, it = v.items;
+  return {n: it.n, count: [...it.count.slice(0, 5)], track: [...it.track.slice(0, 5)], rows: v.rows.slice(0, 5),
+          start: [...it.start.slice(0, 3)], end: [...it.end.slice(0, 3)], view: v.view}; }"""
+
+
+def labels(page: Page) -> list[str]:
+    return page.evaluate(f"() => {VIEW}.model.get('tracks').map(t => t.label)")
+
+
+def test_job_timeline_tracks_density_and_a_click_into_a_node(page: Page, lab: str, lab_root: Path) -> None:
+    notebook(lab_root, "job_timeline.ipynb", [
+        "import neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\n"
+        "job = nw.load_job(write_job('jobtl', nodes=3, events=30_000, processes=1, cores=3, seed=4), results='results-tl')",
+        "tl = nw.Timeline(job, height=420)\ntl"])
+    open_notebook(page, lab, "job_timeline.ipynb")
+    run_all(page)
+    wait_cells_done(page)
+    page.wait_for_function(f"() => {VIEW} && /3 of 3 parts summarised/.test({VIEW}.model.get('status'))", timeout=120_000)
+    page.wait_for_function(f"() => {{ const v = {VIEW}; return v.items && v.items.n > 20; }}", timeout=60_000)
+    assert labels(page) == ["node-00", "node-01", "node-02"]
+    page.locator(".nw-timeline").first.scroll_into_view_if_needed()
+    shot(page, "job-timeline-lab")
+    # Zoomed to a tenth of the job, where the runs are several pixels wide.
+    page.evaluate(f"() => {{ const v = {VIEW}, h = v.home(); v.setView({{t0: h[0], t1: h[0] + (h[1] - h[0]) / 10}}); }}")
+    page.wait_for_function(f"() => {{ const v = {VIEW}, h = v.home(); return v.items && "
+                           "v.view.t1 - v.view.t0 < (h[1] - h[0]) / 5 && v.items.n > 0; }", timeout=30_000)
+    page.wait_for_function(f"() => ({PIXEL})('busy >= 75%') !== null", timeout=30_000)
+    # The kernel has the zoomed view (sent 150 ms after the last change): an opened part keeps it.
+    page.wait_for_function(f"() => {{ const v = {VIEW}, m = v.model.get('view'); return m[1] - m[0] === v.view.t1 - v.view.t0; }}",
+                           timeout=10_000)
+    zoomed = page.evaluate(f"() => [{VIEW}.view.t0, {VIEW}.view.t1]")
+    # The density runs are painted on each node's track, busier in a deeper blue.
+    light, deep = page.evaluate(PIXEL, "busy < 25%"), page.evaluate(PIXEL, "busy >= 75%")
+    assert light and deep and sum(deep) < sum(light) - 150, (light, deep)
+    for label in ("node-00", "node-02"):
+        assert page.evaluate(ON_TRACK, label), (label, page.evaluate(DEBUG))
+    pt = page.evaluate(ON_TRACK, "node-02")
+    page.mouse.click(pt["x"], pt["y"])
+    page.wait_for_function(f"() => {VIEW}.model.get('tracks').some(t => t.label.startsWith('node-02/'))", timeout=60_000)
+    got = labels(page)
+    assert got[:2] == ["node-00", "node-01"] and "node-02" not in got
+    assert any(lab.endswith("/neuron_hw/NC0:0") for lab in got if lab.startswith("node-02/")), got
+    page.wait_for_function(f"() => /node-02: [0-9,]+ events shown/.test({VIEW}.model.get('status'))", timeout=30_000)
+    # Its events are drawn on its own tracks, in the window the user had zoomed to.
+    page.wait_for_function(f"() => {{ const v = {VIEW}, t = v.model.get('tracks'); return v.items && "
+                           "[...Array(v.items.n).keys()].some(i => t[v.items.track[i]]?.label.startsWith('node-02/')); }",
+                           timeout=60_000)
+    now = page.evaluate(f"() => [{VIEW}.view.t0, {VIEW}.view.t1]")
+    assert abs((now[1] - now[0]) - (zoomed[1] - zoomed[0])) < 1e3, (now, zoomed)
+    shot(page, "job-timeline-node-opened")
+    page.evaluate("() => document.body.setAttribute('data-jp-theme-light', 'false')")
+    shot(page, "job-timeline-lab-dark")
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
