@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from pathlib import Path
@@ -9,14 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from random_neuron import random_profile
 
 import neuron_widgets as nw
 from neuron_widgets.analysis import across, busy_density
 from neuron_widgets.job.view import LEVELS, density_runs, job_view, level_of, overview_profile, under
 from neuron_widgets.sample.job import write_job
 from neuron_widgets.widgets.job_timeline import JobTimeline
-
-from random_neuron import random_profile
 
 
 # -- the slow, obviously right reference -------------------------------------------------
@@ -39,7 +39,7 @@ def ref_density(by_device: dict, bins: int) -> tuple[list[int], list[int]]:
     n = max(1, min(bins, hi - lo))
     edges = sorted({lo + round(k * (hi - lo) / n) for k in range(n + 1)})
     busy = []
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
+    for a, b in itertools.pairwise(edges):
         busy.append(sum(max(0, min(e, b) - max(s, a)) for v in merged.values() for s, e in v))
     return edges, busy
 
@@ -215,7 +215,7 @@ def test_a_bad_part_is_named_and_the_rest_drawn(tmp_path: Path) -> None:
     assert tl.summarised.wait(120)
     assert "node-01" in " ".join(tl.notes) and "left out" in " ".join(tl.notes)
     assert set(tl.density) == {"node-00", "node-02"}
-    with pytest.raises(Exception):
+    with pytest.raises(nw.ProfileError):
         tl.open_part("node-01")
     assert "node-01" in tl.error and str(root / "node-01") in tl.error
     assert tl.opened == []

@@ -20,7 +20,8 @@ from .stragglers import stragglers
 from .suite import all_analyses
 from .temporal import temporal_breakdown
 
-__all__ = ["NRT_STATUS", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare", "errors_and_hangs", "idle_time_breakdown",
+__all__ = ["NRT_STATUS", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare", "errors_and_hangs",
+           "idle_time_breakdown",
            "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown"]
 
 

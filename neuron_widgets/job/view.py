@@ -17,9 +17,9 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
+from ..errors import LoadWarnings
 from ..model.grouping import SUMMARY_SOURCE
 from ..model.profile import Counters, Profile
-from ..errors import LoadWarnings
 from ..model.schema import ROW, normalise
 from ..readers.multi import merge
 

@@ -8,6 +8,7 @@ part and shows its events in place of its density; `close_part(part)` folds it b
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -117,10 +118,8 @@ class JobTimeline(Timeline):
             self.loading = False
 
     def _open_quietly(self, part: str) -> None:
-        try:
+        with contextlib.suppress(Exception):  # open_part shows it on the widget
             self.open_part(part)
-        except Exception:  # shown on the widget by open_part
-            pass
 
     def close_part(self, part: int | str) -> None:
         """Fold an opened part back to its density track."""

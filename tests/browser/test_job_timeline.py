@@ -75,8 +75,8 @@ def test_job_timeline_tracks_density_and_a_click_into_a_node(page: Page, lab: st
                            "v.view.t1 - v.view.t0 < (h[1] - h[0]) / 5 && v.items.n > 0; }", timeout=30_000)
     page.wait_for_function(f"() => ({PIXEL})('busy >= 75%') !== null", timeout=30_000)
     # The kernel has the zoomed view (sent 150 ms after the last change): an opened part keeps it.
-    page.wait_for_function(f"() => {{ const v = {VIEW}, m = v.model.get('view'); return m[1] - m[0] === v.view.t1 - v.view.t0; }}",
-                           timeout=10_000)
+    page.wait_for_function(f"() => {{ const v = {VIEW}, m = v.model.get('view'); "
+                           "return m[1] - m[0] === v.view.t1 - v.view.t0; }", timeout=10_000)
     zoomed = page.evaluate(f"() => [{VIEW}.view.t0, {VIEW}.view.t1]")
     # The density runs are painted on each node's track, busier in a deeper blue.
     light, deep = page.evaluate(PIXEL, "busy < 25%"), page.evaluate(PIXEL, "busy >= 75%")
