@@ -10,7 +10,6 @@ job is anything with `specs` (parts that `load()` themselves and have a `name`) 
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import inspect
 import time
@@ -21,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
+from ..memory import give_back
 from .compare import totals
 from .density import busy_density
 from .frame import notes_of
@@ -139,14 +139,8 @@ def _one_thread() -> None:
 
 
 def _let_go() -> None:
-    """Free the part's memory before the worker's next task: cycles now, Arrow's pool back to the system."""
-    gc.collect()
-    try:
-        import pyarrow as pa
-
-        pa.default_memory_pool().release_unused()
-    except (ImportError, AttributeError):
-        pass
+    """Free the part's memory before the worker's next task: cycles, the heap's freed pages, Arrow's pool."""
+    give_back()
 
 
 def _put_together(job: Any, wanted: list[str], got: list[dict[str, Any]]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import memory
 from ..errors import ProfileError
 from ..model.device_loading import set_device_loader
 from ..model.filters import Filters
@@ -83,6 +84,8 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
                         instances=instances, time_range=time_range)
     _report_clock_outliers(profile)
+    if len(profile) >= memory.GIVE_BACK_MIN_EVENTS:
+        memory.give_back()
     if profile.format == "perfetto" and profile._device_profiles is None:
         profile._device_profiles = perfetto.device_profiles(Path(os.fspath(path)))
     if device_profiles_dir is not None:

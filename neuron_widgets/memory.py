@@ -1,0 +1,43 @@
+"""Handing scratch memory back to the system once a reader has built its Profile or a job part is analysed.
+
+A reader's bulk pass allocates and frees hundreds of MB of temporaries (per-packet arrays,
+sort orders, decoded text). glibc keeps freed blocks in its arenas, so a process that read a
+1M-event Perfetto trace kept 0.7 GB resident for a 0.1 GB Profile; trimming returns them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import sys
+from functools import cache
+
+# Below this many events a load leaves too little behind to be worth a collection.
+GIVE_BACK_MIN_EVENTS = 200_000
+
+
+@cache
+def _trim():
+    if not sys.platform.startswith("linux"):
+        return None
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+
+
+def give_back() -> None:
+    """Collect cycles, then return freed heap and Arrow pool pages to the system."""
+    gc.collect()
+    trim = _trim()
+    if trim is not None:
+        trim(0)
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except (ImportError, AttributeError):
+        pass
