@@ -97,6 +97,19 @@ def test_job_timeline_tracks_density_and_a_click_into_a_node(page: Page, lab: st
     now = page.evaluate(f"() => [{VIEW}.view.t0, {VIEW}.view.t1]")
     assert abs((now[1] - now[0]) - (zoomed[1] - zoomed[0])) < 1e3, (now, zoomed)
     shot(page, "job-timeline-node-opened")
-    page.evaluate("() => document.body.setAttribute('data-jp-theme-light', 'false')")
-    shot(page, "job-timeline-lab-dark")
+    # The dark theme: busier reads brighter there.
+    def theme(name: str) -> None:
+        page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
+        page.locator(".lm-Menu-itemLabel", has_text=name).first.click()
+
+    try:
+        theme("JupyterLab Dark")
+        page.wait_for_function(f"() => {VIEW}.theme.dark", timeout=20_000)
+        page.wait_for_function(f"() => {{ const a = ({PIXEL})('busy < 25%'), b = ({PIXEL})('busy >= 75%'); "
+                               "return a && b && b[0] + b[1] + b[2] > a[0] + a[1] + a[2] + 150; }", timeout=20_000)
+        shot(page, "job-timeline-lab-dark")
+    finally:
+        theme("JupyterLab Light")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=20_000)
     assert not page.errors, page.errors  # type: ignore[attr-defined]
