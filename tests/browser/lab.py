@@ -118,6 +118,13 @@ def brush(page: Page, box: dict, x0: float, x1: float, y: float = 40) -> None:
     page.keyboard.up("Shift")
 
 
+def theme(page: Page, name: str) -> None:
+    """Pick a JupyterLab theme ("JupyterLab Dark", "JupyterLab Light") from the Settings menu, as a user does."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
+    page.locator(".lm-Menu-itemLabel", has_text=name).first.click()
+
+
 def shot(page: Page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"

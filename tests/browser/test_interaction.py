@@ -13,7 +13,7 @@ import nbformat as nbf
 import pytest
 from playwright.sync_api import Browser, Locator, Page
 
-from .lab import brush, find_item, open_notebook, run_all, shot, wait_cells_done
+from .lab import brush, find_item, open_notebook, run_all, shot, theme, wait_cells_done
 
 VIEW = "document.querySelectorAll('.nw-timeline')[0].__nwView"
 CELLS = [
@@ -115,13 +115,8 @@ def test_theme_switch_repaints_at_full_size(lab_page: Page) -> None:
     page = lab_page
     top_timeline(page)
 
-    def theme(name: str) -> None:
-        page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
-        page.locator(".lm-Menu-itemLabel", has_text=name).first.click()
-
     try:
-        theme("JupyterLab Dark")
+        theme(page, "JupyterLab Dark")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=20_000)
         page.wait_for_timeout(1500)
         fit = canvas_fits(page)
@@ -132,7 +127,7 @@ def test_theme_switch_repaints_at_full_size(lab_page: Page) -> None:
         assert page.evaluate(f"() => {VIEW}.theme.dark")
         shot(page, "interaction-02-dark-theme")
     finally:
-        theme("JupyterLab Light")
+        theme(page, "JupyterLab Light")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=20_000)
         page.wait_for_timeout(800)
 

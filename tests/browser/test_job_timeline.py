@@ -6,7 +6,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page
 
-from .lab import open_notebook, run_all, shot, wait_cells_done
+from .lab import open_notebook, run_all, shot, theme, wait_cells_done
 from .test_summary_kinds import notebook
 
 VIEW = "document.querySelector('.nw-timeline').__nwView"
@@ -98,18 +98,13 @@ def test_job_timeline_tracks_density_and_a_click_into_a_node(page: Page, lab: st
     assert abs((now[1] - now[0]) - (zoomed[1] - zoomed[0])) < 1e3, (now, zoomed)
     shot(page, "job-timeline-node-opened")
     # The dark theme: busier reads brighter there.
-    def theme(name: str) -> None:
-        page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
-        page.locator(".lm-Menu-itemLabel", has_text=name).first.click()
-
     try:
-        theme("JupyterLab Dark")
+        theme(page, "JupyterLab Dark")
         page.wait_for_function(f"() => {VIEW}.theme.dark", timeout=20_000)
         page.wait_for_function(f"() => {{ const a = ({PIXEL})('busy < 25%'), b = ({PIXEL})('busy >= 75%'); "
                                "return a && b && b[0] + b[1] + b[2] > a[0] + a[1] + a[2] + 150; }", timeout=20_000)
         shot(page, "job-timeline-lab-dark")
     finally:
-        theme("JupyterLab Light")
+        theme(page, "JupyterLab Light")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=20_000)
     assert not page.errors, page.errors  # type: ignore[attr-defined]
