@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import LoadWarnings
 from ..model.grouping import SUMMARY_SOURCE
@@ -157,8 +158,8 @@ def job_view(overview: Profile, opened: Mapping[str, Profile]) -> Profile:
     if not opened:
         return overview
     shown = list(opened)
-    keep = ~np.isin(np.asarray(overview.column("instance_id").to_pylist(), dtype=object), shown)
-    rest = Profile(overview._table.filter(pa.array(keep)), source=overview.source, format=overview.format,
+    keep = pc.invert(pc.is_in(overview.column("instance_id").cast(pa.string()), value_set=pa.array(shown, pa.string())))
+    rest = Profile(overview._table.filter(keep), source=overview.source, format=overview.format,
                    lazy=overview._lazy, metadata=overview.metadata, _ordered=True)
     profiles = [under(opened[p], p) for p in shown]
     parts = ([rest] if len(rest) else []) + profiles

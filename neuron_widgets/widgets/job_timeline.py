@@ -31,6 +31,8 @@ class JobTimeline(Timeline):
         self.density: dict[str, pd.DataFrame] = {}
         self.parts_status: pd.DataFrame | None = None
         self._opened: dict[str, Profile] = {}
+        self._overview_of: dict[str, pd.DataFrame] | None = None
+        self._overview_profile: Profile | None = None
         self._job_lock = threading.RLock()
         self.summarised = threading.Event()  # set once every part's density is in (or left out)
         parts = job.parts
@@ -45,9 +47,13 @@ class JobTimeline(Timeline):
 
     # -- what is shown ------------------------------------------------------------------
     def _overview(self) -> Profile:
+        """The density tracks, built once per set of densities (opening a part does not rebuild them)."""
         from ..job.view import overview_profile
 
-        return overview_profile(self._order, self.density, self._spans)
+        if self._overview_of is not self.density:
+            self._overview_profile = overview_profile(self._order, self.density, self._spans)
+            self._overview_of = self.density
+        return self._overview_profile
 
     def _reshow(self, keep_view: bool = True) -> None:
         """Draw the overview with the opened parts in place, keeping the visible range (absolute times)."""
