@@ -48,6 +48,7 @@ class JobSummaryMixin:
         self.part_box = W.VBox([])
         self.probe.observe(lambda ch: self._job_themed(bool(ch["new"])), "dark")
         super().__init__([self.status, self.probe, self.part_box], **kwargs)  # type: ignore[call-arg]
+        self.probe.observe(lambda _ch: self._arrange(), "tables_ready")  # type: ignore[attr-defined]
         self.add_class("nw-summary-widget")
         self._say(f"Analysing {len(job)} parts on Dask ({'your client' if client is not None else 'local processes'})...",
                   busy=True)
@@ -74,7 +75,7 @@ class JobSummaryMixin:
             src = _source_of(charts.stragglers)
             src.selected.on_change("indices", lambda _a, _o, new: self._core_clicked(src, new))
             self.bokeh = self._chart_view()
-            self.children = [self.status, self.bokeh, self.probe, self.part_box]
+            self._arrange()  # type: ignore[attr-defined]
             apply_theme(None, self._dark, charts.figures)
         parts = results["parts"]
         left = int((parts["status"] == "left out").sum())

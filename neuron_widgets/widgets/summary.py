@@ -74,6 +74,9 @@ class ThemeProbe(Delivered, anywidget.AnyWidget):
     _esm = asset("theme.js")
     dark = t.Bool(False).tag(sync=True)
     bokeh_ready = t.Bool(False).tag(sync=True)  # the Summary's chart view is drawn in the browser
+    # BokehJS tables drawn before the page holds them wait for it (see js/src/common/bokehtables.ts);
+    # until the page has that, the Summary keeps its chart view off the page.
+    tables_ready = t.Bool(False).tag(sync=True)
 
 
 class Summary(JobSummaryMixin, Delivered, W.VBox):
@@ -123,7 +126,8 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         self._patched = False  # chart updates sent before the browser drew the view are lost to it
         self.probe.observe(self._view_drawn, "bokeh_ready")
         self._wire_clicks()
-        super().__init__([self.status, self.bokeh, self.probe], **kwargs)
+        super().__init__(self._parts_shown(), **kwargs)
+        self.probe.observe(lambda _ch: self._arrange(), "tables_ready")
         self.add_class("nw-summary-widget")
         if self.timeline is not None:
             self.timeline.observe(self._brush_changed, "brush")
@@ -149,7 +153,8 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         self._dark = False
         self._show_device(trace, first=True)
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
-        super().__init__([self.status, self.bokeh, self.probe], **kwargs)
+        super().__init__(self._parts_shown(), **kwargs)
+        self.probe.observe(lambda _ch: self._arrange(), "tables_ready")
         self.add_class("nw-summary-widget")
         if self.timeline is not None and hasattr(self.timeline, "on_trace"):
             self.timeline.on_trace(lambda t: self._show_device(t))
@@ -177,7 +182,7 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
             old = None if first else self.bokeh
             self.bokeh = self._chart_view()
             if old is not None:
-                self.children = [self.status, self.bokeh, self.probe]
+                self._arrange()
                 _drop_view(old)
         name = trace.metadata.get("profile_name") or Path(str(trace.source)).name or "device trace"
         self._say(f"Summarised: device trace {name}: {len(trace):,} instructions, {len(trace.dma):,} DMA packets "
@@ -276,8 +281,18 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         """
         old = self.bokeh
         self.bokeh = self._chart_view()
-        self.children = [self.status, self.bokeh, self.probe]
+        self._arrange()
         _drop_view(old)
+
+    def _parts_shown(self) -> list[W.Widget]:
+        """Status, charts (once the page can draw their tables), probe, and a job's opened part."""
+        bokeh = getattr(self, "bokeh", None)
+        shown = [self.status, *([bokeh] if bokeh is not None and self.probe.tables_ready else []), self.probe]
+        part_box = getattr(self, "part_box", None)
+        return shown + ([part_box] if part_box is not None else [])
+
+    def _arrange(self) -> None:
+        self.children = self._parts_shown()
 
     def _current(self, generation: int) -> bool:
         with self._lock:

@@ -2,11 +2,16 @@
 // whenever the user switches themes, so charts drawn on a canvas can be recoloured.
 
 import type { AnyModel, RenderProps } from "@anywidget/types";
+import { deferDetachedTables, whenTablesDeferred } from "../common/bokehtables";
 import { initialize } from "../common/resync";
+
+// As soon as this module runs, so that tables drawn before any probe's view is made are covered.
+deferDetachedTables();
 
 interface Model {
   dark: boolean;
   bokeh_ready: boolean;
+  tables_ready: boolean;
 }
 
 export function isDark(doc: Document = document): boolean {
@@ -26,6 +31,13 @@ function render({ model, el }: RenderProps<Model>): () => void {
     }
   };
   report();
+  // The Summary adds its chart view to the page only once tables drawn off the page are safe.
+  void whenTablesDeferred().then(() => {
+    if (!(model as AnyModel<Model>).get("tables_ready")) {
+      model.set("tables_ready", true);
+      model.save_changes();
+    }
+  });
   // jupyter_bokeh's view drops updates sent before it has drawn: tell the kernel when the Summary's
   // chart view (a sibling in the same box) is on the page.
   let tries = 0;
@@ -50,4 +62,5 @@ function render({ model, el }: RenderProps<Model>): () => void {
   };
 }
 
+export { deferDetachedTables };
 export default { initialize, render };
