@@ -101,11 +101,30 @@ def run_all(page: Page) -> None:
     page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
 
+# Each code cell's prompt and first line, the kernel's status, errors shown in outputs: what a
+# stalled Run All left behind.
+CELL_STATE = """() => ({
+  cells: [...document.querySelectorAll('.jp-CodeCell')].map(c => [
+    (c.querySelector('.jp-InputPrompt') || {}).textContent,
+    (c.querySelector('.cm-line') || {}).textContent]),
+  kernel: [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator, .jp-Toolbar-kernelStatus')]
+    .map(e => e.getAttribute('data-status') || e.title || e.textContent),
+  errors: [...document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+    .map(e => e.textContent.slice(0, 300))})"""
+
+
 def wait_cells_done(page: Page, timeout_ms: int = 240_000) -> None:
-    """Every code cell has an execution count (none pending as `[*]`)."""
-    page.wait_for_function(
-        "() => { const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent);"
-        " return p.length > 0 && p.every(t => /\\[\\d+\\]/.test(t)); }", timeout=timeout_ms)
+    """Every code cell has an execution count (none pending as `[*]`); if not, fail saying which wait."""
+    try:
+        page.wait_for_function(
+            "() => { const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent);"
+            " return p.length > 0 && p.every(t => /\\[\\d+\\]/.test(t)); }", timeout=timeout_ms)
+    except PlaywrightTimeout:
+        state = page.evaluate(CELL_STATE)
+        shot(page, "cells-not-done")
+        pending = [c for c in state["cells"] if not (c[0] or "").strip("[]: ").isdigit()]
+        raise AssertionError(f"Run All did not finish in {timeout_ms / 1000:.0f} s; kernel {state['kernel']}; "
+                             f"pending {pending}; stderr {state['errors']}") from None
 
 
 def brush(page: Page, box: dict, x0: float, x1: float, y: float = 40) -> None:
