@@ -7,7 +7,7 @@ import nbformat as nbf
 md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
 cells = [
     md("# neuron-widgets tour\n\nThe System Trace Viewer in a notebook: the bundled sample profile (2 instances, "
-       "2 processes each, 2 NeuronCores each), then a real PyTorch Kineto trace.\n\n"
+       "2 processes each, 2 NeuronCores each), then a PyTorch Kineto trace.\n\n"
        "**Keys** (click the timeline first): W/S or ↑/↓ zoom, A/D or ←/→ pan, 0 shows everything, "
        "F fits the selected range, Esc clears. Wheel zooms at the cursor, Shift+wheel or drag pans, "
        "Shift+drag or a drag on the time axis selects a range."),
@@ -38,16 +38,15 @@ cells = [
     md("## Two linked views\nTwo timelines are independent until linked; then their ranges and selections follow each "
        "other (also across two profiles, by time from each profile's start)."),
     code("tl_cores = Timeline(profile, grouping='neuron_core', height=360)\nlink(tl, tl_cores)\ntl_cores"),
-    md("## A real Kineto trace\nA PyTorch profiler trace recorded by someone else (HTA's test data, 109k events), "
-       "labelled as its own tools show it: the process by its name and id, GPUs by Kineto's labels (`GPU 3`), "
-       "threads and streams by their names (`thread 3113936 (python3.8)`, `stream 7`), the CPU first."),
+    md("## A Kineto trace\nA PyTorch profiler (Kineto) GPU trace, labelled as its own tools show it: the process by "
+       "its name and id, GPUs by Kineto's labels (`GPU 0`), threads and streams by their names (`stream 7`), the CPU "
+       "first. The package carries a small two-rank one, `nw.sample_profile('kineto')`, in which rank 0 reaches the "
+       "all-reduce late; where HTA's test traces are on the machine (`NEURON_WIDGETS_TRACES`), a real 109k-event "
+       "trace recorded by someone else is opened instead."),
     code("traces = Path(os.environ.get('NEURON_WIDGETS_TRACES', '../../shared/data/traces'))\n"
-         "kineto_path = traces / 'hta' / 'trace_diff_control_rank3of8.json.gz'\n"
-         "if kineto_path.exists():\n"
-         "    kineto = nw.load_profile(kineto_path)\n"
-         "else:\n"
-         "    print(f'{kineto_path} is not here (set NEURON_WIDGETS_TRACES): the sample stands in for it below')\n"
-         "    kineto = nw.sample_profile()\n"
+         "recorded = traces / 'hta' / 'trace_diff_control_rank3of8.json.gz'\n"
+         "kineto = nw.load_profile(recorded) if recorded.is_file() else nw.sample_profile('kineto')\n"
+         "print('Kineto trace:', recorded if recorded.is_file() else \"the bundled sample, nw.sample_profile('kineto')\")\n"
          "tl_kineto = Timeline(kineto, grouping='thread', height=420)\ntl_kineto"),
     code("EventDetails(tl_kineto)"),
     md("## Analyses\nWhere the time goes, why cores sit idle, who is late, what failed: functions of a profile "
