@@ -156,7 +156,20 @@ def test_picker_modal_submit_opens_a_viewer_below(page: Page, lab: str) -> None:
     assert submit.is_disabled()
     # The filter narrows the list; typing in it must not reach JupyterLab's shortcuts.
     cells = page.locator(".jp-Notebook .jp-Cell").count()
-    dialog.locator("input[type=search]").fill("neuron_profile_003")
+    search = dialog.locator("input[type=search]")
+    # The placeholder is read whole (it was cut off), and says how to name a column.
+    assert page.evaluate("""(el) => { const c = document.createElement('canvas').getContext('2d');
+        c.font = getComputedStyle(el).font; return c.measureText(el.placeholder).width < el.clientWidth - 8; }""",
+                         search.element_handle()), search.get_attribute("placeholder")
+    assert "nc 3" in (search.get_attribute("placeholder") or "")
+    # As a user names columns (NeuronCore 1, model 2), and whole numbers as whole values: "1 2" is
+    # core 1's model 2, not every row with a 1 and a 2 somewhere in its ids.
+    for typed, names in (("nc 1 model 2", ["004", "008", "012", "016"]), ("nc:1 model:2", ["004", "008", "012", "016"]),
+                         ("1 2", ["004", "008", "012", "016"]), ("nc 3", [])):
+        search.fill(typed)
+        assert [t[-3:] for t in rows.locator("td:first-child").all_inner_texts()] == names, typed
+    assert "0 of" in dialog.locator(".nw-note").first.inner_text()
+    search.fill("neuron_profile_003")
     assert rows.count() == 1
     assert page.locator(".jp-Notebook .jp-Cell").count() == cells
     rows.first.click()

@@ -4,6 +4,7 @@
 
 import { button, h } from "../common/dom";
 import { initialize } from "../common/resync";
+import { parseFilter, rowMatches } from "./match";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -18,7 +19,9 @@ type Row = Record<string, string>;
 export class PickerView {
   root = h("div", { class: "nw-picker" });
   private dialog = h("dialog", { class: "nw-dialog" });
-  private filter = h("input", { class: "nw-input", attrs: { type: "search", placeholder: "Filter: words, any column" } });
+  private filter = h("input", { class: "nw-input nw-pick-filter", attrs: { type: "search", placeholder: "Filter: nc 3, model 2, any word",
+    title: "Every term must match. A column's name then a value (nc 3, nc:3, model 2, pid 1267860) looks in that " +
+      "column; a whole number matches whole values; other words are found inside any column." } });
   private count = h("span", { class: "nw-note" });
   private body = h("tbody");
   private submit: HTMLButtonElement;
@@ -71,12 +74,10 @@ export class PickerView {
   private fill(): void {
     const cols = this.columns();
     const rows = this.rows();
-    // Every word must match, each in any column: "nc 3 2048" finds core 3's 2048 profile.
-    const words = this.filter.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    const terms = parseFilter(this.filter.value, cols);
     const shown: number[] = [];
     rows.forEach((r, i) => {
-      const texts = cols.map((c) => (r[c.key] ?? "").toLowerCase());
-      if (words.every((w) => texts.some((t) => t.includes(w)))) shown.push(i);
+      if (rowMatches(r, terms, cols)) shown.push(i);
     });
     if (!shown.includes(this.chosen)) this.chosen = -1;
     this.body.replaceChildren(...shown.map((i) => {
