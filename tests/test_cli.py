@@ -12,7 +12,12 @@ def test_info_sample(capsys) -> None:
     assert main(["info", "--sample"]) == 0
     out = capsys.readouterr().out
     assert "format       neuron-parquet" in out
-    assert "neuron_hw" in out and "NeuronCores  4" in out
+    # The cores the Summary counts: nc_idx is process-local, so (instance, process, nc_idx).
+    from neuron_widgets import analysis, sample_profile
+
+    cores = len(analysis.temporal_breakdown(sample_profile()))
+    assert cores == 8
+    assert "neuron_hw" in out and f"NeuronCores  {cores}\n" in out
     assert "events without an end time" in out
 
 
@@ -20,7 +25,8 @@ def test_info_json_with_filters(capsys) -> None:
     assert main(["info", "--sample", "--json", "--event-types", "hardware", "--neuron-cores", "0"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert set(s["events_per_source"]) == {"neuron_hw"}
-    assert {c for _, c in s["neuron_cores"]} == {0}
+    assert {c for *_, c in s["neuron_cores"]} == {0}
+    assert len(s["neuron_cores"]) == 4  # core 0 of each of the 4 processes
 
 
 def test_info_bad_path(capsys, tmp_path: Path) -> None:

@@ -22,8 +22,10 @@ def summarise(profile: Profile) -> dict[str, Any]:
     nc = t.column("nc_idx")
     cores = []
     if nc.null_count < len(nc):
-        pairs = t.select(["instance_id", "nc_idx"]).filter(pc.is_valid(nc)).group_by(["instance_id", "nc_idx"]).aggregate([])
-        cores = sorted((str(r["instance_id"]), int(r["nc_idx"])) for r in pairs.to_pylist())
+        # nc_idx is process-local: a NeuronCore is (instance, process, nc_idx), as the analyses count them.
+        keys = ["instance_id", "process_id", "nc_idx"]
+        found = t.select(keys).filter(pc.is_valid(nc)).group_by(keys).aggregate([])
+        cores = sorted((str(r["instance_id"]), str(r["process_id"]), int(r["nc_idx"])) for r in found.to_pylist())
     incomplete = int(np.asarray(t.column("incomplete").to_numpy(zero_copy_only=False)).sum()) \
         if "incomplete" in t.column_names else 0
     return {
