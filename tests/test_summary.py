@@ -300,3 +300,21 @@ def test_the_kineto_sample_summary_names_the_late_rank() -> None:
     assert "Summarised" in s.status.value and c.head.children[2].text == ""
     with pytest.raises(ValueError, match="kind must be"):
         nw.sample_profile("gpu")
+
+
+def test_memory_chart_names_each_line_in_a_legend() -> None:
+    from bokeh.models import GlyphRenderer
+
+    from neuron_widgets.summary.charts import counters_chart
+
+    p = nw.sample_profile()
+    f = counters_chart(p)
+    labels = [item.label.value for item in f.legend[0].items]
+    instances = sorted(p.host_memory["instance_id"].astype(str).unique())
+    hbm = p.hbm_usage[["instance_id", "device_idx"]].drop_duplicates()
+    assert labels[:len(instances)] == [f"host memory {i}" for i in instances]
+    assert sorted(labels[len(instances):]) == sorted(f"HBM {i} device {d}" for i, d in hbm.itertuples(index=False))
+    lines = f.select({"type": GlyphRenderer})
+    assert len(lines) == len(labels) and f.legend[0].click_policy == "hide"
+    # Every line has its own colour, so the legend tells them apart.
+    assert len({r.glyph.line_color for r in lines}) == len(lines)

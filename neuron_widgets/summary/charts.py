@@ -249,15 +249,27 @@ def counters_chart(profile: Profile, name: str = "nw-counters", max_points: int 
             step = max(len(part) // max_points, 1)
             part = part.iloc[::step]
             key = key if isinstance(key, tuple) else (key,)
-            label = f"{what} " + " ".join(str(k) for k in key)
+            label = f"{what} " + " ".join(f"device {v}" if k == "device_idx" else str(v)
+                                          for k, v in zip(keys, key, strict=True))
             series.append((label, ((part["timestamp"] - origin) / 1e6).tolist(), (part[value] / 1e9).tolist()))
     series = series[:16]
-    src = _source(name, {"xs": [s[1] for s in series], "ys": [s[2] for s in series], "label": [s[0] for s in series],
-                         "color": [LINE_COLORS[i % len(LINE_COLORS)] for i in range(len(series))]})
     f = _figure("Memory in use (GB)", 240, name, tools="xwheel_zoom,xpan,reset")
-    r = f.multi_line(xs="xs", ys="ys", line_color="color", line_width=1.5, source=src)
-    f.add_tools(HoverTool(renderers=[r], tooltips=[("", "@label"), ("at", "$data_x{0,0.000} ms"),
-                                                   ("in use", "$data_y{0,0.00} GB")]))
+    lines = []
+    for i, (label, xs, ys) in enumerate(series):
+        src = _source(f"{name}-{i}", {"x": xs, "y": ys, "label": [label] * len(xs)})
+        lines.append(f.line(x="x", y="y", source=src, line_color=LINE_COLORS[i % len(LINE_COLORS)], line_width=1.5,
+                            legend_label=label))
+    if lines:
+        # Which line is which: host memory per instance, HBM per instance and device; a click hides one.
+        f.legend.location = "top_left"
+        f.legend.click_policy = "hide"
+        f.legend.label_text_font_size = "11px"
+        f.legend.spacing = 0
+        f.legend.padding = 4
+        f.legend.background_fill_alpha = 0.6
+        f.add_layout(f.legend[0], "right")
+        f.add_tools(HoverTool(renderers=lines, tooltips=[("", "@label"), ("at", "@x{0,0.000} ms"),
+                                                         ("in use", "@y{0,0.00} GB")]))
     f.xaxis.axis_label = "ms from the profile's start"
     return f
 
