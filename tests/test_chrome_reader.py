@@ -141,7 +141,7 @@ def test_hand_written_phases(tmp_path: Path) -> None:
     # Async events get a row of their own instead of wrapping the thread's slices.
     labels = dict(zip(names(p), p.tracks("default")["label"].to_numpy()[p.track_index("default").track], strict=True))
     assert labels["outer"] == "trace/trainer 1/TID:2"  # its process_name, with the id
-    assert labels["req"] == "trace/trainer 1/Stream:async:n"
+    assert labels["req"] == "trace/trainer 1/n (async)"
     flows = dict(zip(names(p), p.column("flow_id").to_pylist(), strict=True))
     assert flows["outer"] == ["9"] and flows["target"] == ["9"]
     text = " ".join(p.warnings.lines())

@@ -127,7 +127,7 @@ def test_async_events_that_never_end_are_open_markers(tmp_path: Path) -> None:
     assert opened["incomplete"].all() and (opened["end_ts"] == opened["start_ts"]).all()
     idx = p.track_index("default")
     lanes = idx.tracks.set_index("label")["lanes"]
-    assert lanes["t/PID:1/Stream:async:net"] <= 2  # not one row each to the end of the trace
+    assert lanes["t/PID:1/net (async)"] <= 2  # not one row each to the end of the trace
     done = p.events[p.events["name"] == "done"].iloc[0]
     assert done["end_ts"] - done["start_ts"] == 45_000 and not done["incomplete"]
     assert any("open-ended markers" in k and p.warnings[k] == 300 for k in p.warnings)

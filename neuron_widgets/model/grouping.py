@@ -130,6 +130,10 @@ class Combos:
         return cls(combo, frame)
 
 
+# framework_stream_id of a Chrome trace's async events: this prefix, then their category (readers/chrome.py).
+ASYNC_STREAM = "async:"
+
+
 def _tier(row: dict, names: TrackNames) -> tuple[str, tuple]:
     """The last label segment of the Default mode, and its sort key."""
     src, nc, pcore, tid, stream = (row["trace_event_source"], row["nc_idx"], row["pcore_idx"],
@@ -143,6 +147,9 @@ def _tier(row: dict, names: TrackNames) -> tuple[str, tuple]:
         return f"NC:{nc}", (1, nc, -1, 0)
     if src == "device":
         return names.thread_label(inst, pid, tid) or f"Stream:{tid}", (2, names.thread_key(inst, pid, tid), 0, 0)
+    if isinstance(stream, str) and stream.startswith(ASYNC_STREAM):
+        # A Chrome trace's async events, a row per category as Perfetto gives them (not a framework stream).
+        return f"{stream[len(ASYNC_STREAM):]} (async)", (3, 0, 0, str(stream))
     if stream is not None:
         return f"Stream:{stream}", (3, 0, 0, str(stream))
     return names.thread_label(inst, pid, tid) or f"TID:{tid}", (0, names.thread_key(inst, pid, tid), 0, 0)

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
+from ..model.grouping import ASYNC_STREAM
 from ..model.lazy import LazyColumns
 from ..model.profile import Counters, Profile
 from ..model.schema import INCOMPLETE, ROW, check_ids, normalise
@@ -296,7 +297,7 @@ class _Builder:
             cats = [c if c is None or type(c) is str else str(c) for c in cats]
         flag = np.zeros(n, dtype=bool)
         flag[n_plain:] = incomplete
-        stream = [None] * n_plain + [f"async:{c if c is not None else e.name}" if a else None
+        stream = [None] * n_plain + [f"{ASYNC_STREAM}{c if c is not None else e.name}" if a else None
                                      for e, c, a in zip(paired, cats[n_plain:], is_async, strict=True)]
         points = [e for ph in ("s", "t", "f") for e in self.by_phase.get(ph, [])]
         p_ts, p_pid, p_tid = [e.ts for e in points], [e.pid for e in points], [e.tid for e in points]
