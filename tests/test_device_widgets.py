@@ -49,7 +49,7 @@ def test_device_events_tracks_names_and_semaphore_spans() -> None:
     ev = DeviceEvents(hand_made())
     labels = ev.tracks("engines")["label"].tolist()
     assert labels == ["Core 0/Engines/Tensor", "Core 0/Engines/Vector", "Core 1/Engines/Tensor",
-                      "Core 1/Engines/Scalar", "Core 1/Engines/pool", "Core 0/DMA/queue 2", "Core 0/DMA/queue 12",
+                      "Core 1/Engines/Scalar", "Core 1/Engines/Pool", "Core 0/DMA/queue 2", "Core 0/DMA/queue 12",
                       "CC ops/Stream 3", "Semaphores/s1", "Semaphores/s2"]
     assert ev.tracks("tables")["label"].tolist() == ["Engines", "DMA", "CC ops", "Semaphores"]
     assert len(ev) == 6 + 2 + 1 + 3
@@ -86,6 +86,25 @@ def test_summary_strip_counts_overlap_once_and_reads_mfu() -> None:
     assert chips["Tensor"]["share"] == pytest.approx(220 / 500)
     assert chips["DMA"]["value"].startswith("5.12 kB")
     assert chips["MFU"]["value"] == "41.5%"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_strip_chips_name_engines_as_their_tracks_do(seed: int) -> None:
+    # ActiveTime names engines its own way (gpsimd, tensor); the chips must read as the tracks do.
+    from random_device import random_device_trace
+
+    trace = random_device_trace(seed)
+    ins = trace.instructions
+    if ins.empty:
+        return
+    trace.active_time = pd.DataFrame({"start_ts": ins["start_ts"], "end_ts": ins["end_ts"],
+                                      "duration_ns": ins["end_ts"] - ins["start_ts"],
+                                      "engine": ins["engine"].str.lower(), "pcore_idx": 0})
+    tracks = {lab.split("/")[-1] for lab in DeviceEvents.of(trace).track_index("engines").tracks["label"]}
+    engines = [c["label"] for c in engine_strip(trace) if c["label"] not in ("Execution", "DMA", "MFU", "MBU",
+                                                                               "MFU achievable")]
+    assert engines and set(engines) <= tracks, (engines, tracks)
+    assert "gpsimd" not in engines and "tensor" not in engines
 
 
 def test_viewer_draws_a_device_trace_through_the_same_wire() -> None:

@@ -37,6 +37,34 @@ HOVER_KEYS = ("operands", "hlo_name", "layer", "nki_source_location", "engine", 
               "throughput", "operation", "algorithm", "num_elements", "dtype", "value", "update_source")
 
 
+def engine_labels(trace: DeviceTrace) -> dict[str, str]:
+    """Each engine name a table may use (ActiveTime's `gpsimd`) -> the label its track shows (`GpSimd`).
+
+    The instructions pair both where they carry both; an engine on several tracks (`tensor` on
+    Tensor and TensorMatrix) takes the one of its own name; the rest read as ENGINE_ORDER spells them.
+    """
+    labels = {e.lower(): e for e in ENGINE_ORDER}
+    ins = trace.instructions
+    if not ins.empty and {"engine", "timeline_track"} <= set(ins.columns):
+        pairs = ins[["engine", "timeline_track"]].dropna().drop_duplicates()
+        for engine, tracks in pairs.groupby("engine", sort=False)["timeline_track"]:
+            names = [str(t) for t in tracks]
+            own = [t for t in names if t.lower() == str(engine).lower()]
+            labels[str(engine).lower()] = own[0] if own else names[0] if len(names) == 1 else \
+                labels.get(str(engine).lower(), str(engine))
+    return labels
+
+
+def engine_tracks(df: pd.DataFrame, trace: DeviceTrace) -> pd.Series | pa.Array | None:
+    """Each row's engine track: its `timeline_track`, else its engine as the tracks spell it (GpSimd)."""
+    track = _column(df, "timeline_track")
+    if "engine" not in df or (track is not None and not track.isna().any()):
+        return track
+    labels = engine_labels(trace)
+    named = df["engine"].map(lambda e: labels.get(e.lower(), e) if isinstance(e, str) else e)
+    return named if track is None else _coalesce(track, named)
+
+
 def _natural(text: str) -> tuple[Any, ...]:
     """Sort key that puts "E2" before "E12"."""
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
@@ -136,9 +164,7 @@ def _parts(trace: DeviceTrace) -> list[_Part]:
     out = []
     ins = trace.instructions
     if not ins.empty:
-        engine: pd.Series | pa.Array | None = _column(ins, "timeline_track", "engine")
-        if engine is not None and "engine" in ins and engine is not ins["engine"] and engine.isna().any():
-            engine = _coalesce(engine, ins["engine"])
+        engine = engine_tracks(ins, trace)
         codes = _encode(engine) if engine is not None else (np.zeros(len(ins), np.int32), ["engine"])
         label = _with_core(ins, several, (codes[0], [f"Engines/{e}" for e in codes[1]]))
         name = _encode(ins["opcode"]) if "opcode" in ins else (np.zeros(len(ins), np.int32), ["instruction"])

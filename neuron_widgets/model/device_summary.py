@@ -89,17 +89,15 @@ def _bytes(n: float) -> str:
 
 def engine_active(trace: DeviceTrace) -> pd.DataFrame:
     """Per engine: active ns (from ActiveTime when the profile has it, else the union of its instructions)."""
-    from .device_events import _coalesce, _encode
+    from .device_events import _encode, engine_tracks
 
     use_active = not trace.active_time.empty and "engine" in trace.active_time
     src = trace.active_time if use_active else trace.instructions
     if src.empty or not {"start_ts", "end_ts"} <= set(src.columns):
         return pd.DataFrame(columns=["engine", "active_ns", "instructions"])
-    key = src["timeline_track"] if "timeline_track" in src and src["timeline_track"].notna().any() else src.get("engine")
+    key = engine_tracks(src, trace)
     if key is None:
         key = pd.Series("engine", index=src.index)
-    elif "engine" in src and key is not src["engine"] and key.isna().any():
-        key = _coalesce(key, src["engine"])
     codes, engines = _encode(key)
     start, end = src["start_ts"].to_numpy(np.int64), src["end_ts"].to_numpy(np.int64)
     counts = np.bincount(codes, minlength=len(engines))
