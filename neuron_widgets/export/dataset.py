@@ -11,6 +11,7 @@ import orjson
 from ..model.counter_series import CounterSeries
 from ..model.flows import SOURCE_ORDER
 from ..model.markers import flags_of
+from ..model.overview import overview
 from ..model.profile import Profile
 from .blob import Blob
 from .selection import Blocks
@@ -121,7 +122,8 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
         selected = -1
     blob.json(f"{prefix}meta", {
         "n_exact": int(n_exact), "n_blocks": len(merged), "origin_ns": str(origin),
-        "span": [0.0, float(max(p.end_ts - origin, 1))] if len(p) else [0.0, 1.0],
+        "span": [float(p.start_ts - origin), float(max(p.end_ts - origin, 1))] if len(p) else [0.0, 1.0],
+        "overview": src.cached("overview", lambda: overview(p)),
         "range": [float(data_range[0] - origin), float(data_range[1] - origin)],
         "names": [str(x) for x in p.name_dictionary()], "groupings": groupings, "n_keys": len(keys),
         "columns": list(p.core.column_names), "fields": fields, "ties_upstream": device, "counters": counters,

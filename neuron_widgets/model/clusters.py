@@ -8,6 +8,7 @@ is the dense part; the others are outliers, kept and findable, reported in the w
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,34 +32,35 @@ class Split:
 
 
 def split(start: np.ndarray, end: np.ndarray) -> Split:
-    """Cut outlier clusters off the dense part; `start` ascending (a Profile's order)."""
+    """Cut outlier clusters off the dense part; `start` ascending (a Profile's order).
+
+    The cuts are the widest gaps (at most _MAX_CUTS), each at least GAP_RATIO times wider than
+    the trace without them; so clusters on far clocks both before and after the rest are found.
+    The largest piece is the dense part; every other piece must be small (OUTLIER_SHARE).
+    """
     n = start.size
-    lo, hi = 0, n
-    outliers: list[tuple[int, int]] = []
-    gaps: list[int] = []
     if n < 2:
-        return Split((0, n), outliers, gaps)
+        return Split((0, n), [], [])
     reach = np.maximum.accumulate(np.maximum(end, start))
-    for _ in range(_MAX_CUTS):
-        if hi - lo < 2:
+    gap = start[1:] - reach[:-1]  # from the end of everything before to the next start
+    total = int(reach[-1] - start[0])
+    widest = np.argsort(gap, kind="stable")[::-1][:_MAX_CUTS]
+    cuts: list[int] = []
+    for k in range(len(widest), 0, -1):  # as many cuts as hold
+        top = widest[:k]
+        narrowest = int(gap[top].min())
+        rest = max(total - int(gap[top].sum()), 1)
+        if narrowest > 0 and narrowest >= GAP_RATIO * rest:
+            cuts = sorted(int(i) + 1 for i in top)
             break
-        s, r = start[lo:hi], reach[lo:hi]
-        gap = s[1:] - r[:-1]  # from the end of everything before to the next start
-        k = int(np.argmax(gap))
-        g = int(gap[k])
-        total = int(r[-1] - s[0])
-        rest = max(total - g, 1)
-        if g <= 0 or g < GAP_RATIO * rest:
-            break
-        left, right = k + 1, (hi - lo) - (k + 1)
-        if left <= right and left <= OUTLIER_SHARE * (hi - lo):
-            outliers.append((lo, lo + left))
-            gaps.append(g)
-            lo += left
-        elif right < left and right <= OUTLIER_SHARE * (hi - lo):
-            outliers.append((lo + left, hi))
-            gaps.append(g)
-            hi = lo + left
-        else:
-            break  # two large clusters: neither is an outlier
-    return Split((lo, hi), sorted(outliers), gaps)
+    if not cuts:
+        return Split((0, n), [], [])
+    bounds = [0, *cuts, n]
+    pieces = list(itertools.pairwise(bounds))
+    dense = max(pieces, key=lambda piece: piece[1] - piece[0])
+    others = [piece for piece in pieces if piece != dense]
+    if any(b - a > OUTLIER_SHARE * n for a, b in others):
+        return Split((0, n), [], [])  # two large clusters: neither is an outlier
+    lo, hi = dense
+    gaps = [int(start[lo] - reach[b - 1]) if b <= lo else int(start[a] - reach[hi - 1]) for a, b in others]
+    return Split(dense, others, gaps)

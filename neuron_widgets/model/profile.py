@@ -170,10 +170,30 @@ class Profile(EventAccess):
         """Where relative times ("12.5ms") count from: the profile's first timestamp.
 
         It is the reader's (the capture's first timestamp), so a filtered view keeps the
-        origin of the profile it came from.
+        origin of the profile it came from. When that timestamp is on a far clock (a few events
+        a million seconds before the rest, see clock_split), times count from the dense part's
+        start instead, so that they read as the trace's own (12.5 ms, not 18706 min).
         """
         origin = self.metadata.get("origin_ts")
-        return int(origin) if origin is not None else self.start_ts
+        origin = int(origin) if origin is not None else self.start_ts
+        split = self.clock_split if len(self) > 1 else None
+        if split is not None and split.outliers and split.outliers[0][0] == 0:
+            a = split.dense[0]
+            before = [hi for _lo, hi in split.outliers if hi <= a]
+            if before and origin <= int(self.array("end_ts")[: max(before)].max()):
+                return int(self.array("start_ts")[a])
+        return origin
+
+    @property
+    def far_clock_events(self) -> int:
+        """Events outside the dense part (on a clock far from the rest; 0 for most profiles)."""
+        return self.clock_split.outlier_rows if len(self) > 1 else 0
+
+    @property
+    def home_duration_ns(self) -> int:
+        """The span of the dense part: the profile's duration when no events sit on a far clock."""
+        a, b = self.home_range
+        return b - a
 
     @property
     def duration_ns(self) -> int:
@@ -548,8 +568,10 @@ class Profile(EventAccess):
         return summarise(self)
 
     def __repr__(self) -> str:
-        return (f"<Profile {self.format} {self.source!r}: {len(self):,} events, "
-                f"{self.duration_ns / 1e6:,.3f} ms, warnings={sum(self.warnings.counts.values())}>")
+        far = self.far_clock_events
+        span = f"{self.home_duration_ns / 1e6:,.3f} ms" + (f" (and {far:,} events on a far clock)" if far else "")
+        return (f"<Profile {self.format} {self.source!r}: {len(self):,} events, {span}, "
+                f"warnings={sum(self.warnings.counts.values())}>")
 
 
 def _pandas_types(t: pa.DataType):

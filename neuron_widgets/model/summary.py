@@ -34,7 +34,8 @@ def summarise(profile: Profile) -> dict[str, Any]:
         "events": len(profile),
         "start_ts": profile.start_ts,
         "end_ts": profile.end_ts,
-        "duration_ms": profile.duration_ns / 1e6,
+        "duration_ms": profile.home_duration_ns / 1e6,  # the dense part's: far-clock events are counted apart
+        "far_clock_events": profile.far_clock_events,
         "events_per_source": _counts(t.column("trace_event_source")) if len(profile) else {},
         "events_per_name": _counts(t.column("name")) if len(profile) else {},
         "instances": sorted(str(v) for v in t.column("instance_id").unique().to_pylist()),
@@ -52,7 +53,8 @@ def format_summary(s: dict[str, Any], top: int = 15) -> str:
         f"profile      {s['source']}",
         f"format       {s['format']}",
         f"events       {s['events']:,}",
-        f"time span    {s['duration_ms']:,.3f} ms  ({s['start_ts']} .. {s['end_ts']} ns)",
+        f"time span    {s['duration_ms']:,.3f} ms  ({s['start_ts']} .. {s['end_ts']} ns)"
+        + (f"; {s['far_clock_events']:,} events on a far clock are not in it" if s.get("far_clock_events") else ""),
         f"instances    {len(s['instances'])}: {', '.join(s['instances'][:8])}{' ...' if len(s['instances']) > 8 else ''}",
         f"processes    {s['processes']}",
         f"NeuronCores  {len(s['neuron_cores'])}",

@@ -83,7 +83,8 @@ class SummaryCharts:
         self.layout = self._layout()
         self.figures = [f for f in (self.temporal, self.idle, self.top_a, self.top_b, self.stragglers, self.steps,
                                     self.launches, self.counters, self.compare_temporal) if f is not None]
-        self.sources = {id(f): f.select_one({"type": ColumnDataSource}) for f in self.figures}
+        # The source each chart's updates go to (the memory chart, a line per source, is never updated).
+        self.sources = {id(f): next(iter(f.select({"type": ColumnDataSource})), None) for f in self.figures}
         C.apply_theme(self.layout, dark, self.figures)
 
     def theme(self, dark: bool) -> None:

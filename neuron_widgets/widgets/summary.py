@@ -220,14 +220,18 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
 
     def _describe(self, window: tuple[int, int] | None) -> str:
         if window is None:
-            return "the whole profile"
+            far = self.profile.far_clock_events
+            return (f"the whole profile ({far:,} events on a far clock left out: times and spans are the rest's)"
+                    if far else "the whole profile")
         origin = self.profile.origin_ts
         return f"{duration(window[0] - origin)} to {duration(window[1] - origin)} (the timeline's brushed range)"
 
     def _compute(self, window: tuple[int, int] | None, generation: int) -> None:
         started = time.perf_counter()
         try:
-            p = self.profile if window is None else self.profile.filter(time_range=window)
+            # A few events on a far clock would make every span a million seconds: the rest is summarised.
+            whole = self.profile.home_range if window is None and self.profile.far_clock_events else None
+            p = self.profile if window is None and whole is None else self.profile.filter(time_range=window or whole)
             fr = frame_of(p)
             kind = self.kind
             note = f"Summarised: {self._describe(window)}."
@@ -281,6 +285,10 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         """
         old = self.bokeh
         self.bokeh = self._chart_view()
+        # The new view too must be drawn before patches reach it: until it reports in, changes
+        # mark the charts as patched again (and it is renewed once more).
+        self._view_ready.clear()
+        self.probe.bokeh_ready = False
         self._arrange()
         _drop_view(old)
 
@@ -314,9 +322,10 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         with self._lock:
             # Drawn after updates went out (displayed late, or a slow page): draw again from now.
             if self._patched:
-                self._renew_view()
                 self._patched = False
-        self._view_ready.set()
+                self._renew_view()
+                return
+            self._view_ready.set()
 
     def _say(self, text: str, busy: bool, error: bool = False) -> None:
         import html
@@ -332,6 +341,9 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         with self._lock:
             self._dark = dark
             self.charts.theme(dark)
+            ready = getattr(self, "_view_ready", None)
+            if ready is not None and not ready.is_set():
+                self._patched = True  # recoloured before the view could hear it
 
     # -- clicks -------------------------------------------------------------------------
     def _wire_clicks(self) -> None:

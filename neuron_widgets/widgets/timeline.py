@@ -16,6 +16,7 @@ import traitlets as t
 from ..bundle import asset
 from ..model import profile as model_profile
 from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
+from ..model.overview import overview
 from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
@@ -23,22 +24,6 @@ from .delivery import Delivered
 from .range_summary import range_summary
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
-
-
-OVERVIEW_BINS = 512
-
-
-def density(profile: Profile, span_ns: float, bins: int = OVERVIEW_BINS) -> list[int]:
-    """Events starting in each of `bins` equal slices of the profile's span (the overview strip)."""
-    if not len(profile) or span_ns <= 0:
-        return []
-    # Integer slices (the span rounded up to a whole ns per slice): two passes over the starts,
-    # where float scaling took five and delayed the first paint of a 10M-event profile by 0.5 s.
-    width = max(-(-int(span_ns) // bins), 1)
-    which = profile.array("start_ts") - profile.origin_ts
-    which //= width
-    np.clip(which, 0, bins - 1, out=which)
-    return np.bincount(which, minlength=bins).tolist()
 
 
 class Timeline(Delivered, anywidget.AnyWidget):
@@ -65,8 +50,8 @@ class Timeline(Delivered, anywidget.AnyWidget):
     view = t.List([0.0, 1.0]).tag(sync=True)
     # Where the view opens and Reset goes: the span, or its dense part when a few events sit on a far clock.
     home = t.List([0.0, 1.0]).tag(sync=True)
-    # Events per bin over the span, for the overview strip: one small list per profile.
-    overview = t.List([]).tag(sync=True)
+    # The overview strip: events per bin over the dense part, far-clock outliers apart (model.overview).
+    overview = t.Dict({}).tag(sync=True)
     brush = t.List([]).tag(sync=True)
     selected_row = t.Int(-1).tag(sync=True)
     selection_detail = t.Dict().tag(sync=True)
@@ -124,7 +109,8 @@ class Timeline(Delivered, anywidget.AnyWidget):
         if len(profile) >= model_profile.PREVIEW_MIN_EVENTS and not profile.ready(grouping):
             self._drawn = profile.preview()
         origin = profile.origin_ts
-        span = [0.0, float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
+        # From the first event to the last, on the origin's clock (far-clock events before it are negative).
+        span = [float(profile.start_ts - origin), float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
         h0, h1 = profile.home_range
         home = [float(h0 - origin), float(max(h1 - origin, h0 - origin + 1))] if len(profile) else list(span)
         with self.hold_sync():
@@ -134,7 +120,7 @@ class Timeline(Delivered, anywidget.AnyWidget):
             self.names = profile.name_dictionary()
             self.span = span
             self.home = home
-            self.overview = density(profile, span[1])
+            self.overview = overview(profile)
             self.origin_ns = str(origin)
             self.view = list(home)
             if self.grouping == grouping:

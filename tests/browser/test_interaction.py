@@ -237,6 +237,34 @@ def test_grouping_switch_starts_at_the_top_and_labels_stick(lab_page: Page) -> N
     page.wait_for_timeout(500)
 
 
+# Track labels crossing the bottom of the pinned group headers (their top half hidden), and those
+# starting right at it (shown in the part still in view).
+STRADDLE = """() => { const root = document.querySelectorAll('.nw-timeline')[0];
+  const pinned = [...root.querySelectorAll('.nw-label-sticky')].map(e => e.getBoundingClientRect().bottom);
+  if (!pinned.length) return null;
+  const edge = Math.max(...pinned);
+  const rows = [...root.querySelectorAll('.nw-label-track, .nw-label-counter')].map(e => e.getBoundingClientRect());
+  return {crossing: rows.filter(r => r.top < edge - 1 && r.bottom > edge + 1).length,
+          atEdge: rows.filter(r => Math.abs(r.top - edge) < 1 && r.height > 1).length}; }"""
+
+
+def test_a_track_partly_under_the_pinned_headers_keeps_its_label(lab_page: Page) -> None:
+    # Issue 26 item 4: the pinned headers hid the label of a partly scrolled track.
+    page = lab_page
+    expanded(page, 0)
+    shown_at_edge = 0
+    for offset in range(500, 1100, 9):
+        page.evaluate(f"() => {{ {VIEW}.scroll.scrollTop = {offset}; }}")
+        # The labels as drawn for this offset: none crossing the headers' edge (1 + those moved to it;
+        # 1 where no group is being scrolled through, so nothing is pinned).
+        done = page.wait_for_function(f"() => {{ const s = ({STRADDLE})(); "
+                                      f"return Math.abs({VIEW}.scroll.scrollTop - {offset}) < 2 && "
+                                      "(s === null ? 1 : s.crossing === 0 && 1 + s.atEdge); }", timeout=10_000)
+        shown_at_edge += int(done.json_value()) - 1
+    assert shown_at_edge > 0  # some offsets put a track half under the headers: its label moved below them
+    shot(page, "interaction-08b-label-under-pinned")
+
+
 def test_help_overlay_from_key_and_button(lab_page: Page) -> None:
     # Item 11.
     page = lab_page
@@ -256,6 +284,45 @@ def test_help_overlay_from_key_and_button(lab_page: Page) -> None:
     help_box.wait_for(state="visible", timeout=5_000)
     tl.get_by_role("button", name="?").click()
     help_box.wait_for(state="hidden", timeout=5_000)
+
+
+def test_help_overlay_fits_a_short_timeline_and_scrolls(lab_page: Page) -> None:
+    # Issue 26 item 4: in a 520 px timeline the help was cut at the bottom and could not scroll.
+    page = lab_page
+    top_timeline(page)
+    tl = page.locator(".nw-timeline").first
+    old = page.evaluate(f"() => {VIEW}.model.get('height')")
+    page.evaluate(f"() => {VIEW}.model.set('height', 360)")
+    page.wait_for_function("() => document.querySelector('.nw-timeline').getBoundingClientRect().height <= 362")
+    try:
+        tl.get_by_role("button", name="?").click()
+        help_box = tl.locator(".nw-help")
+        help_box.wait_for(state="visible", timeout=5_000)
+        inside = page.evaluate("""() => { const r = document.querySelector('.nw-timeline').getBoundingClientRect(),
+            h = document.querySelector('.nw-timeline .nw-help'), b = h.getBoundingClientRect();
+            return {bottom: b.bottom, root: r.bottom, scroll: h.scrollHeight, client: h.clientHeight}; }""")
+        assert inside["bottom"] <= inside["root"], inside
+        assert inside["scroll"] > inside["client"], inside  # more keys than room: it scrolls
+        before = view(page)
+        notebook = "() => document.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').scrollTop"
+        page_at = page.evaluate(notebook)
+        box = help_box.bounding_box()
+        assert box
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.wheel(0, 400)
+        page.wait_for_function("() => document.querySelector('.nw-timeline .nw-help').scrollTop > 0")
+        last = help_box.locator("tr").last
+        page.mouse.wheel(0, 2000)
+        page.wait_for_function("""() => { const h = document.querySelector('.nw-timeline .nw-help');
+            return h.scrollTop + h.clientHeight >= h.scrollHeight - 1; }""")
+        assert last.is_visible() and "show or hide" in last.inner_text()
+        assert view(page) == before  # the wheel scrolled the help, not the timeline
+        assert page.evaluate(notebook) == page_at  # nor the notebook, once the help's end was reached
+        shot(page, "interaction-05b-help-short")
+        tl.get_by_role("button", name="?").click()
+        help_box.wait_for(state="hidden", timeout=5_000)
+    finally:
+        page.evaluate(f"(h) => {VIEW}.model.set('height', h)", old)
 
 
 def test_wheel_scrolls_and_ctrl_wheel_zooms(lab_page: Page) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat as nbf
@@ -41,22 +42,30 @@ def test_named_tracks_far_clock_and_overview(page: Page, lab: str, lab_root: Pat
                            "[...document.querySelectorAll('.nw-timeline')].every(t => +t.dataset.drawn > 0)",
                            timeout=90_000)
 
-    # The far clock: the view opens on the dense part (100 ms of steps), not a million seconds of nothing.
+    # The far clock: the view opens on the dense part (100 ms of steps), not a million seconds of nothing,
+    # and times read as that part's own: from 0 ms, not "18706.975 min".
     far = VIEW.format(i=0)
-    view = page.evaluate(f"() => [{far}.view.t0, {far}.view.t1, {far}.model.get('span')[1]]")
-    assert view[1] - view[0] < 1e9 and view[2] > 1e15
+    view = page.evaluate(f"() => [{far}.view.t0, {far}.view.t1, {far}.model.get('span')[0]]")
+    assert view[0] == 0 and view[1] < 1e9 and view[2] < -1e14  # the early clock lies a million seconds before
     assert page.evaluate(f"() => {far}.model.get('home')[0]") == view[0]
+    axis = page.evaluate(f"() => {far}.axisLabels()")
+    assert axis and all(re.fullmatch(r"-?[\d.]+ (ms|µs)", t) for t in axis), axis
     labels = page.locator(".nw-timeline").nth(0).locator(".nw-labels").inner_text()
     assert "worker 2" in labels and "trainer 1" in labels
 
-    # The overview strip: density over the whole span, the window marked; a click moves there.
+    # The overview strip: the dense part over most of its width, the early clock's 300 events as a
+    # piece of their own across a break; a click there goes to them, Reset comes back.
     strip = page.locator(".nw-timeline").nth(0).locator(".nw-overview")
     assert strip.is_visible()
     box = strip.bounding_box()
     assert box and box["height"] >= 20
-    page.mouse.click(box["x"] + 1, box["y"] + box["height"] / 2)  # the far left: the early clock's events
-    # One pixel of a million-second strip is about 0.8e12 ns: the window moves there.
-    page.wait_for_function(f"() => {far}.view.t0 < 2e12", timeout=10_000)
+    dense_x = page.evaluate(f"() => {far}.overview.xOf(0)")
+    assert 20 < dense_x < 60, dense_x  # the dense part starts right after the first piece and its break
+    assert page.evaluate(f"() => {far}.overview.xOf(5e7)") > box["width"] / 2  # 50 ms: mid-strip, not a sliver
+    page.mouse.move(box["x"] + 6, box["y"] + box["height"] / 2)
+    assert "300 events on a far clock" in (strip.get_attribute("title") or "")
+    page.mouse.click(box["x"] + 6, box["y"] + box["height"] / 2)
+    page.wait_for_function(f"() => {far}.view.t1 < -1e14", timeout=10_000)
     moved = page.evaluate(f"() => [{far}.view.t0, {far}.view.t1]")
     assert abs((moved[1] - moved[0]) - (view[1] - view[0])) < 1  # the window keeps its width
     # Reset goes home, the dense part.

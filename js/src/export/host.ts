@@ -26,6 +26,7 @@ export interface Meta {
   n_blocks: number;
   origin_ns: string;
   span: [number, number];
+  overview?: unknown;
   range: [number, number];
   names: string[];
   groupings: Record<string, GroupingDef>;
@@ -83,7 +84,7 @@ export class TimelineHost {
     const grouping = this.store.has(st.grouping) ? st.grouping : Object.keys(meta.groupings)[0];
     this.model = new LocalModel({
       grouping, groupings: this.store.groupingNames(), tracks: this.store.index(grouping).tracks, names: meta.names,
-      span: meta.span, origin_ns: meta.origin_ns, view: st.view, brush: st.brush, selected_row: -1,
+      span: meta.span, overview: meta.overview ?? {}, origin_ns: meta.origin_ns, view: st.view, brush: st.brush, selected_row: -1,
       selection_detail: {}, brush_summary: {}, counters: meta.counters.map(({ parts: _p, ...c }) => c),
       show_cpu: st.show_cpu, color_by: st.color_by, height: st.height, status: "", error: "", revision: 0,
       generation: 0, title: st.title, notes: [...st.notes, ...coverageNote(meta)], strip: st.strip, loading: false,

@@ -39,24 +39,39 @@ function render({ model, el }: RenderProps<Model>): () => void {
     }
   });
   // jupyter_bokeh's view drops updates sent before it has drawn: tell the kernel when the Summary's
-  // chart view (a sibling in the same box) is on the page.
-  let tries = 0;
-  const poll = window.setInterval(() => {
-    const box = el.closest(".nw-summary-widget");
-    if (box?.querySelector("[data-root-id]") || ++tries > 600) {
-      window.clearInterval(poll);
-      if (tries <= 600) {
-        model.set("bokeh_ready", true);
-        model.save_changes();
+  // chart view (a sibling in the same box) is on the page. The kernel may replace that view by a
+  // new one (then it sets bokeh_ready back to false): report again when the new one is drawn.
+  const seen = new WeakSet<Element>();
+  let poll = 0;
+  const watch = (): void => {
+    window.clearInterval(poll);
+    let tries = 0;
+    poll = window.setInterval(() => {
+      const box = el.closest(".nw-summary-widget");
+      const roots = box ? [...box.querySelectorAll("[data-root-id]")] : [];
+      const fresh = roots.find((r) => r.isConnected && !seen.has(r));
+      if (fresh || ++tries > 600) {
+        window.clearInterval(poll);
+        if (fresh) {
+          for (const r of roots) seen.add(r);
+          model.set("bokeh_ready", true);
+          model.save_changes();
+        }
       }
-    }
-  }, 50);
+    }, 50);
+  };
+  watch();
+  const renewed = (): void => {
+    if (!(model as AnyModel<Model>).get("bokeh_ready")) watch();
+  };
+  model.on("change:bokeh_ready", renewed);
   const watcher = new MutationObserver(report);
   watcher.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
   const media = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
   media?.addEventListener("change", report);
   return () => {
     window.clearInterval(poll);
+    model.off("change:bokeh_ready", renewed);
     watcher.disconnect();
     media?.removeEventListener("change", report);
   };

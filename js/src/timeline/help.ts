@@ -31,6 +31,8 @@ export class HelpOverlay {
 
   constructor() {
     this.el.style.display = "none";
+    // Its own scrolling: the wheel over it must not reach the page or the timeline behind.
+    this.el.addEventListener("wheel", (e) => e.stopPropagation(), { passive: true });
   }
 
   get open(): boolean {
@@ -39,5 +41,15 @@ export class HelpOverlay {
 
   toggle(on = !this.open): void {
     this.el.style.display = on ? "" : "none";
+    if (on) this.fit();
+  }
+
+  /** Keep the overlay inside the widget (its height is the content's, so a CSS percentage has
+   *  nothing to resolve against): as tall as the room below its top, scrolling inside beyond. */
+  fit(): void {
+    const box = this.el.offsetParent as HTMLElement | null;
+    if (!box || !this.open) return;
+    const room = box.clientHeight - this.el.offsetTop - 8;
+    this.el.style.maxHeight = `${Math.max(room, 80)}px`;
   }
 }

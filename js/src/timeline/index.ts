@@ -13,7 +13,7 @@ import { hitTest } from "./hit";
 import { bindInput, type Drag } from "./input";
 import { LabelPanel } from "./labels";
 import { Legend } from "./legend";
-import { Overview } from "./overview";
+import { Overview, type OverviewData } from "./overview";
 import {
   buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, stickyGroups, totalHeight,
   type CounterInfo, type Row, type TrackInfo,
@@ -307,6 +307,7 @@ export class TimelineView {
 
   // -- layout and requests ----------------------------------------------------------------
   relayout(): void {
+    this.help.fit();
     this.rows = buildRows(this.tracks(), this.model.get("counters") as CounterInfo[], this.layout);
     const hidden = this.layout.hidden.size;
     this.hiddenBtn.textContent = `Show hidden (${hidden})`;
@@ -486,7 +487,7 @@ export class TimelineView {
 
   private drawAxis(width: number, dpr: number): void {
     drawAxis(this.axis, this.view, this.brushLocal, width, dpr, this.theme);
-    this.overview.draw(this.model.get("overview") as number[] | undefined, this.span(), this.view, width, dpr, this.theme);
+    this.overview.draw(this.model.get("overview") as OverviewData | undefined, this.view, width, dpr, this.theme);
     this.corner.textContent = `${formatDuration(this.view.t1 - this.view.t0)} shown`;
   }
 

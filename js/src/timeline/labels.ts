@@ -25,11 +25,15 @@ export class LabelPanel {
     pinned: Extract<Row, { kind: "group" }>[] = [], counterText?: CounterText): void {
     this.inner.style.height = `${total}px`;
     const frag = document.createDocumentFragment();
+    // A row partly under the pinned headers shows its label in the part still in view (its events
+    // draw there; a label under the headers left them nameless).
+    const covered = top + pinned.length * GROUP_H;
     for (const r of rows) {
       if (r.y + r.h < top - 200 || r.y > bottom + 200) continue;
       const div = h("div", { class: `nw-label nw-label-${r.kind}` });
-      div.style.top = `${r.y}px`;
-      div.style.height = `${r.h}px`;
+      const y = r.kind !== "group" && pinned.length && r.y < covered && r.y + r.h > covered ? covered : r.y;
+      div.style.top = `${y}px`;
+      div.style.height = `${r.y + r.h - y}px`;
       div.style.paddingLeft = `${4 + r.depth * 12}px`;
       if (r.kind === "group") {
         div.append(

@@ -4,21 +4,62 @@
 
 import type { Theme } from "../common/colors";
 import { h } from "../common/dom";
+import { formatDuration } from "../common/time";
 import type { Range } from "./viewmath";
 
 export const OVERVIEW_H = 24;
+// Width of a far-clock cluster's piece, and of the break drawn between pieces (css px).
+const PIECE_W = 28;
+const BREAK_W = 12;
+
+/** The strip's data (model.overview): counts over the dense part, far-clock clusters apart. */
+export interface OverviewData {
+  bins?: number[];
+  range?: [number, number];
+  outliers?: { t0: number; t1: number; events: number }[];
+}
+
+interface Piece {
+  t0: number;
+  t1: number;
+  x0: number;
+  w: number;
+  events: number; // for an outlier cluster; -1 for the dense part
+}
+
+/** The strip's pieces left to right: clusters before the dense part, the dense part, clusters after. */
+export function layoutPieces(data: OverviewData, width: number): Piece[] {
+  const range = data.range ?? [0, 1];
+  const outliers = [...(data.outliers ?? [])].sort((a, b) => a.t0 - b.t0);
+  const before = outliers.filter((o) => o.t1 <= range[0]);
+  const after = outliers.filter((o) => o.t1 > range[0]);
+  const dense = Math.max(width - outliers.length * (PIECE_W + BREAK_W), width / 2);
+  const side = outliers.length ? (width - dense) / outliers.length - BREAK_W : 0;
+  const pieces: Piece[] = [];
+  let x = 0;
+  for (const o of before) {
+    pieces.push({ t0: o.t0, t1: Math.max(o.t1, o.t0 + 1), x0: x, w: side, events: o.events });
+    x += side + BREAK_W;
+  }
+  pieces.push({ t0: range[0], t1: Math.max(range[1], range[0] + 1), x0: x, w: dense, events: -1 });
+  x += dense + BREAK_W;
+  for (const o of after) {
+    pieces.push({ t0: o.t0, t1: Math.max(o.t1, o.t0 + 1), x0: x, w: side, events: o.events });
+    x += side + BREAK_W;
+  }
+  return pieces;
+}
 
 export class Overview {
   readonly el = h("canvas", { class: "nw-overview", title: "Event density over the whole profile: click or drag to move there" });
   private dragging = false;
   private width = 1;
-  private span: [number, number] = [0, 1];
+  private pieces: Piece[] = [{ t0: 0, t1: 1, x0: 0, w: 1, events: -1 }];
 
   constructor(private moveTo: (t: number) => void) {
     const at = (e: PointerEvent) => {
-      const r = this.el.getBoundingClientRect();
-      const f = Math.min(Math.max((e.clientX - r.left) / Math.max(r.width, 1), 0), 1);
-      this.moveTo(this.span[0] + f * (this.span[1] - this.span[0]));
+      const t = this.timeAt(e.clientX - this.el.getBoundingClientRect().left);
+      if (t !== null) this.moveTo(t);
     };
     this.el.addEventListener("pointerdown", (e) => {
       this.dragging = true;
@@ -26,20 +67,53 @@ export class Overview {
       at(e);
       e.preventDefault();
     });
-    this.el.addEventListener("pointermove", (e) => this.dragging && at(e));
+    this.el.addEventListener("pointermove", (e) => {
+      if (this.dragging) at(e);
+      this.el.title = this.titleAt(e.clientX - this.el.getBoundingClientRect().left);
+    });
     const stop = () => (this.dragging = false);
     this.el.addEventListener("pointerup", stop);
     this.el.addEventListener("pointercancel", stop);
   }
 
-  /** Draw `bins` (event counts over `span`, equal widths) and the window `view`; hidden without bins. */
-  draw(bins: number[] | undefined, span: [number, number], view: Range, width: number, dpr: number, th: Theme): void {
-    const show = !!bins && bins.length > 0;
+  private pieceAt(x: number): Piece {
+    // Between pieces (on a break): the nearer one.
+    let best = this.pieces[0];
+    let gap = Infinity;
+    for (const p of this.pieces) {
+      const d = x < p.x0 ? p.x0 - x : x > p.x0 + p.w ? x - p.x0 - p.w : 0;
+      if (d < gap) [best, gap] = [p, d];
+    }
+    return best;
+  }
+
+  private timeAt(x: number): number | null {
+    const p = this.pieceAt(x);
+    const f = Math.min(Math.max((x - p.x0) / Math.max(p.w, 1), 0), 1);
+    return p.t0 + f * (p.t1 - p.t0);
+  }
+
+  private titleAt(x: number): string {
+    const p = this.pieceAt(x);
+    if (p.events < 0) {
+      return this.pieces.length > 1
+        ? "Event density over the profile's dense part (the pieces across the breaks are events on a far clock): click or drag to move there"
+        : "Event density over the whole profile: click or drag to move there";
+    }
+    const dense = this.pieces.find((q) => q.events < 0)!;
+    const away = p.t1 <= dense.t0 ? `${formatDuration(dense.t0 - p.t1)} before` : `${formatDuration(p.t0 - dense.t1)} after`;
+    return `${p.events.toLocaleString("en-US")} events on a far clock, ${away} the rest: click to go there`;
+  }
+
+  /** Draw the density and the window `view`; hidden without bins. */
+  draw(data: OverviewData | undefined, view: Range, width: number, dpr: number, th: Theme): void {
+    const bins = data?.bins ?? [];
+    const show = bins.length > 0;
     this.el.style.display = show ? "" : "none";
     (this.el.previousElementSibling as HTMLElement | null)?.style.setProperty("display", show ? "" : "none");
     if (!show) return;
     this.width = width;
-    this.span = span;
+    this.pieces = layoutPieces(data!, width);
     const c = this.el;
     if (c.width !== Math.round(width * dpr) || c.height !== Math.round(OVERVIEW_H * dpr)) {
       c.width = Math.round(width * dpr);
@@ -49,35 +123,76 @@ export class Overview {
     }
     const ctx = c.getContext("2d")!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, OVERVIEW_H);
     ctx.fillStyle = th.header;
-    ctx.fillRect(0, 0, width, OVERVIEW_H);
+    for (const p of this.pieces) ctx.fillRect(p.x0, 0, p.w, OVERVIEW_H);
     // Square-root heights: a burst of a million events must not flatten a quiet phase to nothing.
     let top = 0;
-    for (const b of bins!) top = Math.max(top, b);
+    for (const b of bins) top = Math.max(top, b);
     const scale = top > 0 ? (OVERVIEW_H - 3) / Math.sqrt(top) : 0;
-    const bw = width / bins!.length;
+    const dense = this.pieces.find((p) => p.events < 0)!;
+    const bw = dense.w / bins.length;
     ctx.fillStyle = th.muted;
-    for (let i = 0; i < bins!.length; i++) {
-      if (bins![i] <= 0) continue;
-      const hgt = Math.max(Math.sqrt(bins![i]) * scale, 1);
-      ctx.fillRect(i * bw, OVERVIEW_H - hgt, Math.max(bw - 0.5, 0.5), hgt);
+    for (let i = 0; i < bins.length; i++) {
+      if (bins[i] <= 0) continue;
+      const hgt = Math.max(Math.sqrt(bins[i]) * scale, 1);
+      ctx.fillRect(dense.x0 + i * bw, OVERVIEW_H - hgt, Math.max(bw - 0.5, 0.5), hgt);
     }
-    const full = span[1] - span[0] || 1;
-    const xa = ((view.t0 - span[0]) / full) * width;
-    const xb = ((view.t1 - span[0]) / full) * width;
-    const x0 = Math.max(Math.min(xa, width - 2), 0);
-    const w = Math.max(Math.min(xb, width) - x0, 2); // a window narrower than a pixel still shows
+    for (const p of this.pieces) {
+      if (p.events < 0) continue;
+      // A cluster as one block, as high as its events would stand in one of the dense part's bins.
+      const hgt = Math.min(Math.max(Math.sqrt(p.events) * scale, 3), OVERVIEW_H - 3);
+      ctx.fillRect(p.x0 + 2, OVERVIEW_H - hgt, Math.max(p.w - 4, 1), hgt);
+    }
+    // The breaks: two slanted strokes in each gap, as an axis break is drawn.
+    ctx.strokeStyle = th.muted;
+    ctx.lineWidth = 1.2;
+    for (const p of this.pieces.slice(1)) {
+      const mid = p.x0 - BREAK_W / 2;
+      for (const dx of [-2.5, 2.5]) {
+        ctx.beginPath();
+        ctx.moveTo(mid + dx - 3, OVERVIEW_H - 3);
+        ctx.lineTo(mid + dx + 3, 3);
+        ctx.stroke();
+      }
+    }
+    // The window, in each piece it reaches; one that falls in a break marks the break's edge.
     ctx.fillStyle = th.accent;
+    ctx.strokeStyle = th.accent;
+    let marked = false;
+    for (const p of this.pieces) {
+      const a = Math.max(view.t0, p.t0);
+      const b = Math.min(view.t1, p.t1);
+      if (b < a) continue;
+      marked = true;
+      this.mark(ctx, this.xIn(p, a), this.xIn(p, b), p);
+    }
+    if (!marked) {
+      const x = this.xOf((view.t0 + view.t1) / 2);
+      this.mark(ctx, x - 1, x + 1, this.pieceAt(x));
+    }
+  }
+
+  private mark(ctx: CanvasRenderingContext2D, xa: number, xb: number, p: Piece): void {
+    const x0 = Math.max(Math.min(xa, p.x0 + p.w - 2), p.x0);
+    const w = Math.max(Math.min(xb, p.x0 + p.w) - x0, 2); // a window narrower than a pixel still shows
     ctx.globalAlpha = 0.25;
     ctx.fillRect(x0, 0, w, OVERVIEW_H);
     ctx.globalAlpha = 1;
-    ctx.strokeStyle = th.accent;
     ctx.lineWidth = 1.5;
     ctx.strokeRect(x0 + 0.75, 0.75, w - 1.5, OVERVIEW_H - 1.5);
   }
 
+  private xIn(p: Piece, t: number): number {
+    return p.x0 + ((t - p.t0) / (p.t1 - p.t0 || 1)) * p.w;
+  }
+
   /** The x (css px, from the strip's left) of a time: for tests. */
   xOf(t: number): number {
-    return ((t - this.span[0]) / (this.span[1] - this.span[0] || 1)) * this.width;
+    const inside = this.pieces.find((p) => t >= p.t0 && t <= p.t1);
+    if (inside) return this.xIn(inside, t);
+    // In a break: its middle.
+    const next = this.pieces.find((p) => p.t0 > t);
+    return next ? next.x0 - BREAK_W / 2 : this.width;
   }
 }
