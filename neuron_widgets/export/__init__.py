@@ -139,7 +139,7 @@ def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[in
             if len(parts) != 2:
                 raise ValueError(f"a time range is START:END, e.g. '12.5ms:40ms' or absolute ns; got {time_range!r}")
             return _range_of(src, (parts[0], parts[1]))
-        return (origin, max(p.end_ts, origin + 1)) if len(p) else (origin, origin + 1)
+        return (min(p.start_ts, origin), max(p.end_ts, origin + 1)) if len(p) else (origin, origin + 1)
     a, b = (parse_time(x, origin) for x in time_range)
     if b <= a:
         raise ValueError(f"a time range must end after it starts: {time_range!r}")

@@ -218,3 +218,42 @@ def test_an_export_in_a_dark_colour_scheme(open_file, tmp_path: Path, sample: nw
     page.locator(".nw-timeline .nw-help").wait_for(state="visible")
     shot(page, "export-dark")
     assert not o.errors and len(o.requests) == 1
+
+
+def test_an_export_has_the_overview_strip_with_far_clock_pieces(open_file, tmp_path: Path, sample: nw.Profile) -> None:
+    # Issue 26: the exported page had no overview strip. It has the notebook's, far-clock pieces included.
+    import numpy as np
+    from test_far_clock import _trace
+
+    tl = Timeline(sample, height=400)
+    export_html(tmp_path / "strip.html", tl, time_range="all")
+    o = open_file(tmp_path / "strip.html")
+    strip = o.page.locator(".nw-overview")
+    assert strip.is_visible()
+    assert o.page.evaluate("() => window.__nwExport.hosts[0].model.get('overview').bins.length") == 512
+    # Density drawn: many columns of the strip are not the background.
+    painted = o.page.evaluate("""() => { const c = document.querySelector('.nw-overview'), x = c.getContext('2d');
+        const d = x.getImageData(0, 0, c.width, c.height).data, bg = [d[0], d[1], d[2]]; let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - bg[0]) + Math.abs(d[i+1] - bg[1]) + Math.abs(d[i+2] - bg[2]) > 30) n++;
+        return n; }""")
+    assert painted > 2000
+    # A click on the strip moves the exported view there, as in the notebook.
+    box = strip.bounding_box()
+    assert box
+    before = view_of(o.page)
+    o.page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
+    o.page.wait_for_function("(t0) => +document.querySelector('.nw-timeline').dataset.view.split(',')[0] > t0 + 1e6",
+                             arg=before[0])
+    assert not o.errors, o.errors
+
+    far = nw.load_profile(_trace(tmp_path / "far.json", np.random.default_rng(1), 20, 0, 800), prepare=False,
+                          cache=False)
+    export_html(tmp_path / "far.html", Timeline(far, height=300), time_range="all")
+    o = open_file(tmp_path / "far.html")
+    ov = o.page.evaluate("() => window.__nwExport.hosts[0].model.get('overview')")
+    assert [x["events"] for x in ov["outliers"]] == [20] and ov["range"][0] == 0
+    # "all" is all: the far clock's events too (they lie before the origin).
+    assert "Exported 820 events" in o.page.locator(".nw-timeline .nw-head").inner_text()
+    assert o.page.evaluate("() => window.__nwExport.hosts[0].model.get('span')[0]") < -1e14
+    shot(o.page, "export-06-overview-strip")
+    assert not o.errors, o.errors
