@@ -234,7 +234,8 @@ def test_an_export_has_the_overview_strip_with_far_clock_pieces(open_file, tmp_p
     # Density drawn: many columns of the strip are not the background.
     painted = o.page.evaluate("""() => { const c = document.querySelector('.nw-overview'), x = c.getContext('2d');
         const d = x.getImageData(0, 0, c.width, c.height).data, bg = [d[0], d[1], d[2]]; let n = 0;
-        for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - bg[0]) + Math.abs(d[i+1] - bg[1]) + Math.abs(d[i+2] - bg[2]) > 30) n++;
+        for (let i = 0; i < d.length; i += 4)
+          if (Math.abs(d[i] - bg[0]) + Math.abs(d[i+1] - bg[1]) + Math.abs(d[i+2] - bg[2]) > 30) n++;
         return n; }""")
     assert painted > 2000
     # A click on the strip moves the exported view there, as in the notebook.
