@@ -16,10 +16,30 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"
 
 
+MISSING = "is missing: the tests read real traces from ../shared/data/traces beside the project (see its README)"
+
+
 def trace(rel: str) -> Path:
+    """A real trace (or a folder of them) from ../shared; a test without it fails at once, naming it."""
     path = TRACES / rel
-    assert path.exists(), f"real trace {path} is missing: tests expect ../shared/ beside the project"
+    if not path.exists():
+        pytest.fail(f"{path} {MISSING}", pytrace=False)
     return path
+
+
+def trace_files(rel: str, pattern: str = "*.json.gz") -> list[Path]:
+    """The files of a real multi-file trace, in order; fails at once when there are none."""
+    found = sorted(trace(rel).glob(pattern))
+    if not found:
+        pytest.fail(f"{TRACES / rel}/{pattern} matches no file: {MISSING}", pytrace=False)
+    return found
+
+
+def traces_listed(pattern: str) -> list[str]:
+    """Real traces to parametrize over; where ../shared is absent, one entry that fails saying so
+    (an empty list would skip silently)."""
+    found = sorted(p.relative_to(TRACES).as_posix() for p in TRACES.glob(pattern))
+    return found or [f"<{TRACES} is missing>"]
 
 
 @pytest.fixture(scope="session")

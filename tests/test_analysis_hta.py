@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import TRACES, trace
+from conftest import trace, trace_files, traces_listed
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
@@ -20,7 +20,7 @@ SETS = {
     "nccl": ["hta/nccl_data.json.gz"],
     "diff-rank3": ["hta/trace_diff_control_rank3of8.json.gz"],
     "rocm": ["hta/mi250_minitoy_train_ROCm6_2_kineto.json.gz"],
-    "dlrm-8-ranks": sorted(str(p.relative_to(TRACES)) for p in (TRACES / "param-dlrm-8rank").glob("*.json.gz")),
+    "dlrm-8-ranks": traces_listed("param-dlrm-8rank/*.json.gz"),
 }
 # Generated Kineto jobs (neuron_widgets.sample.kineto): (seed, ranks, steps, late rank).
 GENERATED = {f"generated-{seed}": (seed, 2 + seed % 3, 3 + seed % 5, seed % (2 + seed % 3)) for seed in range(6)}
@@ -145,7 +145,7 @@ def test_launch_stats_agree_with_hta(pair) -> None:
 
 
 def test_stragglers_across_ranks() -> None:
-    p = nw.load_profile(sorted((TRACES / "param-dlrm-8rank").glob("*.json.gz")))
+    p = nw.load_profile(trace_files("param-dlrm-8rank"))
     s = A.stragglers(p)
     assert sorted(s["rank"]) == list(range(8))
     assert s["times_last"].sum() == len(A.stragglers(p, per_step=True))

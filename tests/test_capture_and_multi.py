@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TRACES, trace
+from conftest import trace, trace_files
 
 import neuron_widgets as nw
 
@@ -122,12 +122,12 @@ def test_failed_capture_signs(tmp_path: Path, fake_cli) -> None:
 
 
 def test_directory_of_ranks_is_one_profile() -> None:
-    p = nw.load_profile(TRACES / "param-dlrm-8rank")
+    p = nw.load_profile(trace("param-dlrm-8rank"))
     assert sorted(p.core.column("instance_id").unique().to_pylist()) == [f"rank{i}" for i in range(8)]
     assert len(p.core.column("input").unique()) == 8
-    singles = [nw.load_profile(f) for f in sorted((TRACES / "param-dlrm-8rank").glob("*.json.gz"))]
+    singles = [nw.load_profile(f) for f in trace_files("param-dlrm-8rank")]
     assert len(p) == sum(len(s) for s in singles)
-    ranks = sorted((TRACES / "param-dlrm-8rank").glob("*.json.gz"))
+    ranks = trace_files("param-dlrm-8rank")
     assert p.metadata["clock_alignment"] == {f.name: "wall clock" for f in ranks}
     # Ids collided across ranks: renumbered, originals kept, details still reachable per input.
     ids = p.core.column("id").to_numpy()

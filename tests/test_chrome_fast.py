@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TRACES
+from conftest import trace, traces_listed
 
 from neuron_widgets.model.filters import Filters
 from neuron_widgets.model.schema import ROW
 from neuron_widgets.readers import chrome, chrome_fast
 from neuron_widgets.readers.chrome_fast import SpanArgs
 
-REAL = sorted(str(p.relative_to(TRACES)) for p in TRACES.glob("*/*.json*"))
+REAL = traces_listed("*/*.json*")
 
 
 def read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
@@ -46,15 +46,15 @@ def assert_same(fast, slow) -> None:
 
 @pytest.mark.parametrize("rel", REAL)
 def test_both_roads_agree_on_real_traces(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast, slow = read_both(TRACES / rel, monkeypatch)
+    fast, slow = read_both(trace(rel), monkeypatch)
     assert_same(fast, slow)
 
 
 def test_kineto_traces_take_the_fast_road(monkeypatch: pytest.MonkeyPatch) -> None:
-    fast, slow = read_both(TRACES / "hta/nccl_data.json.gz", monkeypatch)
+    fast, slow = read_both(trace("hta/nccl_data.json.gz"), monkeypatch)
     assert isinstance(fast._lazy, SpanArgs) and not isinstance(slow._lazy, SpanArgs)
     # Begin/end pairs are matched on the other road.
-    other, _ = read_both(TRACES / "catapult/main_thread_has_unclosed_slices.json", monkeypatch)
+    other, _ = read_both(trace("catapult/main_thread_has_unclosed_slices.json"), monkeypatch)
     assert not isinstance(other._lazy, SpanArgs)
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TRACES, trace
+from conftest import trace, traces_listed
 
 import neuron_widgets as nw
 
-ALL_TRACES = sorted(p.relative_to(TRACES).as_posix() for p in TRACES.glob("*/*.json*"))
+ALL_TRACES = traces_listed("*/*.json*")
 
 
 def write(tmp_path: Path, events, name: str = "trace.json", **top) -> Path:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from bokeh.models import ColumnDataSource, DataTable, Div
-from conftest import TRACES
+from conftest import trace as real_trace
+from conftest import trace_files
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
@@ -62,7 +63,7 @@ def test_charts_hold_the_analyses(sample: nw.Profile) -> None:
 
 
 def test_kineto_charts_and_labels() -> None:
-    p = nw.load_profile(sorted((TRACES / "param-dlrm-8rank").glob("*.json.gz")))
+    p = nw.load_profile(trace_files("param-dlrm-8rank"))
     c = SummaryCharts(p, A.all_analyses(p))
     t = source(c.temporal).data
     assert sorted(t["device"]) == sorted(f"rank {i}" for i in range(8))
@@ -201,9 +202,7 @@ def test_export_carries_the_summary_and_its_size(sample: nw.Profile, tmp_path: P
 ])
 def test_the_summary_draws_what_the_trace_holds(trace: str, kind: str, hidden: set[str]) -> None:
     """Issue 23 item 2: a Kineto trace no longer crashes; a plain trace gets thread and event charts, no NEFFs."""
-    path = TRACES / trace
-    if not path.exists():
-        pytest.fail(f"{path} is missing: the tests read ../shared/data/traces beside the project")
+    path = real_trace(trace)
     s = Summary(nw.load_profile(path))
     assert s.done.wait(60)
     assert "Could not summarise" not in s.status.value and s.kind == kind

@@ -27,6 +27,17 @@ TRACES = ROOT.parent / "shared" / "data" / "traces"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
 
+def real_trace(rel: str) -> Path:
+    """A real trace from ../shared, checked before a notebook waits on it: a missing one fails at once."""
+    import pytest
+
+    path = TRACES / rel
+    if not path.exists():
+        pytest.fail(f"{path} is missing: the browser tests read real traces from ../shared/data/traces beside the "
+                    "project (see its README)", pytrace=False)
+    return path
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

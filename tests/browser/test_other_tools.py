@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat as nbf
 from playwright.sync_api import Page
 
-from .lab import TRACES, open_notebook, shot, wait_cells_done
+from .lab import open_notebook, real_trace, shot, wait_cells_done
 
 VIEW = "document.querySelectorAll('.nw-timeline')[{i}].__nwView"
 
@@ -25,7 +25,7 @@ def far_clock_trace(path: Path) -> None:
 
 def test_named_tracks_far_clock_and_overview(page: Page, lab: str, lab_root: Path) -> None:
     far_clock_trace(lab_root / "two_clocks.json")
-    kineto = TRACES / "hta" / "nccl_data.json.gz"
+    kineto = real_trace("hta/nccl_data.json.gz")
     code = ("import neuron_widgets as nw\nfrom neuron_widgets.widgets import Timeline\n"
             "far = Timeline(nw.load_profile('two_clocks.json'), height=300)\n"
             f"kin = Timeline(nw.load_profile({str(kineto)!r}), height=420)\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat as nbf
 from playwright.sync_api import Page
 
-from .lab import TRACES, open_notebook, shot, wait_cells_done
+from .lab import open_notebook, real_trace, shot, wait_cells_done
 
 REAL = {
     "catapult-big": "catapult/big_trace.json",
@@ -22,7 +22,7 @@ def test_each_real_trace_draws_with_its_own_names(page: Page, lab: str, lab_root
     lines = ["import neuron_widgets as nw", "from neuron_widgets.widgets import Timeline",
              "from IPython.display import display", "views = []"]
     for rel in REAL.values():
-        lines.append(f"views.append(Timeline(nw.load_profile({str(TRACES / rel)!r}), height=360))")
+        lines.append(f"views.append(Timeline(nw.load_profile({str(real_trace(rel))!r}), height=360))")
     lines.append("display(*views)")
     nbf.write(nbf.v4.new_notebook(cells=[nbf.v4.new_code_cell("\n".join(lines))],
                                   metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
