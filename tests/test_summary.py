@@ -317,3 +317,12 @@ def test_memory_chart_names_each_line_in_a_legend() -> None:
     assert len(lines) == len(labels) and f.legend[0].click_policy == "hide"
     # Every line has its own colour, so the legend tells them apart.
     assert len({r.glyph.line_color for r in lines}) == len(lines)
+
+
+def test_tables_do_not_ask_for_jquery_ui() -> None:
+    # Column reordering needs jquery-ui, which the page does not have: BokehJS warned on every table.
+    from neuron_widgets.summary import build
+
+    c = build.SummaryCharts(nw.sample_profile(), A.all_analyses(nw.sample_profile()))
+    tables = list(c.layout.select({"type": DataTable}))
+    assert tables and all(t.reorderable is False for t in tables)

@@ -187,7 +187,7 @@ def problems_table(cols: dict[str, list], name: str = "nw-problems", neuron: boo
                TableColumn(field="code", title="code", formatter=text, width=50),
                TableColumn(field="meaning", title="meaning", formatter=text, width=330),
                TableColumn(field="t_ms", title="at (ms)", formatter=NumberFormatter(format="0,0.000"), width=80)]
-    return DataTable(source=src, columns=columns, height=min(60 + 25 * max(len(cols["kind"]), 1), 260),
+    return DataTable(reorderable=False, source=src, columns=columns, height=min(60 + 25 * max(len(cols["kind"]), 1), 260),
                      sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
 
 
@@ -199,7 +199,7 @@ def longest_table(cols: dict[str, list], name: str = "nw-longest"):
                TableColumn(field="thread", title="thread", formatter=text, width=160),
                TableColumn(field="t_ms", title="start (ms)", formatter=NumberFormatter(format="0.000"), width=80),
                TableColumn(field="duration", title="duration", formatter=text, width=80)]
-    return DataTable(source=src, columns=columns, height=min(60 + 25 * max(len(cols["name"]), 1), 300),
+    return DataTable(reorderable=False, source=src, columns=columns, height=min(60 + 25 * max(len(cols["name"]), 1), 300),
                      sizing_mode="stretch_width", index_position=None, name=f"{name}-table", stylesheets=[_table_css()])
 
 
@@ -207,7 +207,7 @@ def device_table(df: pd.DataFrame, name: str = "nw-devices"):
     """Device profiles with their summary numbers (MFU, HFU, MBU, engine active shares, DMA)."""
     cols, columns = _device_columns(df)
     src = _source(name, cols)
-    return DataTable(source=src, columns=columns, height=min(60 + 25 * max(len(df), 1), 320),
+    return DataTable(reorderable=False, source=src, columns=columns, height=min(60 + 25 * max(len(df), 1), 320),
                      sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
 
 
@@ -286,7 +286,7 @@ def compare_table(df: pd.DataFrame, name: str = "nw-compare", n: int = 25):
     columns = [TableColumn(field="key", title=str(key), formatter=text, width=220)]
     columns += [TableColumn(field=c, title=c.replace("_", " "), formatter=num if c.startswith("count") else text)
                 for c in cols if c != "key"]
-    return DataTable(source=_source(name, cols), columns=columns, height=min(60 + 25 * max(len(top), 1), 400),
+    return DataTable(reorderable=False, source=_source(name, cols), columns=columns, height=min(60 + 25 * max(len(top), 1), 400),
                      sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
 
 

@@ -209,7 +209,7 @@ class JobSummaryCharts:
                                       title="The 30 cores with the least compute (% of each core's span)")
         self.stragglers = C.straggler_chart(straggler_columns(results["stragglers"]), name="nw-job-stragglers")
         pt = parts_table_columns(results["parts"])
-        self.parts = DataTable(source=ColumnDataSource(pt, name="nw-job-parts"), name="nw-job-parts",
+        self.parts = DataTable(reorderable=False, source=ColumnDataSource(pt, name="nw-job-parts"), name="nw-job-parts",
                                columns=[TableColumn(field=k, title=k) for k in pt], index_position=None,
                                height=min(28 + 25 * len(pt["part"]), 260), sizing_mode="stretch_width")
         self.figures = [self.heat, self.nodes, self.cores, self.stragglers]

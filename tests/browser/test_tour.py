@@ -23,9 +23,19 @@ def view_of(page: Page, index: int) -> tuple[float, float]:
 
 
 def test_tour_notebook(page: Page, lab: str) -> None:
+    console: list[tuple[str, str]] = []
+    page.on("console", lambda m: console.append((m.type, m.text)) if m.type in ("error", "warning") else None)
     open_notebook(page, lab, "tour.ipynb")
     run_all(page)
     wait_cells_done(page)
+    # Every Summary reported its numbers and its chart view is drawn.
+    page.wait_for_function("() => { const s = [...document.querySelectorAll('.nw-summary-widget')]; return s.length > 0 && "
+                           "s.every(w => /Summarised/.test(w.textContent) && w.querySelector('[data-root-id]')); }",
+                           timeout=120_000)
+    # Issue 26: a fresh Run All leaves the console clean (SlickGrid errors, bokeh's range and
+    # jquery-ui warnings came from our charts and tables).
+    assert not [m for m in console if m[0] == "error"], console
+    assert not [m for m in console if "bokeh" in m[1].lower() or "slickgrid" in m[1].lower()], console
     page.wait_for_function("() => document.querySelectorAll('.nw-timeline').length >= 3", timeout=60_000)
     tl = page.locator(".nw-timeline").first
     tl.scroll_into_view_if_needed()

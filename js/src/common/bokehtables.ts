@@ -68,10 +68,38 @@ export function whenTablesDeferred(timeoutMs = 30_000): Promise<boolean> {
   return new Promise((resolve) => {
     const started = Date.now();
     const poll = (): void => {
-      if (deferDetachedTables()) resolve(true);
+      if (deferDetachedTables() && quietEmptyRanges()) resolve(true);
       else if (Date.now() - started > timeoutMs) resolve(false);
       else setTimeout(poll, 25);
     };
     poll();
   });
+}
+
+const QUIET = "__nwQuietEmptyRanges";
+
+/** Our charts (models named `nw-...`) may be drawn before their numbers arrive, or stay empty when
+ *  an analysis does not apply: BokehJS then logs "could not set initial ranges" at every paint
+ *  (55 lines per Run All of the tour). It has nothing to range over; say nothing, as BokehJS does
+ *  for its own internal plots. Other plots on the page keep the warning. */
+export function quietEmptyRanges(bokeh: Any = (globalThis as Any).Bokeh): boolean {
+  let View: Any;
+  try {
+    View = bokeh?.require?.("models/plots/plot")?.PlotView;
+  } catch {
+    return false;
+  }
+  const proto: Any = View?.prototype;
+  if (!proto || typeof proto.initialize !== "function") return false;
+  if (proto[QUIET]) return true;
+  const initialize = proto.initialize;
+  proto.initialize = function (this: Any, ...args: Any[]): Any {
+    const out = initialize.apply(this, args);
+    if (String(this.model?.name ?? "").startsWith("nw-") && this._range_manager) {
+      this._range_manager.warn_initial_ranges = false;
+    }
+    return out;
+  };
+  proto[QUIET] = true;
+  return true;
 }

@@ -2,6 +2,7 @@
 // kernel wrote, and linked to the page's timeline as the notebook's widget is: a click on a bar,
 // a point or a row selects its event (or moves the view to a step).
 
+import { quietEmptyRanges } from "../common/bokehtables";
 import { h } from "../common/dom";
 import type { TimelineHost } from "./host";
 
@@ -39,6 +40,7 @@ export async function renderSummary(item: unknown, box: HTMLElement, host: Timel
     box.appendChild(h("div", { class: "nw-boot-error", text: "The charts' library is missing from this page." }));
     return;
   }
+  quietEmptyRanges(bokeh);
   const target = h("div", { class: "nw-summary-charts" });
   box.appendChild(target);
   const before = bokeh.documents.length;

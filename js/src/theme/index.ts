@@ -2,11 +2,12 @@
 // whenever the user switches themes, so charts drawn on a canvas can be recoloured.
 
 import type { AnyModel, RenderProps } from "@anywidget/types";
-import { deferDetachedTables, whenTablesDeferred } from "../common/bokehtables";
+import { deferDetachedTables, quietEmptyRanges, whenTablesDeferred } from "../common/bokehtables";
 import { initialize } from "../common/resync";
 
 // As soon as this module runs, so that tables drawn before any probe's view is made are covered.
 deferDetachedTables();
+quietEmptyRanges();
 
 interface Model {
   dark: boolean;

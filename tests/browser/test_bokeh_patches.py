@@ -1,4 +1,6 @@
-"""A BokehJS table drawn into an element that is not on the page yet, as jupyter_bokeh draws a
+"""Our patches to BokehJS (js/src/common/bokehtables.ts).
+
+A BokehJS table drawn into an element that is not on the page yet, as jupyter_bokeh draws a
 Summary's charts before ipywidgets attaches them: without our patch SlickGrid throws "Cannot find
 stylesheet"; with it the grid is built once the element is on the page, sized and clickable."""
 
@@ -83,4 +85,36 @@ def test_a_table_removed_before_it_reaches_the_page_leaves_no_error(page: Page, 
     page.evaluate("() => document.body.appendChild(window.EL)")
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     assert page.evaluate(CELLS) == []
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
+
+
+def test_our_empty_charts_do_not_warn_but_other_plots_still_do(page: Page, tmp_path: Path) -> None:
+    # Issue 26 item 6: 55 "could not set initial ranges" warnings per Run All, from Summary charts drawn
+    # before their numbers (or left empty where an analysis does not apply).
+    from bokeh.layouts import column
+    from bokeh.plotting import figure
+
+    def empty(name: str) -> figure:
+        f = figure(height=120, width=300, name=name)
+        f.scatter(x=[], y=[])
+        return f
+
+    item = json.dumps(json_item(column(empty("nw-temporal-fig"), empty("nw-steps-fig"), empty("someone-elses"))))
+    js = Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"]).render_js()
+    theme = (STATIC / "theme.js").read_text()
+    html = tmp_path / "ranges.html"
+    html.write_text(f"<!doctype html><html><head>{js}</head><body><div id='t'></div>"
+                    f"<script>window.ITEM = {item};</script><script type='module'>{theme}</script></body></html>")
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if "initial ranges" in m.text else None)
+    page.goto(html.as_uri())
+    page.wait_for_function("() => window.Bokeh && Bokeh.require('models/plots/plot').PlotView.prototype.__nwQuietEmptyRanges")
+    page.evaluate("() => Bokeh.embed.embed_item(window.ITEM, document.getElementById('t'))")
+    page.wait_for_function("() => [...Bokeh.index.all_views()].filter(v => v._range_manager).length === 3")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    # Only the plot that is not ours warned (once or more); ours said nothing.
+    assert warnings and page.evaluate("() => [...Bokeh.index.all_views()].some(v => v.model.name === 'someone-elses')")
+    views = page.evaluate("""() => [...Bokeh.index.all_views()].filter(v => v._range_manager)
+        .map(v => [v.model.name, v._range_manager.warn_initial_ranges])""")
+    assert dict(views) == {"nw-temporal-fig": False, "nw-steps-fig": False, "someone-elses": True}
     assert not page.errors, page.errors  # type: ignore[attr-defined]
