@@ -33,6 +33,7 @@ def test_each_real_trace_draws_with_its_own_names(page: Page, lab: str, lab_root
     wait_cells_done(page, 240_000)
     n = len(REAL)
     page.wait_for_function(f"() => document.querySelectorAll('.nw-timeline').length === {n}", timeout=120_000)
+    cut_labels = 0
     for i, name in enumerate(REAL):
         tl = page.locator(".nw-timeline").nth(i)
         tl.scroll_into_view_if_needed()
@@ -42,5 +43,11 @@ def test_each_real_trace_draws_with_its_own_names(page: Page, lab: str, lab_root
                                ".map(t => t.label)", i)
         assert labels and not any("PID:-" in lab for lab in labels), (name, labels[:5])
         assert tl.locator(".nw-overview").is_visible()
+        # A label cut by the label column's width says all of itself on hover (its title).
+        cut = page.evaluate("""(i) => [...document.querySelectorAll('.nw-timeline')[i].querySelectorAll('.nw-label-text')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => [e.textContent, e.title])""", i)
+        assert all(text and text in title for text, title in cut), (name, cut[:3])
+        cut_labels += len(cut)
         shot(page, f"real-{i + 1:02d}-{name}")
+    assert cut_labels > 0  # the Kineto CPU trace's long thread names are cut: the check above saw some
     assert not page.errors  # type: ignore[attr-defined]
