@@ -6,6 +6,7 @@ from pathlib import Path
 
 import nbformat as nbf
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .lab import DEEP_TEXT, open_notebook, run_all, shot, wait_cells_done
 
@@ -95,9 +96,14 @@ def test_summaries_of_kineto_plain_and_device_traces(page: Page, lab: str, lab_r
     # The charts fill in as their numbers arrive: wait for what each view must show, not for a guessed moment.
     each = f"""() => [...document.querySelectorAll('.nw-summary-widget')].map(e =>
         ({DEEP_TEXT.replace("document.querySelector(sel)", "sel")})(e))"""
-    page.wait_for_function(f"() => {{ const t = ({each})(); return t.length === 3 && t[0].includes('arrives last') && "
-                           "t[1].includes('NeverEnds') && t[1].includes('Longest events') && t[2].includes('Instructions'); }",
-                           timeout=90_000)
+    try:
+        page.wait_for_function(f"() => {{ const t = ({each})(); return t.length === 3 && t[0].includes('arrives last') "
+                               "&& t[1].includes('NeverEnds') && t[1].includes('Longest events') && "
+                               "t[2].includes('Instructions'); }", timeout=90_000)
+    except PlaywrightTimeout:
+        shot(page, "summary-kinds-stalled")
+        raise AssertionError(f"the Summaries did not show their numbers: {[t[:600] for t in page.evaluate(each)]}; "
+                             f"status {page.locator('.nw-summary-widget .widget-html').all_inner_texts()}") from None
     texts = page.evaluate(each)
     kineto, plain, device = texts
     assert "rank 0 arrives last at 4 of 5 collectives" in kineto and "NEFF" not in kineto
