@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .lab import find_item, open_notebook, run_all, shot, wait_cells_done
 
@@ -29,9 +30,17 @@ def test_tour_notebook(page: Page, lab: str) -> None:
     run_all(page)
     wait_cells_done(page)
     # Every Summary reported its numbers and its chart view is drawn.
-    page.wait_for_function("() => { const s = [...document.querySelectorAll('.nw-summary-widget')]; return s.length > 0 && "
-                           "s.every(w => /Summarised/.test(w.textContent) && w.querySelector('[data-root-id]')); }",
-                           timeout=120_000)
+    try:
+        page.wait_for_function("() => { const s = [...document.querySelectorAll('.nw-summary-widget')]; "
+                               "return s.length > 0 && s.every(w => /Summarised/.test(w.textContent) && "
+                               "w.querySelector('[data-root-id]')); }", timeout=120_000)
+    except PlaywrightTimeout:
+        state = page.evaluate("""() => [...document.querySelectorAll('.nw-summary-widget')].map(w => ({
+            text: w.textContent.slice(0, 200), root: !!w.querySelector('[data-root-id]'),
+            children: [...w.children].map(c => c.className).join(' | '),
+            bokeh: !!window.Bokeh, tables: !!(window.Bokeh && window.Bokeh.Tables)}))""")
+        shot(page, "tour-summary-stalled")
+        raise AssertionError(f"a Summary did not draw its charts: {state}; console {console}") from None
     # Issue 26: a fresh Run All leaves the console clean (SlickGrid errors, bokeh's range and
     # jquery-ui warnings came from our charts and tables).
     assert not [m for m in console if m[0] == "error"], console
