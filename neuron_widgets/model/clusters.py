@@ -44,7 +44,10 @@ def split(start: np.ndarray, end: np.ndarray) -> Split:
     reach = np.maximum.accumulate(np.maximum(end, start))
     gap = start[1:] - reach[:-1]  # from the end of everything before to the next start
     total = int(reach[-1] - start[0])
-    widest = np.argsort(gap, kind="stable")[::-1][:_MAX_CUTS]
+    # The few widest gaps in linear time (a full sort of 10M gaps took a second at every load).
+    k = min(_MAX_CUTS, gap.size)
+    top = np.argpartition(gap, gap.size - k)[gap.size - k:]
+    widest = top[np.argsort(-gap[top], kind="stable")]
     cuts: list[int] = []
     for k in range(len(widest), 0, -1):  # as many cuts as hold
         top = widest[:k]
