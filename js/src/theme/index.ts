@@ -32,13 +32,20 @@ function render({ model, el }: RenderProps<Model>): () => void {
     }
   };
   report();
-  // The Summary adds its chart view to the page only once tables drawn off the page are safe.
-  void whenTablesDeferred().then(() => {
-    if (!(model as AnyModel<Model>).get("tables_ready")) {
+  // The Summary adds its chart view to the page only once tables drawn off the page are safe. Said
+  // again if the kernel's state comes back without it (a resync after a message was lost).
+  let patched = false;
+  const tablesSafe = (): void => {
+    if (patched && !(model as AnyModel<Model>).get("tables_ready")) {
       model.set("tables_ready", true);
       model.save_changes();
     }
+  };
+  void whenTablesDeferred().then(() => {
+    patched = true;
+    tablesSafe();
   });
+  model.on("change:tables_ready", tablesSafe);
   // jupyter_bokeh's view drops updates sent before it has drawn: tell the kernel when the Summary's
   // chart view (a sibling in the same box) is on the page. The kernel may replace that view by a
   // new one (then it sets bokeh_ready back to false): report again when the new one is drawn.
@@ -50,7 +57,10 @@ function render({ model, el }: RenderProps<Model>): () => void {
     poll = window.setInterval(() => {
       const box = el.closest(".nw-summary-widget");
       const roots = box ? [...box.querySelectorAll("[data-root-id]")] : [];
-      const fresh = roots.find((r) => r.isConnected && !seen.has(r));
+      let fresh = roots.find((r) => r.isConnected && !seen.has(r));
+      // No new view after 3 s: the kernel's "not drawn" was not a new view but its state coming back
+      // without our report (a resync after a lost message). Report the view that is drawn.
+      if (!fresh && tries > 60) fresh = roots.find((r) => r.isConnected);
       if (fresh || ++tries > 600) {
         window.clearInterval(poll);
         if (fresh) {
@@ -73,6 +83,7 @@ function render({ model, el }: RenderProps<Model>): () => void {
   return () => {
     window.clearInterval(poll);
     model.off("change:bokeh_ready", renewed);
+    model.off("change:tables_ready", tablesSafe);
     watcher.disconnect();
     media?.removeEventListener("change", report);
   };
