@@ -179,7 +179,7 @@ def problems_table(cols: dict[str, list], name: str = "nw-problems", neuron: boo
     only for a Neuron profile)."""
     src = _source(name, cols)
     text = StringFormatter()
-    columns = [TableColumn(field="kind", title="kind", formatter=text, width=50),
+    columns = [TableColumn(field="kind", title="kind", formatter=text, width=80),
                TableColumn(field="name", title="event", formatter=text, width=120),
                TableColumn(field="device", title="device" if neuron else "thread", formatter=text, width=190),
                *([TableColumn(field="exec_id", title="execution", formatter=text, width=70),

@@ -138,6 +138,26 @@ def wait_cells_done(page: Page, timeout_ms: int = 240_000) -> None:
                              f"pending {pending}; stderr {state['errors']}") from None
 
 
+NEXT_SCREEN = """() => { const s = document.querySelector('.jp-WindowedPanel-outer') ||
+    document.querySelector('.jp-NotebookPanel-notebook'); const before = s.scrollTop;
+  s.scrollTop = before + s.clientHeight * 0.7; return s.scrollTop !== before; }"""
+FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
+def through_notebook(page: Page, visit) -> None:
+    """Scroll the notebook from its top a screen at a time, calling `visit(page)` at each stop until
+    it says done: JupyterLab keeps only the cells near the viewport in the page (its windowing), so
+    widgets far from where Run All left the view are not in the DOM until scrolled to."""
+    page.evaluate("() => { const s = document.querySelector('.jp-WindowedPanel-outer') || "
+                  "document.querySelector('.jp-NotebookPanel-notebook'); s.scrollTop = 0; }")
+    while True:
+        page.evaluate(FRAMES)
+        if visit(page):
+            return
+        if not page.evaluate(NEXT_SCREEN):
+            return
+
+
 def brush(page: Page, box: dict, x0: float, x1: float, y: float = 40) -> None:
     """Shift+drag across the plot from x0 to x1 (px from the canvas's left): a brushed range."""
     page.keyboard.down("Shift")

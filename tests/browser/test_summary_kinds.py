@@ -8,7 +8,7 @@ import nbformat as nbf
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .lab import DEEP_TEXT, open_notebook, run_all, shot, wait_cells_done
+from .lab import DEEP_TEXT, open_notebook, run_all, shot, through_notebook, wait_cells_done
 
 DEVICE_CELLS = """() => { for (const v of Bokeh.index.all_views()) {
     if (v.model.name !== 'nw-devices-table' || !v.el.isConnected) continue;
@@ -90,21 +90,32 @@ def test_summaries_of_kineto_plain_and_device_traces(page: Page, lab: str, lab_r
     page.wait_for_function("() => [...document.querySelectorAll('.nw-summary-widget .widget-html')]"
                            ".filter(e => /Summarised: .* in [0-9.]+ s\\./.test(e.textContent)).length === 3",
                            timeout=120_000)
-    names = ["nw-temporal-fig", "nw-device-engines-fig", "nw-device-layers-fig", "nw-device-dma-fig"]
-    page.wait_for_function("(names) => window.Bokeh && names.every(n => [...Bokeh.index.all_views()].some(v => "
-                           "v.model.name === n && v.el.isConnected))", arg=names, timeout=60_000)
-    # The charts fill in as their numbers arrive: wait for what each view must show, not for a guessed moment.
-    each = f"""() => [...document.querySelectorAll('.nw-summary-widget')].map(e =>
-        ({DEEP_TEXT.replace("document.querySelector(sel)", "sel")})(e))"""
-    try:
-        page.wait_for_function(f"() => {{ const t = ({each})(); return t.length === 3 && t[0].includes('arrives last') "
-                               "&& t[1].includes('NeverEnds') && t[1].includes('Longest events') && "
-                               "t[2].includes('Instructions'); }", timeout=90_000)
-    except PlaywrightTimeout:
-        shot(page, "summary-kinds-stalled")
-        raise AssertionError(f"the Summaries did not show their numbers: {[t[:600] for t in page.evaluate(each)]}; "
-                             f"status {page.locator('.nw-summary-widget .widget-html').all_inner_texts()}") from None
-    texts = page.evaluate(each)
+    # Each Summary in the order of its cell, scrolled to (JupyterLab keeps only cells near the view in
+    # the page): the charts fill in as their numbers arrive, so wait for what each must show.
+    deep = f"(e) => ({DEEP_TEXT.replace('document.querySelector(sel)', 'e')})(e)"
+    words = [("arrives last",), ("NeverEnds", "Longest events"), ("Instructions",)]
+    found: dict[int, str] = {}
+
+    def collect(pg: Page) -> bool:
+        for w in pg.locator(".nw-summary-widget").all():
+            cell = int(w.evaluate("e => +(e.closest('.jp-Cell')?.dataset.windowedListIndex ?? -1)"))
+            if cell in found:
+                continue
+            k = len(found)  # the Summaries come in cell order, and are met in it
+            w.scroll_into_view_if_needed()
+            try:
+                pg.wait_for_function(f"([e, ws]) => {{ const t = ({deep})(e); return ws.every(x => t.includes(x)); }}",
+                                     arg=[w.element_handle(), list(words[k])], timeout=90_000)
+            except PlaywrightTimeout:
+                shot(pg, "summary-kinds-stalled")
+                raise AssertionError(f"Summary {k + 1} (cell {cell}) did not show {words[k]}: "
+                                     f"{pg.evaluate(deep, w.element_handle())[:800]}") from None
+            found[cell] = pg.evaluate(deep, w.element_handle())
+        return len(found) == 3
+
+    through_notebook(page, collect)
+    texts = [found[c] for c in sorted(found)]
+    assert len(texts) == 3, sorted(found)
     kineto, plain, device = texts
     assert "rank 0 arrives last at 4 of 5 collectives" in kineto and "NEFF" not in kineto
     assert "plain trace" in plain and "Longest events" in plain and "NeverEnds" in plain
