@@ -47,7 +47,7 @@ class JobSummaryMixin:
         self.probe = ThemeProbe()
         self.part_box = W.VBox([])
         self.probe.observe(lambda ch: self._job_themed(bool(ch["new"])), "dark")
-        super().__init__([self.status, self.probe, self.part_box], **kwargs)  # type: ignore[call-arg]
+        super().__init__(self._parts_shown(), **kwargs)  # type: ignore[call-arg, attr-defined]
         self.probe.observe(lambda _ch: self._arrange(), "tables_ready")  # type: ignore[attr-defined]
         self.add_class("nw-summary-widget")
         self._say(f"Analysing {len(job)} parts on Dask ({'your client' if client is not None else 'local processes'})...",

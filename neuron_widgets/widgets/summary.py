@@ -68,6 +68,17 @@ def load_bokehjs() -> None:
     _BOKEHJS_LOADED = True
 
 
+def bokehjs_here(out: W.Output) -> None:
+    """Load BokehJS (inline) into this Output, on a page that lacks it."""
+    from bokeh.io import output_notebook
+    from bokeh.resources import Resources
+
+    out.clear_output()
+    with out:
+        output_notebook(Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"]),
+                        hide_banner=True)
+
+
 class ThemeProbe(Delivered, anywidget.AnyWidget):
     """Reports whether JupyterLab shows a dark theme (canvas-drawn chart text needs real colours)."""
 
@@ -77,6 +88,9 @@ class ThemeProbe(Delivered, anywidget.AnyWidget):
     # BokehJS tables drawn before the page holds them wait for it (see js/src/common/bokehtables.ts);
     # until the page has that, the Summary keeps its chart view off the page.
     tables_ready = t.Bool(False).tag(sync=True)
+    # The page has no BokehJS (reloaded, or another tab, on a kernel that loaded it for an earlier
+    # page): the Summary then puts the load on this page, in an output of its own.
+    bokeh_missing = t.Bool(False).tag(sync=True)
 
 
 class Summary(JobSummaryMixin, Delivered, W.VBox):
@@ -287,7 +301,8 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         self.bokeh = self._chart_view()
         # The new view too must be drawn before patches reach it: until it reports in, changes
         # mark the charts as patched again (and it is renewed once more).
-        self._view_ready.clear()
+        if hasattr(self, "_view_ready"):
+            self._view_ready.clear()
         self.probe.bokeh_ready = False
         self._arrange()
         _drop_view(old)
@@ -296,8 +311,19 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         """Status, charts (once the page can draw their tables), probe, and a job's opened part."""
         bokeh = getattr(self, "bokeh", None)
         shown = [self.status, *([bokeh] if bokeh is not None and self.probe.tables_ready else []), self.probe]
+        if not hasattr(self, "loader"):
+            self.loader = W.Output(layout=W.Layout(display="none"))
+            self.probe.observe(self._bokehjs_needed, "bokeh_missing")
         part_box = getattr(self, "part_box", None)
-        return shown + ([part_box] if part_box is not None else [])
+        return shown + [self.loader] + ([part_box] if part_box is not None else [])
+
+    def _bokehjs_needed(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            bokehjs_here(self.loader)
+        elif getattr(self, "bokeh", None) is not None and self.bokeh in self.children:
+            # BokehJS came after the chart view was made (and failed for want of it): draw it anew.
+            with self._lock:
+                self._renew_view()
 
     def _arrange(self) -> None:
         self.children = self._parts_shown()

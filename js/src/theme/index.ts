@@ -13,6 +13,7 @@ interface Model {
   dark: boolean;
   bokeh_ready: boolean;
   tables_ready: boolean;
+  bokeh_missing: boolean;
 }
 
 export function isDark(doc: Document = document): boolean {
@@ -32,6 +33,25 @@ function render({ model, el }: RenderProps<Model>): () => void {
     }
   };
   report();
+  // No BokehJS on this page (a reload, another tab: the kernel loaded it for an earlier page): ask
+  // the Summary for it, unless the cell's own load output brings it first; say when it has come.
+  const hasBokeh = (): boolean => typeof (window as unknown as { Bokeh?: { require?: unknown } }).Bokeh?.require === "function";
+  let asked = 0;
+  const bokehCheck = window.setInterval(() => {
+    asked++;
+    if (hasBokeh()) {
+      window.clearInterval(bokehCheck);
+      if ((model as AnyModel<Model>).get("bokeh_missing")) {
+        model.set("bokeh_missing", false);
+        model.save_changes();
+      }
+    } else if (asked === 20 && !(model as AnyModel<Model>).get("bokeh_missing")) {
+      model.set("bokeh_missing", true);
+      model.save_changes();
+    } else if (asked > 1200) {
+      window.clearInterval(bokehCheck);
+    }
+  }, 50);
   // The Summary adds its chart view to the page only once tables drawn off the page are safe. Said
   // again if the kernel's state comes back without it (a resync after a message was lost).
   let patched = false;
@@ -82,6 +102,7 @@ function render({ model, el }: RenderProps<Model>): () => void {
   media?.addEventListener("change", report);
   return () => {
     window.clearInterval(poll);
+    window.clearInterval(bokehCheck);
     model.off("change:bokeh_ready", renewed);
     model.off("change:tables_ready", tablesSafe);
     watcher.disconnect();
