@@ -158,3 +158,30 @@ def test_summary_in_jupyterlab(page: Page, lab: str, lab_root: Path) -> None:
         'major_label_text_color' in m.properties && m.major_label_text_color === '#9da7b3')""", timeout=20_000)
     shot(page, "summary-lab-dark")
     assert not page.errors, page.errors  # type: ignore[attr-defined]
+
+
+def test_summary_on_a_second_page_of_the_same_kernel(browser, lab: str, lab_root: Path) -> None:
+    # The kernel loads BokehJS once, into the first page's output. A second page (a reload, another
+    # tab) on the same kernel had no BokehJS: "Could not create a view" where the charts go.
+    cells = ["import neuron_widgets as nw\nfrom neuron_widgets.widgets import Summary",
+             "Summary(nw.sample_profile())"]
+    nbf.write(nbf.v4.new_notebook(cells=[nbf.v4.new_code_cell(c) for c in cells],
+                                  metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}}), lab_root / "twice.ipynb")
+    drawn = ("() => { const w = document.querySelector('.nw-summary-widget'); return !!w && "
+             "/Summarised/.test(w.textContent) && !!w.querySelector('[data-root-id]') && !!window.Bokeh; }")
+    for visit in (1, 2):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+        open_notebook(page, lab, "twice.ipynb")
+        run_all(page)
+        wait_cells_done(page)
+        page.wait_for_function(drawn, timeout=120_000)
+        # The charts are drawn, not only their box: a figure's canvas is on the page.
+        page.wait_for_function("() => [...Bokeh.index.all_views()].some(v => v.model.name === 'nw-temporal-fig' "
+                               "&& v.el.isConnected)", timeout=60_000)
+        shot(page, f"summary-page-{visit}")
+        assert not errors, (visit, errors)
+        context.close()
