@@ -177,14 +177,14 @@ def test_picker_modal_submit_opens_a_viewer_below(page: Page, lab: str) -> None:
     shot(page, "device-03-picker")
     submit.click()
     assert page.locator("dialog.nw-dialog[open]").count() == 0
-    page.wait_for_function(DEVICE_INDEX, arg=1, timeout=30_000)
-    dev = page.evaluate(DEVICE_INDEX, 1)
-    page.wait_for_function("(i) => document.querySelectorAll('.nw-timeline')[i].__nwView.model.get('title')"
-                           ".includes('neuron_profile_003')", arg=dev, timeout=30_000)
-    viewer = page.locator(".nw-timeline").nth(dev)
+    # Found by its title, not by its place: JupyterLab takes cells far from the view out of the page
+    # (and puts them back), so the timelines' order in the DOM shifts while the page settles.
+    picked = ("() => [...document.querySelectorAll('.nw-timeline')].find(r => r.__nwView && "
+              "String(r.__nwView.model.get('title')).includes('neuron_profile_003'))")
+    page.wait_for_function(f"() => !!({picked})()", timeout=30_000)
+    viewer = page.locator(".nw-timeline", has=page.locator(".nw-head", has_text="neuron_profile_003")).first
     viewer.scroll_into_view_if_needed()
-    page.wait_for_function("(i) => +document.querySelectorAll('.nw-timeline')[i].dataset.drawn > 0", arg=dev,
-                           timeout=30_000)
+    page.wait_for_function(f"() => {{ const r = ({picked})(); return !!r && +r.dataset.drawn > 0; }}", timeout=30_000)
     assert "device clock" in viewer.locator(".nw-head").inner_text()
     shot(page, "device-04-picked")
     assert not page.errors, page.errors  # type: ignore[attr-defined]
