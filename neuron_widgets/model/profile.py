@@ -176,18 +176,17 @@ class Profile(EventAccess):
         """
         origin = self.metadata.get("origin_ts")
         origin = int(origin) if origin is not None else self.start_ts
-        split = self.clock_split if len(self) > 1 else None
-        if split is not None and split.outliers and split.outliers[0][0] == 0:
-            a = split.dense[0]
-            before = [hi for _lo, hi in split.outliers if hi <= a]
-            if before and origin <= int(self.array("end_ts")[: max(before)].max()):
-                return int(self.array("start_ts")[a])
+        split = self.clock_split
+        a = split.dense[0]
+        before = [hi for _lo, hi in split.outliers if hi <= a]
+        if before and origin <= int(self.array("end_ts")[: max(before)].max()):
+            return int(self.array("start_ts")[a])
         return origin
 
     @property
     def far_clock_events(self) -> int:
         """Events outside the dense part (on a clock far from the rest; 0 for most profiles)."""
-        return self.clock_split.outlier_rows if len(self) > 1 else 0
+        return self.clock_split.outlier_rows
 
     @property
     def home_duration_ns(self) -> int:

@@ -47,8 +47,8 @@ class JobSummaryMixin:
         self.probe = ThemeProbe()
         self.part_box = W.VBox([])
         self.probe.observe(lambda ch: self._job_themed(bool(ch["new"])), "dark")
+        self._hook_probe()  # type: ignore[attr-defined]
         super().__init__(self._parts_shown(), **kwargs)  # type: ignore[call-arg, attr-defined]
-        self.probe.observe(lambda _ch: self._arrange(), "tables_ready")  # type: ignore[attr-defined]
         self.add_class("nw-summary-widget")
         self._say(f"Analysing {len(job)} parts on Dask ({'your client' if client is not None else 'local processes'})...",
                   busy=True)

@@ -61,22 +61,22 @@ def load_bokehjs() -> None:
             return  # not in a notebook: nothing to draw on
     except ImportError:
         return
+    _publish_bokehjs()
+    _BOKEHJS_LOADED = True
+
+
+def _publish_bokehjs() -> None:
     from bokeh.io import output_notebook
     from bokeh.resources import Resources
 
     output_notebook(Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"]), hide_banner=True)
-    _BOKEHJS_LOADED = True
 
 
 def bokehjs_here(out: W.Output) -> None:
     """Load BokehJS (inline) into this Output, on a page that lacks it."""
-    from bokeh.io import output_notebook
-    from bokeh.resources import Resources
-
     out.clear_output()
     with out:
-        output_notebook(Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"]),
-                        hide_banner=True)
+        _publish_bokehjs()
 
 
 class ThemeProbe(Delivered, anywidget.AnyWidget):
@@ -140,8 +140,8 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         self._patched = False  # chart updates sent before the browser drew the view are lost to it
         self.probe.observe(self._view_drawn, "bokeh_ready")
         self._wire_clicks()
+        self._hook_probe()
         super().__init__(self._parts_shown(), **kwargs)
-        self.probe.observe(lambda _ch: self._arrange(), "tables_ready")
         self.add_class("nw-summary-widget")
         if self.timeline is not None:
             self.timeline.observe(self._brush_changed, "brush")
@@ -167,8 +167,8 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         self._dark = False
         self._show_device(trace, first=True)
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
+        self._hook_probe()
         super().__init__(self._parts_shown(), **kwargs)
-        self.probe.observe(lambda _ch: self._arrange(), "tables_ready")
         self.add_class("nw-summary-widget")
         if self.timeline is not None and hasattr(self.timeline, "on_trace"):
             self.timeline.on_trace(lambda t: self._show_device(t))
@@ -311,11 +311,14 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         """Status, charts (once the page can draw their tables), probe, and a job's opened part."""
         bokeh = getattr(self, "bokeh", None)
         shown = [self.status, *([bokeh] if bokeh is not None and self.probe.tables_ready else []), self.probe]
-        if not hasattr(self, "loader"):
-            self.loader = W.Output(layout=W.Layout(display="none"))
-            self.probe.observe(self._bokehjs_needed, "bokeh_missing")
         part_box = getattr(self, "part_box", None)
         return shown + [self.loader] + ([part_box] if part_box is not None else [])
+
+    def _hook_probe(self) -> None:
+        """What the page tells the probe rearranges the Summary: tables safe to draw, BokehJS missing."""
+        self.loader = W.Output(layout=W.Layout(display="none"))
+        self.probe.observe(lambda _ch: self._arrange(), "tables_ready")
+        self.probe.observe(self._bokehjs_needed, "bokeh_missing")
 
     def _bokehjs_needed(self, change: dict[str, Any]) -> None:
         if change["new"]:
