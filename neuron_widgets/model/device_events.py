@@ -61,7 +61,9 @@ def engine_tracks(df: pd.DataFrame, trace: DeviceTrace) -> pd.Series | pa.Array 
     if "engine" not in df or (track is not None and not track.isna().any()):
         return track
     labels = engine_labels(trace)
-    named = df["engine"].map(lambda e: labels.get(e.lower(), e) if isinstance(e, str) else e)
+    # A dict over the few distinct names: no Python call per row of a million-instruction table.
+    spelled = {e: labels.get(e.lower(), e) for e in pd.unique(df["engine"]) if isinstance(e, str)}
+    named = df["engine"].map(spelled)
     return named if track is None else _coalesce(track, named)
 
 
