@@ -29,7 +29,7 @@ class Recorder:
 
 def columns(meta: dict[str, Any], buffers: list[bytes]) -> dict[str, np.ndarray]:
     types = {"start": np.float64, "end": np.float64, "track": np.int32, "lane": np.int32, "name": np.int32,
-             "row": np.int32, "count": np.uint32, "flags": np.uint8, "color": np.int32}
+             "row": np.int32, "count": np.uint32, "flags": np.uint8, "color": np.int32, "node": np.int32}
     return {c: np.frombuffer(b, dtype=types[c]) for c, b in zip(meta["columns"], buffers, strict=True)}
 
 

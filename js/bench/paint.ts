@@ -65,7 +65,7 @@ function canvas2d(items: Items): (t0: number) => void {
   const theme = readTheme(document.body);
   return (t0) => {
     const s: Scene = { view: { t0, t1: t0 + W * 1000, width: W }, rows: [], scrollTop: 0, height: H, trackY, items, names: NAMES,
-      theme, match: null, selection: null, brush: null, hoverRow: -1, counters: new Map(), pick: null, pointerT: null, pinned: 0 };
+      theme, match: null, selection: null, brush: null, hoverRow: -1, counters: new Map(), pick: null, nodeMask: null, pointerT: null, pinned: 0 };
     paint(ctx, s);
     ctx.getImageData(0, 0, 1, 1); // wait for the raster, as a frame would
   };

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.color_keys import color_codes
 from ..model.markers import flags_of
 from ..model.profile import Profile
 from .blob import Blob
@@ -120,9 +121,18 @@ def export_profile(path: str | Path, profile: Profile, *, grouping: str | None =
 
 def _source_of(tl: Any) -> Source:
     v = tl.view
+    choices = [dict(c) for c in getattr(tl, "color_choices", [])]
     st = ViewState(tl.grouping, (float(v[0]), float(v[1])), list(tl.brush), int(tl.selected_row), bool(tl.show_cpu),
-                   int(tl.height), str(tl.title), list(tl.notes), [dict(c) for c in tl.strip], str(tl.color_by))
-    return Source(tl.profile, st, dict(tl._marked), tl._color, list(tl._color_keys), tl._counter_data)
+                   int(tl.height), str(tl.title), list(tl.notes), [dict(c) for c in tl.strip], str(tl.color_by),
+                   dict(getattr(tl, "hierarchy", {})), str(getattr(tl, "picked_node", "")), choices)
+    # The page's colour menu works without a kernel: every colouring it offers goes in.
+    sets = {}
+    for c in choices:
+        codes, keys = color_codes(tl.profile, c["value"])
+        if codes is not None:
+            sets[c["value"]] = (codes, keys)
+    return Source(tl.profile, st, dict(tl._marked), tl._color, list(tl._color_keys), tl._counter_data,
+                  node=getattr(tl, "_node", None), color_sets=sets)
 
 
 def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[int, int]:

@@ -33,6 +33,10 @@ class ViewState:
     notes: list[str] = field(default_factory=list)
     strip: list[dict[str, Any]] = field(default_factory=list)
     color_by: str = "name"
+    # A device trace's hierarchy panel and colour menu (DeviceTraceViewer), empty elsewhere.
+    hierarchy: dict[str, Any] = field(default_factory=dict)
+    picked_node: str = ""
+    color_choices: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -45,6 +49,9 @@ class Source:
     color: np.ndarray | None = None
     color_keys: list[str] = field(default_factory=list)
     counters: CounterSeries | None = None
+    node: np.ndarray | None = None  # per event its row in state.hierarchy's rows (-1: none)
+    # Every colouring the page's colour menu offers: key -> (codes per event, their texts).
+    color_sets: dict[str, tuple[np.ndarray, list[str]]] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)  # what every attempt at the budget reuses
 
     def cached(self, key: str, make: Any) -> Any:
@@ -89,6 +96,10 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
     blob.array(f"{prefix}total", merged.total, "f64")
     if src.color is not None:
         blob.small_ints(f"{prefix}color", np.concatenate([src.color[exact], src.color[merged.rep]]))
+    if src.node is not None and src.node.size == len(p):
+        blob.small_ints(f"{prefix}node", np.concatenate([src.node[exact], src.node[merged.rep]]))
+    for key, (codes, _) in src.color_sets.items():
+        blob.small_ints(f"{prefix}color:{key}", np.concatenate([codes[exact], codes[merged.rep]]))
 
     # Details of exact events: the table's columns, arguments, dependency links.
     fields = []
@@ -127,11 +138,12 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
         "range": [float(data_range[0] - origin), float(data_range[1] - origin)],
         "names": [str(x) for x in p.name_dictionary()], "groupings": groupings, "n_keys": len(keys),
         "columns": list(p.core.column_names), "fields": fields, "ties_upstream": device, "counters": counters,
-        "color_keys": src.color_keys,
+        "color_keys": src.color_keys, "color_sets": {k: keys for k, (_, keys) in src.color_sets.items()},
         "stats": stats,
         "state": {"grouping": st.grouping, "view": list(st.view), "brush": list(st.brush), "selected": selected,
                   "show_cpu": st.show_cpu, "height": st.height, "title": st.title, "notes": st.notes,
-                  "strip": st.strip, "color_by": st.color_by},
+                  "strip": st.strip, "color_by": st.color_by, "hierarchy": st.hierarchy,
+                  "picked_node": st.picked_node, "color_choices": st.color_choices},
     })
 
 

@@ -406,6 +406,12 @@ class DeviceEvents(Profile):
         keep = (ends[0] >= 0) & (ends[1] >= 0)
         return ends[0][keep], ends[1][keep]
 
+    def color_codes(self, key: str) -> tuple[np.ndarray | None, list[str]] | None:
+        """Codes for `color_by`: opcode (the name), layer, hlo, nki; None for any other key."""
+        from .device_colors import canonical, color_codes
+
+        return (None, []) if canonical(key) == "name" else color_codes(self, key)
+
     def device_trace(self, key: int | str) -> DeviceTrace:
         raise ValueError("a device trace has no device traces of its own; drill down from the system profile")
 

@@ -70,6 +70,41 @@ def _chain(layer: str, hlo: str, nki: str) -> list[tuple[str, str, str]]:
     return out
 
 
+def _combos(ins: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+    """Per instruction a code of its (layer, HLO operator, NKI location), and those triples."""
+    lc, lt = _codes(ins, layer_column(ins))
+    hc, ht = _codes(ins, "hlo_name")
+    kc, kt = _codes(ins, "nki_source_location")
+    combo = (lc.astype(np.int64) * len(ht) + hc) * len(kt) + kc
+    uniq, inv = np.unique(combo, return_inverse=True)
+    triples = []
+    for u in uniq.tolist():
+        rest, k = divmod(u, len(kt))
+        lay, h = divmod(rest, len(ht))
+        triples.append((lt[lay], ht[h], kt[k]))
+    return inv.reshape(-1), triples
+
+
+def instruction_nodes(trace: DeviceTrace, paths: pd.Series) -> np.ndarray:
+    """Per instruction the position in `paths` (a hierarchy's `path` column) of its deepest node; -1 if absent.
+
+    The viewer highlights a node's instructions with these: those whose deepest node is the node
+    or lies under it.
+    """
+    ins = trace.instructions
+    if ins.empty:
+        return np.zeros(0, np.int32)
+    inv, triples = _combos(ins)
+    where = {p: i for i, p in enumerate(paths.tolist())}
+    leaf = np.array([where.get(_chain(*t)[-1][0], -1) for t in triples], dtype=np.int32)
+    return leaf[inv]
+
+
+def subtree(paths: list[str], path: str) -> np.ndarray:
+    """Which of `paths` are `path` or under it (a node's path is its parent's, a slash, its name)."""
+    return np.array([p == path or p.startswith(path + "/") for p in paths], dtype=bool)
+
+
 def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     """One row per layer, HLO operator and NKI kernel, in tree order (children by start time).
 
@@ -84,20 +119,14 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
         out = pd.DataFrame(columns=COLUMNS)
         out.attrs["notes"] = ["the device trace has no instructions"]
         return out
-    lc, lt = _codes(ins, layer_column(ins))
-    hc, ht = _codes(ins, "hlo_name")
-    kc, kt = _codes(ins, "nki_source_location")
-    combo = (lc.astype(np.int64) * len(ht) + hc) * len(kt) + kc
-    uniq, inv = np.unique(combo, return_inverse=True)
+    inv, triples = _combos(ins)
     nodes: dict[str, int] = {}
     info: list[tuple[str, str, str, int, str]] = []  # path, name, parent, level, kind
     chains: list[list[int]] = []
-    for u in uniq.tolist():
-        rest, k = divmod(u, len(kt))
-        lay, h = divmod(rest, len(ht))
+    for triple in triples:
         chain = []
         parent = ""
-        for level, (path, name, kind) in enumerate(_chain(lt[lay], ht[h], kt[k])):
+        for level, (path, name, kind) in enumerate(_chain(*triple)):
             if path not in nodes:
                 nodes[path] = len(info)
                 info.append((path, name, parent, level, kind))

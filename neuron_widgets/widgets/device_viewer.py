@@ -14,12 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import traitlets as t
 
+from ..model import device_colors
 from ..model.device_events import DeviceEvents
+from ..model.device_hierarchy import instruction_nodes, subtree
 from ..model.device_summary import engine_strip
 from ..model.device_trace import DeviceTrace
 from ..model.order import warm as warm_kernels
+from .device_tree import tree_payload
 from .timeline import Timeline
 
 # Hardware events that stand for one execution of a NEFF on a NeuronCore, and so have a device trace.
@@ -36,15 +41,23 @@ def _empty_trace() -> DeviceTrace:
 
 
 class DeviceTraceViewer(Timeline):
-    """A device trace on a timeline: engines, DMA queues, CC ops and semaphores, with a summary strip.
+    """A device trace on a timeline: engines, DMA queues, CC ops and semaphores, with a summary strip
+    and the hierarchy panel (layer -> HLO operator -> NKI kernel).
 
     `DeviceTraceViewer(trace)` shows a DeviceTrace (or the path of a device profile);
     `DeviceTraceViewer(timeline)` starts empty and shows the device trace of each hardware event
     (nc_exec_running) clicked in that timeline. `show(trace)` and `open_event(event_id)` retarget it.
+    `color_by`: "name" (the opcode), "layer", "hlo" or "nki". `pick_node(path)` highlights a
+    hierarchy node's instructions and fits the view to it, as a click on it in the panel does.
     """
 
+    # The hierarchy panel: {rows, notes, engines} (device_tree.tree_payload), and the node picked there.
+    hierarchy = t.Dict({}).tag(sync=True)
+    picked_node = t.Unicode("").tag(sync=True)
+    color_choices = t.List(t.Dict()).tag(sync=True)  # [{value, label}] for the toolbar's colour menu
+
     def __init__(self, source: DeviceTrace | Timeline | str | Path | None = None, *,
-                 timeline: Timeline | None = None, height: int = 420, **kwargs: Any) -> None:
+                 timeline: Timeline | None = None, height: int = 600, **kwargs: Any) -> None:
         if isinstance(source, Timeline):
             timeline, source = source, None
         if isinstance(source, str | Path):
@@ -57,9 +70,12 @@ class DeviceTraceViewer(Timeline):
         self._request = 0  # the newest load; older ones that finish later are dropped
         self._lock = threading.Lock()
         self._replied = threading.Event()  # the first window of the trace shown was answered
-        super().__init__(DeviceEvents.of(trace), "engines", height=height, **kwargs)
+        events = DeviceEvents.of(trace)
+        self._set_color_choices(events)
+        super().__init__(events, "engines", height=height, **kwargs)
         self._describe(trace)
         self.strip = self._strip_of(trace)
+        self._set_tree(events)
         if timeline is not None:
             self.follow(timeline)
 
@@ -82,22 +98,78 @@ class DeviceTraceViewer(Timeline):
         # window (asked for as soon as it has them) is only a query.
         events.lod(grouping)
         self._replied.clear()
+        self._node = None
+        with self.hold_sync():
+            self.picked_node = ""
+            self.hierarchy = {}
+            self._set_color_choices(events)
         self._show_profile(events, grouping)
         self.status = status
         self.error = ""
         self._describe(trace)
-        if "_strip" not in trace.__dict__ and loading and len(events):
-            # In the load thread: the summary strip waits for that first window to be answered,
-            # so the two do not share the kernel's time.
+        if ("_strip" not in trace.__dict__ or "_tree" not in trace.__dict__) and loading and len(events):
+            # In the load thread: the summary strip and the hierarchy wait for that first window
+            # to be answered, so they do not share the kernel's time.
             self.strip = []
             self._replied.wait(STRIP_WAIT_S)
             strip = self._strip_of(trace)
             if self.profile is events:  # not retargeted meanwhile
                 self.strip = strip
+                self._set_tree(events)
                 self._tell(trace)
             return
         self.strip = self._strip_of(trace)
+        self._set_tree(events)
         self._tell(trace)
+
+    # -- hierarchy and colours ----------------------------------------------------------
+    def _set_color_choices(self, events: DeviceEvents) -> None:
+        self.color_choices = device_colors.choices(events)
+        if device_colors.canonical(self.color_by) not in {c["value"] for c in self.color_choices} | {"name"}:
+            self.color_by = "name"  # the new trace's instructions do not carry what was chosen
+
+    def _set_tree(self, events: DeviceEvents) -> None:
+        tree = events.trace.__dict__.get("_tree")  # kept with the (cached) trace, as the strip is
+        if tree is None:
+            tree = events.trace.__dict__["_tree"] = tree_payload(events)
+        if self.profile is events:
+            self._node = tree[1]
+            self.hierarchy = tree[0]
+            self.revision += 1  # replies now carry each instruction's node
+
+    def pick_node(self, path: str | None) -> None:
+        """Highlight a hierarchy node's instructions (the others dim) and fit the view to its span; None clears."""
+        if not path:
+            self.picked_node = ""
+            return
+        row = next((r for r in self.hierarchy.get("rows", []) if r["path"] == path), None)
+        if row is None:
+            raise ValueError(f"no node {path!r} in this trace's hierarchy; its paths are in "
+                             "viewer.device_trace.hierarchy()['path']")
+        self.picked_node = path
+        if row["start"] is not None and row["end"] is not None:
+            pad = max((row["end"] - row["start"]) * 0.05, 100.0)
+            self.view = [row["start"] - pad, row["end"] + pad]
+
+    def node_instructions(self, path: str | None = None) -> pd.DataFrame:
+        """The instructions under a hierarchy node (the picked one by default), as rows of `instructions`."""
+        path = path or self.picked_node
+        trace = self.device_trace
+        if not path:
+            return trace.instructions.iloc[:0]
+        paths = trace.hierarchy()["path"]
+        nodes = instruction_nodes(trace, paths)
+        inside = subtree(paths.tolist(), path)
+        return trace.instructions[(nodes >= 0) & inside[np.maximum(nodes, 0)]]
+
+    def _detail(self, row: int) -> dict[str, Any]:
+        out = super()._detail(row)
+        rows = self.hierarchy.get("rows", [])
+        node = int(self._node[row]) if self._node is not None and row < self._node.size else -1
+        if 0 <= node < len(rows):
+            out["node"] = node
+            out["node_path"] = rows[node]["path"]
+        return out
 
     def on_trace(self, callback: Callable[[DeviceTrace], None], remove: bool = False) -> None:
         """Call `callback(trace)` each time another device trace is shown (a Summary of the viewer follows so)."""

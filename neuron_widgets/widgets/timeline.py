@@ -15,9 +15,10 @@ import traitlets as t
 
 from ..bundle import asset
 from ..model import profile as model_profile
+from ..model.color_keys import color_codes
 from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
 from ..model.overview import overview
-from ..model.problems import ARGS_SCAN_LIMIT, error_rows, incomplete_rows
+from ..model.problems import error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
 from .delivery import Delivered
@@ -87,6 +88,7 @@ class Timeline(Delivered, anywidget.AnyWidget):
         self._marked: dict[str, np.ndarray] = {}
         self._color: np.ndarray | None = None
         self._color_keys: list[str] = []
+        self._node: np.ndarray | None = None  # per event its device hierarchy node (DeviceTraceViewer)
         self._select_callbacks: list[Callable[[int], None]] = []
         self._drawn = profile  # what replies are drawn from: the profile, or its preview while it is prepared
         super().__init__(height=height, **kwargs)
@@ -224,7 +226,7 @@ class Timeline(Delivered, anywidget.AnyWidget):
                 meta, buffers = wire.viewport_reply(drawn, content.get("grouping", self.grouping),
                                                     float(content["t0"]), float(content["t1"]), int(content["width"]),
                                                     content.get("tracks"), self._marked, self._color,
-                                                    drawn.source_rows)
+                                                    drawn.source_rows, self._node)
                 if self._color is not None:
                     meta["color_keys"] = self._color_keys
                 self.send({**meta, "uuid": uuid, "revision": self.revision, "generation": generation}, buffers)
@@ -458,23 +460,3 @@ def _rows_of_ids(profile: Profile, ids: np.ndarray) -> np.ndarray:
 def _text(v: Any) -> str:
     s = v if isinstance(v, str) else repr(v)
     return s if len(s) <= 200 else s[:199] + "…"
-
-
-def color_codes(profile: Profile, key: str) -> tuple[np.ndarray | None, list[str]]:
-    """Per event a code into a list of keys that colours it; None to colour by name."""
-    if key == "name":
-        return None, []
-    if key in profile.column_names:
-        values = profile.column(key).combine_chunks()
-        codes, uniques = pd.factorize(values.to_pandas(), use_na_sentinel=True)
-    else:
-        # Not a column: an argument key (model_name...), read from every event's arguments.
-        if len(profile) > ARGS_SCAN_LIMIT:
-            raise ValueError(f"color_by={key!r} is not a column, and reading it from the arguments of "
-                             f"{len(profile):,} events is too slow; use a column ({', '.join(profile.column_names)}) "
-                             "or filter the profile first (profile.filter(...))")
-        args = profile.args_of_rows(np.arange(len(profile)))
-        codes, uniques = pd.factorize(pd.Series([a.get(key) for a in args], dtype=object).map(
-            lambda v: None if v is None else str(v)), use_na_sentinel=True)
-    keys = [str(u) for u in uniques]
-    return codes.astype(np.int32), keys

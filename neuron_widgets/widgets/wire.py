@@ -24,7 +24,7 @@ ITEM_COLUMNS = ("start", "end", "track", "lane", "name", "row", "count", "flags"
 def encode(columns: dict[str, np.ndarray]) -> tuple[list[str], list[bytes]]:
     """Column names and their bytes, in the dtype the browser reads them as."""
     dtypes = {"start": np.float64, "end": np.float64, "track": np.int32, "lane": np.int32, "name": np.int32,
-              "row": np.int32, "count": np.uint32, "flags": np.uint8, "color": np.int32}
+              "row": np.int32, "count": np.uint32, "flags": np.uint8, "color": np.int32, "node": np.int32}
     names, buffers = [], []
     for key, arr in columns.items():
         names.append(key)
@@ -35,11 +35,12 @@ def encode(columns: dict[str, np.ndarray]) -> tuple[list[str], list[bytes]]:
 
 def viewport_reply(profile: Profile, grouping: str, t0: float, t1: float, width: int, tracks: list[int] | None,
                    marked: dict[str, np.ndarray], color: np.ndarray | None = None,
-                   rows_of: np.ndarray | None = None) -> tuple[dict[str, Any], list[bytes]]:
+                   rows_of: np.ndarray | None = None, node: np.ndarray | None = None) -> tuple[dict[str, Any], list[bytes]]:
     """The level-of-detail items for a window, plus marker events, as (metadata, buffers).
 
     `rows_of`, for a profile that samples another (a preview): its rows' places in that one.
     `marked` and `color` are then given in, and the reply's rows go out as, the other's rows.
+    `node`: per row a device hierarchy node (the viewer dims the instructions outside a picked one).
     """
     if rows_of is not None:
         marked = {k: _rows_in(rows_of, v) for k, v in marked.items() if v is not None}
@@ -78,6 +79,8 @@ def viewport_reply(profile: Profile, grouping: str, t0: float, t1: float, width:
         items["row"] = rows_of[items["row"]]
     if color is not None:
         items["color"] = color[items["row"]]
+    if node is not None and (not items["row"].size or int(items["row"].max()) < node.size):
+        items["node"] = node[items["row"]]  # (codes of another trace, mid-retarget, are left out)
     names, buffers = encode(items)
     meta = {"type": "viewport", "grouping": grouping, "t0": float(a - origin), "t1": float(b - origin),
             "width": width, "px_ns": int(got["px_ns"]), "n": int(items["row"].size), "columns": names,

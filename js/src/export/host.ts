@@ -36,10 +36,12 @@ export interface Meta {
   ties_upstream: boolean;
   counters: Counter[];
   color_keys: string[];
+  color_sets?: Record<string, string[]>; // every colouring the colour menu offers: key -> its texts
   stats: { events: number; exact: number; merged: number; blocks: number; bucket_ns: number; shortest_exact_ns: number };
   state: {
     grouping: string; view: [number, number]; brush: number[]; selected: number; show_cpu: boolean; height: number;
     title: string; notes: string[]; strip: unknown[]; color_by: string;
+    hierarchy?: Record<string, unknown>; picked_node?: string; color_choices?: unknown[];
   };
 }
 
@@ -88,6 +90,7 @@ export class TimelineHost {
       selection_detail: {}, brush_summary: {}, counters: meta.counters.map(({ parts: _p, ...c }) => c),
       show_cpu: st.show_cpu, color_by: st.color_by, height: st.height, status: "", error: "", revision: 0,
       generation: 0, title: st.title, notes: [...st.notes, ...coverageNote(meta)], strip: st.strip, loading: false,
+      hierarchy: st.hierarchy ?? {}, picked_node: st.picked_node ?? "", color_choices: st.color_choices ?? [],
       _snapshot: new DataView(new ArrayBuffer(0)),
     });
     const m = this.model;
@@ -96,6 +99,7 @@ export class TimelineHost {
       this.selectionChanged();
     });
     m.on("change:selected_row", () => this.selectionChanged());
+    m.on("change:color_by", () => this.recolor(String(m.get("color_by"))));
     m.on("change:brush", () => this.brushChanged());
     m.onSend = (c) => this.request(c);
     this.details.onSend = (c) => {
@@ -137,10 +141,23 @@ export class TimelineHost {
     const g = this.grouping();
     const deps = st.dependencies(row);
     const place = (i: number) => st.place(g, i, this.meta.names);
+    const node = st.node ? st.node[row] : -1;
     const detail = { ...place(row), id: this.value(row, "id"), source: this.value(row, "trace_event_source"),
-      incomplete: this.value(row, "incomplete") === "True", upstream: deps.upstream.map(place), downstream: deps.downstream.map(place) };
+      incomplete: this.value(row, "incomplete") === "True", upstream: deps.upstream.map(place), downstream: deps.downstream.map(place),
+      ...(node >= 0 ? { node } : {}) };
     this.model.set("selection_detail", detail);
     this.details.set("event", this.eventInfo(row, deps));
+  }
+
+  /** The colour menu: the page holds every colouring it offers. */
+  private recolor(key: string): void {
+    const sets = this.meta.color_sets ?? {};
+    if (key === "name") this.store.color = null;
+    else if (key in sets) {
+      this.store.color = this.p.ints(`${this.prefix}color:${key}`);
+      this.meta.color_keys = sets[key];
+    } else return;
+    this.model.set("revision", (this.model.get("revision") as number) + 1);
   }
 
   private brushChanged(): void {

@@ -45,7 +45,8 @@ export class EventStore {
   readonly flags: Uint8Array;
   readonly count: Uint32Array;
   readonly total: Float64Array; // summed member durations (blocks); the duration for exact events
-  readonly color: Int32Array | null;
+  color: Int32Array | null; // the colouring shown (the page's colour menu swaps it)
+  readonly node: Int32Array | null; // device traces: each event's hierarchy node
   readonly rank: Uint8Array;
   private keys: Int32Array[] = [];
   private byTime: Int32Array;
@@ -80,6 +81,7 @@ export class EventStore {
     }
     for (let k = 0; k < nKeys; k++) this.keys.push(p.ints(`${prefix}key${k}`));
     this.color = p.has(`${prefix}color`) ? p.ints(`${prefix}color`) : null;
+    this.node = p.has(`${prefix}node`) ? p.ints(`${prefix}node`) : null;
     this.rank = p.column(`${prefix}rank`) as Uint8Array;
     this.byTime = this.mergeByTime();
     const marked: number[] = [];
@@ -180,7 +182,7 @@ export class EventStore {
     const g = this.index(grouping);
     width = Math.min(Math.max(Math.round(width), 1), 16384);
     const px = Math.max((t1 - t0) / width, 1e-9);
-    const out = new Builder(this.color !== null);
+    const out = new Builder(this.color !== null, this.node !== null);
     for (const t of tracks) {
       if (t < 0 || t >= g.tracks.length) continue;
       for (let l = 0; l < g.tracks[t].lanes; l++) {
@@ -325,9 +327,9 @@ class Builder {
   n = 0;
   private cap = 1024;
   private cols: Record<string, Float64Array | Int32Array | Uint32Array | Uint8Array> = {};
-  private cur = { start: 0, end: 0, track: 0, lane: 0, name: 0, row: -1, count: 0, flags: 0, color: -1, longest: -1 };
+  private cur = { start: 0, end: 0, track: 0, lane: 0, name: 0, row: -1, count: 0, flags: 0, color: -1, node: -1, longest: -1 };
 
-  constructor(private withColor: boolean) {
+  constructor(private withColor: boolean, private withNode: boolean) {
     this.alloc(this.cap);
   }
 
@@ -335,6 +337,7 @@ class Builder {
     const make = {
       start: Float64Array, end: Float64Array, track: Int32Array, lane: Int32Array, name: Int32Array, row: Int32Array,
       count: Uint32Array, flags: Uint8Array, ...(this.withColor ? { color: Int32Array } : {}),
+      ...(this.withNode ? { node: Int32Array } : {}),
     } as Record<string, { new (n: number): Float64Array | Int32Array | Uint32Array | Uint8Array }>;
     const next: typeof this.cols = {};
     for (const [k, C] of Object.entries(make)) {
@@ -356,6 +359,7 @@ class Builder {
     c.count = st.count[i];
     c.flags = st.flags[i];
     c.color = st.color ? st.color[i] : -1;
+    c.node = st.node ? st.node[i] : -1;
     c.longest = st.end[i] - st.start[i];
   }
 
@@ -369,6 +373,7 @@ class Builder {
       c.name = st.name[i];
       c.row = i < st.nExact ? i : -1;
       c.color = st.color ? st.color[i] : -1;
+      c.node = st.node ? st.node[i] : -1;
       c.flags = (c.flags & FLAG_COARSE) | st.flags[i];
     } else {
       c.flags |= st.flags[i] & FLAG_COARSE;
@@ -388,6 +393,7 @@ class Builder {
     this.cols.count[k] = c.count;
     this.cols.flags[k] = c.flags | extra;
     if (this.withColor) this.cols.color[k] = c.color;
+    if (this.withNode) this.cols.node[k] = c.node;
   }
 
   columnNames(): string[] {

@@ -23,6 +23,7 @@ export interface Items {
   flags: Uint8Array;
   color?: Int32Array;
   colorKeys?: string[];
+  node?: Int32Array; // device traces: each item's hierarchy node (-1: not an instruction)
   markersDropped: number;
 }
 
@@ -42,6 +43,7 @@ const KINDS: Record<string, { new (b: ArrayBuffer): ArrayLike<number> }> = {
   count: Uint32Array,
   flags: Uint8Array,
   color: Int32Array,
+  node: Int32Array,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -68,6 +70,7 @@ export function decodeItems(msg: any, buffers: (DataView | ArrayBuffer)[], track
     flags: cols.flags,
     color: cols.color,
     colorKeys: msg.color_keys,
+    node: cols.node,
     markersDropped: msg.markers_dropped ?? 0,
   };
 }

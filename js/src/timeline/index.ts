@@ -9,6 +9,7 @@ import { counterText } from "./counterscale";
 import { Channel, decodeItems, type Items } from "./data";
 import { renderHead } from "./head";
 import { HelpOverlay } from "./help";
+import { HierarchyPanel } from "./hierarchy";
 import { hitTest } from "./hit";
 import { bindInput, type Drag } from "./input";
 import { LabelPanel } from "./labels";
@@ -24,7 +25,8 @@ import { readSnapshot, SnapshotKeeper } from "./snapshot";
 import { SummaryPanel, type RangeSummary } from "./summary";
 import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
-import { clampView, covers, fitRange, type Range } from "./viewmath";
+import { clampView, fitRange, type Range } from "./viewmath";
+import { counterWish, viewportWish, type Held } from "./wishes";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
@@ -54,6 +56,7 @@ export class TimelineView {
   readonly canvas = h("canvas", { class: "nw-canvas" });
   private labels: LabelPanel;
   private summary: SummaryPanel;
+  private tree: HierarchyPanel; // a device trace's layer -> HLO -> NKI panel (hidden for other profiles)
   readonly tooltip = new Tooltip(() => this.root.getBoundingClientRect());
   readonly help = new HelpOverlay();
   private legend = new Legend((k) => ((this.pick = k), this.request()));
@@ -110,6 +113,7 @@ export class TimelineView {
       move: (t, d) => (moveTrack(this.tracks(), this.layout, t, d), this.relayout()),
     });
     this.summary = new SummaryPanel(() => this.setBrush(null));
+    this.tree = new HierarchyPanel(model, { setView: (v) => this.setView(v), request: () => this.request() });
     this.hiddenBtn = button("Show hidden", "Show the tracks you hid", () => (this.layout.hidden.clear(), this.relayout()));
     this.layout.showCpu = !!model.get("show_cpu");
     for (const p of defaultCollapsed(model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
@@ -144,6 +148,7 @@ export class TimelineView {
     this.keeper.stop();
     this.resize.disconnect();
     this.themeWatch.disconnect();
+    this.tree.destroy();
     for (const f of this.cleanup) f();
     this.tooltip.el.remove();
   }
@@ -152,7 +157,7 @@ export class TimelineView {
   private buildDom(el: HTMLElement): void {
     fillToolbar(this.toolbar, {
       grouping: this.groupingSelect, search: this.searchInput, searchInfo: this.finder.info, filter: this.filterInput,
-      hidden: this.hiddenBtn, status: this.status,
+      hidden: this.hiddenBtn, status: this.status, colorBy: this.tree.colorSelect,
     }, {
       find: (d) => this.find(d),
       collapseAll: (on) => this.collapseAll(on),
@@ -171,8 +176,8 @@ export class TimelineView {
     this.labels.el.style.width = `${LABEL_W}px`;
     this.plotCol.appendChild(this.canvas);
     this.scroll.append(this.labels.el, this.plotCol);
-    this.root.append(this.head, this.toolbar, this.errorBar, overviewRow, header, this.scroll, this.summary.el,
-      this.legend.el, this.help.el);
+    this.root.append(this.head, this.toolbar, this.errorBar, overviewRow, header, this.scroll, this.tree.el,
+      this.summary.el, this.legend.el, this.help.el);
     this.root.style.height = `${this.model.get("height")}px`;
     el.appendChild(this.root);
     document.body.appendChild(this.tooltip.el);
@@ -337,45 +342,18 @@ export class TimelineView {
     if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.draw()));
   }
 
-  private visibleTracks(rows: Row[]): number[] {
-    return rows.filter((r) => r.kind === "track").map((r) => (r as Extract<Row, { kind: "track" }>).track);
-  }
-
   private fetch(width: number, height: number): void {
-    const top = this.scroll.scrollTop;
-    // Rows half a screen above and below come too, so scrolling shows data at once; more would
-    // multiply the reply (dense lanes fill two items per pixel each) past a few MB.
-    const near = rowsIn(this.rows, top - height / 2, top + 1.5 * height);
-    const tracks = this.visibleTracks(near);
-    const grouping = this.model.get("grouping");
-    const revision = this.model.get("revision");
-    const it = this.items;
-    const onScreen = this.visibleTracks(rowsIn(this.rows, top, top + height));
-    const ok = it && it.grouping === grouping && it.revision === revision && covers(it, this.view, width) &&
-      onScreen.every((t) => it.tracks.has(t));
-    if (!ok && tracks.length) {
-      // Half a screen either side: a pan draws at once from what is held, and asks for more.
-      const w = this.view.t1 - this.view.t0;
-      const t0 = this.view.t0 - w / 2;
-      const t1 = this.view.t1 + w / 2;
-      const px = Math.round(width * 2);
+    const held: Held = {
+      rows: this.rows, top: this.scroll.scrollTop, height, width, view: this.view, grouping: this.model.get("grouping"),
+      revision: this.model.get("revision"), items: this.items, counterWindow: this.counterWindow,
+    };
+    const items = viewportWish(held);
+    if (items) {
       this.marks.request ??= Date.now();
-      this.viewport.want({
-        type: "viewport",
-        key: `${grouping}|${revision}|${t0}|${t1}|${px}|${tracks.join(",")}`,
-        payload: { grouping, t0, t1, width: px, tracks },
-      });
+      this.viewport.want(items);
     }
-    const keys = near.filter((r) => r.kind === "counter").map((r) => (r as Extract<Row, { kind: "counter" }>).key);
-    const cw = this.counterWindow;
-    const kjoin = keys.join(",");
-    const span = this.view.t1 - this.view.t0;
-    if (keys.length && (!cw || cw.keys !== kjoin || cw.t0 > this.view.t0 || cw.t1 < this.view.t1 ||
-        (cw.t1 - cw.t0) > 6 * span)) {
-      const t0 = this.view.t0 - span;
-      const t1 = this.view.t1 + span;
-      this.counters.want({ type: "counters", key: `${kjoin}|${t0}|${t1}`, payload: { keys, t0, t1, width: Math.round(width * 3) } });
-    }
+    const counters = counterWish(held);
+    if (counters) this.counters.want(counters);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -468,6 +446,7 @@ export class TimelineView {
       hoverRow: -1,
       counters: this.counterData,
       pick: this.pick,
+      nodeMask: this.tree.mask,
       pointerT,
       pinned: pinned.length,
     };

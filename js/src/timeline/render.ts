@@ -37,6 +37,7 @@ export interface Scene {
   hoverRow: number;
   counters: Map<string, { t: Float64Array; v: Float64Array }>;
   pick: string | null; // the legend's highlighted colour: the others are dimmed
+  nodeMask: Uint8Array | null; // a device hierarchy node picked: 1 per node under it; other events dim
   pointerT: number | null; // the time under the pointer: counters mark their value there
   pinned: number; // group headers pinned at the top (their labels stay while their rows scroll)
 }
@@ -128,7 +129,8 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
     }
     const code = it.name[i];
     const key = keys ? (it.color![i] >= 0 ? keys[it.color![i]] : "(none)") : s.names[code] ?? "";
-    const dim = (s.match !== null && !s.match[code]) || (s.pick !== null && key !== s.pick);
+    const dim = (s.match !== null && !s.match[code]) || (s.pick !== null && key !== s.pick) ||
+      (s.nodeMask !== null && !(it.node && it.node[i] >= 0 && s.nodeMask[it.node[i]]));
     if (dim) nDim++;
     const map = dim ? dimmed : buckets;
     let b = map.get(key);
@@ -193,7 +195,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
     ctx.stroke();
     ctx.restore();
   }
-  if (s.match || s.pick !== null) {
+  if (s.match || s.pick !== null || s.nodeMask) {
     // Matches get an outline so they stand out from the dimmed rest.
     ctx.strokeStyle = theme.foreground;
     ctx.lineWidth = 1;

@@ -20,6 +20,7 @@ export interface ToolbarParts {
   filter: HTMLInputElement;
   hidden: HTMLButtonElement;
   status: HTMLElement;
+  colorBy: HTMLSelectElement; // hidden unless the view offers colourings (a device trace's)
 }
 
 export function fillToolbar(bar: HTMLElement, p: ToolbarParts, a: ToolbarActions, showCpu: boolean): void {
@@ -31,7 +32,7 @@ export function fillToolbar(bar: HTMLElement, p: ToolbarParts, a: ToolbarActions
   cpuBox.checked = showCpu;
   cpuBox.addEventListener("change", () => a.showCpu(cpuBox.checked));
   bar.append(
-    p.grouping, p.search,
+    p.grouping, p.colorBy, p.search,
     button("◀", "Previous match (Shift+Enter)", () => a.find(-1)),
     button("▶", "Next match (Enter)", () => a.find(1)),
     p.searchInfo, p.filter,
