@@ -5,7 +5,9 @@
    NKI locations, six engines, semaphore waits, 200k DMA packets over 64 queues.
 
 Median of `--repeat` runs of `trace.hierarchy()` (its cache dropped before each) and of
-`analysis.device.device_breakdown(trace)` (every device analysis, the hierarchy included).
+`analysis.device.device_breakdown(trace)` (every device analysis, the hierarchy included), of
+the viewer's hierarchy panel (`tree_payload`: the hierarchy, each event's node, the rows sent)
+and of its colour codes by HLO operator.
 
     python bench/bench_device_analyses.py [--instructions 1000000] [--repeat 3]
 """
@@ -68,6 +70,8 @@ def main() -> None:
     args = ap.parse_args()
     import neuron_widgets as nw
     from neuron_widgets.analysis.device import device_breakdown
+    from neuron_widgets.model.device_events import DeviceEvents
+    from neuron_widgets.widgets.device_tree import tree_payload
 
     p = nw.load_profile(device_sample(args.instructions, 1_000_000))
     ev = p.core.to_pandas()
@@ -82,10 +86,18 @@ def main() -> None:
             trace.__dict__.pop("_hierarchy", None)
             return device_breakdown(trace)
 
+        events = DeviceEvents.of(trace)
+
+        def panel(trace=trace, events=events):
+            trace.__dict__.pop("_hierarchy", None)
+            return tree_payload(events)
+
         hierarchy()  # numpy / pandas warm
         results.append({"trace": label, "instructions": len(trace), "dma": len(trace.dma),
                         "nodes": len(trace.hierarchy()), "hierarchy_s": timed(hierarchy, args.repeat),
-                        "all_device_analyses_s": timed(breakdown, args.repeat)})
+                        "all_device_analyses_s": timed(breakdown, args.repeat),
+                        "viewer_panel_s": timed(panel, args.repeat),
+                        "colour_by_hlo_s": timed(lambda events=events: events.color_codes("hlo"), args.repeat)})
     print(json.dumps({"machine": machine(), "results": results}, indent=2))
 
 

@@ -80,7 +80,7 @@ def test_colour_keys_are_each_instructions_own_value(seed: int, by: str, column:
     labels = {"dma": "DMA", "instructions": "Engines"}
     for i in range(len(events)):
         if tables[i] == "instructions":
-            want = text(records[src[i]].get(column)).strip() and text(records[src[i]].get(column)) or missing
+            want = (text(records[src[i]].get(column)).strip() and text(records[src[i]].get(column))) or missing
         else:
             want = labels[tables[i]]
         assert keys[codes[i]] == want

@@ -173,6 +173,9 @@ def theme(page: Page, name: str) -> None:
     page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
     page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
     page.locator(".lm-Menu-itemLabel", has_text=name).first.click()
+    # JupyterLab covers the page with its splash while the theme loads: screenshots wait for it to go.
+    page.wait_for_function("(n) => document.body.dataset.jpThemeName === n && "
+                           "!document.querySelector('#jupyterlab-splash')", arg=name, timeout=30_000)
 
 
 def shot(page: Page, name: str) -> Path:
@@ -184,9 +187,9 @@ def shot(page: Page, name: str) -> Path:
 
 # A drawn, unmerged item of timeline `index`, in page coordinates (the view object is on the
 # timeline's root element): named `name` (any if null), not row `skip`, at least `minPx` wide,
-# and with no error / hang / highlight flag when `plain`.
+# with no error / hang / highlight flag when `plain`, and a device instruction (in a hierarchy node) when `instruction`.
 FIND_ITEM = """(args) => {
-  const [index, name, skip, minPx, plain] = args;
+  const [index, name, skip, minPx, plain, instruction] = args;
   const root = document.querySelectorAll('.nw-timeline')[index];
   const v = root.__nwView, it = v.items, names = v.model.get('names');
   if (!it) return null;
@@ -197,6 +200,7 @@ FIND_ITEM = """(args) => {
   for (let i = 0; i < it.n; i++) {
     if (it.count[i] !== 1 || it.row[i] === skip || (plain && it.flags[i] !== 0)) continue;
     if (name !== null && names[it.name[i]] !== name) continue;
+    if (instruction && !(it.node && it.node[i] >= 0)) continue;
     const row = rows.find(r => r.track === it.track[i]);
     if (!row) continue;
     const y = row.y + it.lane[i] * 18 + 10 - scroll.scrollTop;
@@ -211,8 +215,8 @@ FIND_ITEM = """(args) => {
 
 
 def find_item(page: Page, index: int, min_px: float, name: str | None = None, skip: int = -1,
-              plain: bool = False) -> dict | None:
-    return page.evaluate(FIND_ITEM, [index, name, skip, min_px, plain])
+              plain: bool = False, instruction: bool = False) -> dict | None:
+    return page.evaluate(FIND_ITEM, [index, name, skip, min_px, plain, instruction])
 
 
 BOKEH_POINT = """([name, i, x]) => {

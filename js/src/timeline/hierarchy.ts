@@ -36,6 +36,7 @@ type SortKey = "start" | "name" | "duration" | "share" | "instructions" | "engin
 
 // Rows drawn at once; past it the panel says how many more (collapse or sort to see others).
 const MAX_SHOWN = 1500;
+const SMALL_TREE = 80;
 const KIND_LABEL: Record<string, string> = { layer: "layer", hlo: "HLO", nki: "NKI" };
 
 function busiest(r: TreeRow): [string, number] | null {
@@ -54,6 +55,7 @@ function sortValue(r: TreeRow, key: SortKey): number | string {
 export interface TreeHost {
   setView(v: Range): void;
   request(): void;
+  showLegend(): void; // a colouring chosen in the menu opens the legend: what each colour is
 }
 
 export class HierarchyPanel {
@@ -81,6 +83,7 @@ export class HierarchyPanel {
     this.colorSelect.addEventListener("change", () => {
       model.set("color_by", this.colorSelect.value);
       model.save_changes();
+      if (this.colorSelect.value !== "name") host.showLegend();
     });
     this.el.append(this.head, this.body);
     this.fillColors();
@@ -91,10 +94,17 @@ export class HierarchyPanel {
     for (const f of this.cleanup) f();
   }
 
+  /** What the colours stand for, as the menu names it ("layer", "HLO operator"), or null. */
+  colorLabel(): string | null {
+    const by = String(this.model.get("color_by") ?? "name");
+    const c = ((this.model.get("color_choices") ?? []) as { value: string; label: string }[]).find((x) => x.value === by);
+    return c ? c.label : null;
+  }
+
   private fillColors(): void {
     const choices = (this.model.get("color_choices") ?? []) as { value: string; label: string }[];
     this.colorSelect.replaceChildren(h("option", { text: "Colour by", attrs: { value: "", disabled: "" } }),
-      ...choices.map((c) => h("option", { text: c.label, attrs: { value: c.value } })));
+      ...choices.map((c) => h("option", { text: `colour: ${c.label}`, attrs: { value: c.value } })));
     this.colorSelect.value = String(this.model.get("color_by") ?? "name");
     this.colorSelect.style.display = choices.length > 1 ? "" : "none";
   }
@@ -109,14 +119,17 @@ export class HierarchyPanel {
       list.push(i);
       this.children.set(r.parent, list);
     });
-    // Layers open at first, down to the first level that branches: operators show under them.
+    // A small tree opens down to its operators; a large one down to its first level that branches.
     this.open = new Set();
-    let level = this.children.get("") ?? [];
-    while (level.length === 1) {
-      this.open.add(this.rows[level[0]].path);
-      level = this.children.get(this.rows[level[0]].path) ?? [];
+    if (this.rows.length <= SMALL_TREE) {
+      for (const r of this.rows) if (r.kind === "layer") this.open.add(r.path);
+    } else {
+      let level = this.children.get("") ?? [];
+      while (level.length === 1) {
+        this.open.add(this.rows[level[0]].path);
+        level = this.children.get(this.rows[level[0]].path) ?? [];
+      }
     }
-    for (const i of level) if (this.rows[i].kind === "layer") this.open.add(this.rows[i].path);
     this.el.style.display = this.rows.length ? "" : "none";
     this.picked();
     this.selectedChanged();

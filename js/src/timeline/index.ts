@@ -59,7 +59,7 @@ export class TimelineView {
   private tree: HierarchyPanel; // a device trace's layer -> HLO -> NKI panel (hidden for other profiles)
   readonly tooltip = new Tooltip(() => this.root.getBoundingClientRect());
   readonly help = new HelpOverlay();
-  private legend = new Legend((k) => ((this.pick = k), this.request()));
+  private legend = new Legend((k) => ((this.pick = k), this.request()), () => this.tree.colorLabel());
   pick: string | null = null; // the legend's highlighted colour
   readonly searchInput = h("input", { class: "nw-input", attrs: { placeholder: "Search names (regex)", type: "search" } });
   private finder: Search = new Search({
@@ -113,7 +113,9 @@ export class TimelineView {
       move: (t, d) => (moveTrack(this.tracks(), this.layout, t, d), this.relayout()),
     });
     this.summary = new SummaryPanel(() => this.setBrush(null));
-    this.tree = new HierarchyPanel(model, { setView: (v) => this.setView(v), request: () => this.request() });
+    this.tree = new HierarchyPanel(model, {
+      setView: (v) => this.setView(v), request: () => this.request(), showLegend: () => (this.legend.toggle(true), this.request()),
+    });
     this.hiddenBtn = button("Show hidden", "Show the tracks you hid", () => (this.layout.hidden.clear(), this.relayout()));
     this.layout.showCpu = !!model.get("show_cpu");
     for (const p of defaultCollapsed(model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);

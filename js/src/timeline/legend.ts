@@ -16,7 +16,8 @@ export class Legend {
   private timer = 0;
   private pending: (() => void) | null = null;
 
-  constructor(private onPick: (key: string | null) => void) {
+  // `by`: what the colours stand for when they are not names ("layer"...), if the view says.
+  constructor(private onPick: (key: string | null) => void, private by: () => string | null = () => null) {
     this.el.style.display = "none";
   }
 
@@ -56,7 +57,7 @@ export class Legend {
     const key = `${entries.map((e) => e.join("=")).join("|")}|${pick}|${theme.dark}`;
     if (key === this.key) return;
     this.key = key;
-    const by = items?.colorKeys ? "colour key" : "name";
+    const by = items?.colorKeys ? this.by() ?? "colour key" : "name";
     const rows = entries.slice(0, MAX_ENTRIES).map(([k, n]) => {
       const row = h("div", { class: `nw-legend-entry${k === pick ? " nw-on" : ""}`, title: `${k}: click to highlight its events` }, [
         h("span", { class: "nw-legend-swatch" }),
