@@ -7,6 +7,7 @@ profile (tests/reference_neuron.py), on random jobs made by splitting random pro
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -260,3 +261,34 @@ def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: 
     small = lag_matrix(lag, max_rows=4, max_cols=7)
     assert small.per_node and small.values.shape[0] == 3 and small.values.shape[1] <= 7 and small.binned > 1
     assert np.nanmax(small.values) == pytest.approx(lag["lag_ns"].max() / 1e3)
+
+
+def test_a_kineto_job_of_ranks_finds_the_late_rank_as_one_profile_does(tmp_path: Path) -> None:
+    from test_export import Export
+
+    from neuron_widgets.export import export_html
+    from neuron_widgets.sample.kineto import write_kineto
+    from neuron_widgets.widgets import Summary
+
+    paths = write_kineto(tmp_path / "ranks", ranks=4, late_rank=2)
+    job = nw.load_job(tmp_path / "ranks", results=tmp_path / "results")
+    assert job.parts["part"].tolist() == ["rank-0", "rank-1", "rank-2", "rank-3"]
+    got = A.across(job, ["stragglers", "temporal_breakdown"])
+    # Job-wide: the same answer as the four ranks read as one profile.
+    whole = A.stragglers(nw.load_profile(paths))
+    pd.testing.assert_frame_equal(got["stragglers"].drop(columns="part").reset_index(drop=True),
+                                  whole.reset_index(drop=True), check_dtype=False)
+    assert got["stragglers"]["rank"].iat[0] == 2 and got["stragglers"]["part"].iat[0] == "rank-2"
+    # Per rank: each part's own breakdown.
+    for part, rows in got["temporal_breakdown"].groupby("part"):
+        own = A.temporal_breakdown(job.load(part))
+        pd.testing.assert_frame_equal(rows.drop(columns="part").reset_index(drop=True), own.reset_index(drop=True),
+                                      check_dtype=False)
+    # The job's Summary names the late rank, and exports to a page.
+    s = Summary(job)
+    assert s.done.wait(180), s.status.value
+    assert s.charts is not None and s.charts.kind == "kineto" and "rank 2" in s.charts.sentence.text
+    export_html(tmp_path / "job.html", s)
+    page = Export(tmp_path / "job.html")
+    item = json.dumps(page.json("summary0"))
+    assert "nw-job-headline" in item and "rank 2" in item

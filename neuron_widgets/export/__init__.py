@@ -87,6 +87,14 @@ def summary_item(summary: Any) -> dict[str, Any]:
     from ..summary import SummaryCharts
 
     summary.done.wait(120)
+    if getattr(summary, "kind", "") == "job":
+        from ..summary.job import JobSummaryCharts
+
+        if summary.charts is None:
+            raise ValueError("the job Summary has no charts to export yet (its analyses failed or are still "
+                             "running: see its status line)")
+        # Opening a part at a step needs the kernel: the page keeps the charts and their hover details.
+        return json_item(JobSummaryCharts(summary.results, summary.charts.kind).layout)
     if getattr(summary, "kind", "") == "device":
         from ..summary.device import DeviceSummaryCharts
 

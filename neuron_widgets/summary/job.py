@@ -205,8 +205,12 @@ class JobSummaryCharts:
         t = results.get("temporal_breakdown", pd.DataFrame())
         self.nodes = C.temporal_chart(node_columns(t, kind), kind, name="nw-job-nodes",
                                       title="Where each node's time goes (% of its cores' summed spans)")
-        self.cores = C.temporal_chart(core_columns(t, kind), kind, name="nw-job-cores",
-                                      title="The 30 cores with the least compute (% of each core's span)")
+        worst = core_columns(t, kind)
+        shown = len(worst["device"])
+        # Said in a few words: the title is drawn on one line over a third of the page's width.
+        self.cores = C.temporal_chart(worst, kind, name="nw-job-cores",
+                                      title=f"Least compute: {shown} of {len(t)} cores (% of span)" if shown < len(t)
+                                      else "Each core's time (% of its span), least compute first")
         self.stragglers = C.straggler_chart(straggler_columns(results["stragglers"]), name="nw-job-stragglers")
         pt = parts_table_columns(results["parts"])
         self.parts = DataTable(reorderable=False, source=ColumnDataSource(pt, name="nw-job-parts"), name="nw-job-parts",

@@ -185,3 +185,24 @@ def test_summary_on_a_second_page_of_the_same_kernel(browser, lab: str, lab_root
         shot(page, f"summary-page-{visit}")
         assert not errors, (visit, errors)
         context.close()
+
+
+def test_exported_job_summary_offline(open_file, tmp_path: Path) -> None:
+    # Summary(job) in export_html: the heat map, the breakdown per node and the straggler headline
+    # drawn offline (opening a part at a step needs the kernel, so the page keeps the charts).
+    from neuron_widgets.sample.job import write_job
+
+    job = nw.load_job(write_job(tmp_path / "run", nodes=3, events=20_000, processes=1, cores=2, seed=4),
+                      results=tmp_path / "results")
+    s = Summary(job)
+    assert s.done.wait(180) and s.charts is not None, s.status.value
+    path = tmp_path / "job.html"
+    export_html(path, s, title="A job of three nodes")
+    opened = open_file(path, timeline=False)
+    page = opened.page
+    assert opened.requests == [path.as_uri()] and not opened.errors, (opened.requests, opened.errors)
+    page.wait_for_function("() => document.querySelector('.nw-view-summary')?.dataset.ready === '1'", timeout=30_000)
+    assert page.locator(".nw-view-summary canvas").count() >= 3
+    head = deep_text(page, ".nw-view-summary")
+    assert "node-02" in head, head[:400]
+    shot(page, "summary-export-job")

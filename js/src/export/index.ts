@@ -38,8 +38,9 @@ async function boot(root: HTMLElement): Promise<void> {
   for (let i = 0; i < layout.timelines; i++) hosts.push(new TimelineHost(payload, `t${i}:`, payload.json<Meta>(`t${i}:meta`)));
   root.replaceChildren(
     h("h1", { text: layout.title }),
-    h("p", { class: "nw-export-note", text: "Exported from neuron-widgets: this page works offline, without a kernel. " +
-      "Ctrl+wheel or W/S to zoom, wheel to scroll the tracks, drag to pan, Shift+drag to measure a range, click an event for its details; ? lists every key." }),
+    h("p", { class: "nw-export-note", text: "Exported from neuron-widgets: this page works offline, without a kernel." +
+      (layout.timelines ? " Ctrl+wheel or W/S to zoom, wheel to scroll the tracks, drag to pan, Shift+drag to measure a range, " +
+        "click an event for its details; ? lists every key." : " Hover a chart for its numbers.") }),
   );
   const views: TimelineView[] = [];
   const charts: Promise<void>[] = [];
