@@ -230,7 +230,7 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
         path = "/" + "/".join(s for s in name.split("/") if s)
         i = index.get(path)
         values: dict[str, Any] = {}
-        start, end, dur = (_num(row.get(k)) for k in ("start", "end", "duration"))
+        start, end, dur = (finite(row.get(k)) for k in ("start", "end", "duration"))
         if start is not None:
             values["start_ts"] = int(start)
         if end is not None:
@@ -239,10 +239,10 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
             values["duration_ns"] = int(dur)
         elif start is not None and end is not None:
             values["duration_ns"] = int(end - start)
-        mfu = _num(row.get("tensor_engine_mfu"))
+        mfu = finite(row.get("tensor_engine_mfu"))
         if mfu is not None:
             values["mfu"] = 100.0 * mfu  # a fraction in the JSON, as the summary's `_percent` metrics are
-        flops = next((_num(row.get(k)) for k in ("flops", "total_flops", "adjusted_flops") if _num(row.get(k)) is not None),
+        flops = next((finite(row.get(k)) for k in ("flops", "total_flops", "adjusted_flops") if finite(row.get(k)) is not None),
                      None)
         if flops is not None:
             values["flops"] = flops
@@ -263,7 +263,8 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
     return out, used
 
 
-def _num(v: Any) -> float | None:
+def finite(v: Any) -> float | None:
+    """A value as a float, or None where it is no finite number (None, words, NaN, infinities: JSON and tables hold them all)."""
     try:
         f = float(v)
     except (TypeError, ValueError):

@@ -7,23 +7,15 @@ instruction whose own node was left out counts under its nearest ancestor that w
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..model.device_colors import node_codes
 from ..model.device_events import DeviceEvents
+from ..model.device_hierarchy import finite
 
 MAX_NODES = 20_000
-
-
-def _num(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
 
 
 def tree_payload(events: DeviceEvents, max_nodes: int = MAX_NODES) -> tuple[dict[str, Any], np.ndarray | None]:
@@ -62,9 +54,9 @@ def tree_payload(events: DeviceEvents, max_nodes: int = MAX_NODES) -> tuple[dict
         rows.append({
             "path": str(r["path"]), "name": str(r["name"]), "parent": str(r["parent"]), "level": int(r["level"]),
             "kind": str(r["kind"]), "start": _rel(r["start_ts"], origin), "end": _rel(r["end_ts"], origin),
-            "duration": _num(r["duration_ns"]), "share": _num(r["share"]), "instructions": int(r["instructions"]),
-            "engines": {c[: -len("_active_ns")]: int(r[c]) for c in engines if _num(r[c])},
-            "flops": _num(r["flops"]), "mfu": _num(r["mfu"]), "source": str(r["source"]),
+            "duration": finite(r["duration_ns"]), "share": finite(r["share"]), "instructions": int(r["instructions"]),
+            "engines": {c[: -len("_active_ns")]: int(r[c]) for c in engines if finite(r[c])},
+            "flops": finite(r["flops"]), "mfu": finite(r["mfu"]), "source": str(r["source"]),
         })
     return {"rows": rows, "notes": notes, "engines": [c[: -len("_active_ns")] for c in engines]}, codes
 
@@ -72,5 +64,5 @@ def tree_payload(events: DeviceEvents, max_nodes: int = MAX_NODES) -> tuple[dict
 def _rel(ts: Any, origin: int) -> float | None:
     if isinstance(ts, int | np.integer):
         return float(int(ts) - origin)  # exact: an epoch in ns does not survive a float
-    v = _num(ts)
+    v = finite(ts)
     return None if v is None else v - origin
