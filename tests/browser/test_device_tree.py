@@ -17,6 +17,7 @@ VIEW = "document.querySelector('.nw-timeline').__nwView"
 CODE = ("import neuron_widgets as nw\nfrom neuron_widgets.widgets import DeviceTraceViewer\n"
         "p = nw.sample_profile()\ndev = DeviceTraceViewer(p.device_trace(p.device_profiles.iloc[0, 0]))\ndev")
 ASK = "print('picked', dev.picked_node, len(dev.node_instructions()), dev.color_by)"
+JSON_227 = "DeviceTraceViewer(nw.load_device_trace('device_profile_model_1.json'), height=520)"
 # The tree's rows as shown: path, the classes that mark the picked and the selected node.
 ROWS = """() => [...document.querySelectorAll('.nw-tree-row')].map(r => ({path: r.dataset.path,
   on: r.classList.contains('nw-on'), selected: r.classList.contains('nw-tree-selected')}))"""
@@ -48,7 +49,10 @@ def check_pick(page: Page, row: dict) -> None:
 
 
 def test_hierarchy_panel_pick_select_sort_colours_and_dark_theme(page: Page, lab: str, lab_root: Path) -> None:
-    notebook(lab_root, "device_tree.ipynb", [CODE, ASK])
+    from test_device_analyses import neuron_profile_227
+
+    _, layers = neuron_profile_227(lab_root / "device_profile_model_1.json")
+    notebook(lab_root, "device_tree.ipynb", [CODE, ASK, JSON_227])
     open_notebook(page, lab, "device_tree.ipynb")
     run_cell(page, 0)
     page.wait_for_function(f"() => document.querySelectorAll('.nw-tree-row').length > 0 && +{VIEW}.root.dataset.drawn > 0",
@@ -131,6 +135,20 @@ def test_hierarchy_panel_pick_select_sort_colours_and_dark_theme(page: Page, lab
     shot(page, "device-tree-04-dark")
     theme(page, "JupyterLab Light")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=20_000)
+
+    # A device JSON as neuron-profile 2.27 writes it: the layers' MFU from its layer_summary, each
+    # layer's operators under it.
+    run_cell(page, 2)
+    second = "document.querySelectorAll('.nw-timeline')[1]"
+    page.wait_for_function(f"() => {second}?.querySelectorAll('.nw-tree-row').length > 0", timeout=90_000)
+    tree = page.locator(".nw-timeline").nth(1).locator(".nw-tree")
+    tree.scroll_into_view_if_needed()
+    assert "MFU" in tree.locator("th").all_inner_texts()
+    for layer in layers:
+        row = tree.locator(f".nw-tree-row[data-path='{layer['name']}']")
+        assert row.locator("td").last.inner_text() == f"{100 * layer['tensor_engine_mfu']:.2f}%"
+    assert tree.locator(".nw-tree-row[data-path='/sg00/_dot.0']").count() == 1
+    shot(page, "device-tree-06-neuron-profile-227")
     assert not page.errors  # type: ignore[attr-defined]
 
 
