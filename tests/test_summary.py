@@ -297,6 +297,13 @@ def test_the_kineto_sample_summary_names_the_late_rank() -> None:
     # No problem: the table says so; what was summarised is said once (the status line), not twice.
     assert c.problems.source.data["kind"] == ["none found"] and c.problems.source.data["event_id"] == [""]
     assert "Summarised" in s.status.value and c.head.children[2].text == ""
+    # Before the search has run, the table does not claim there is nothing (it said "none found").
+    from neuron_widgets.summary import SummaryCharts
+
+    early = SummaryCharts(s.profile, None)
+    assert early.problems.source.data["kind"] == ["looking…"]
+    early.update({"problems": pd.DataFrame()}, parts=("problems",))
+    assert early.problems.source.data["kind"] == ["none found"]
     with pytest.raises(ValueError, match="kind must be"):
         nw.sample_profile("gpu")
 

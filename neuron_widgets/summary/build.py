@@ -21,9 +21,11 @@ from ..model.profile import Profile
 from . import charts as C
 from . import data as D
 
+# Problems not looked for yet: the table says so, not "none found" before the search has run.
+NOT_YET = pd.DataFrame()
 EMPTY = {"kind": "neuron", "temporal": pd.DataFrame(), "idle": pd.DataFrame(), "launches": pd.DataFrame(),
          "kernels": (pd.DataFrame(), pd.DataFrame()),
-         "stragglers": pd.DataFrame(), "straggler_steps": pd.DataFrame(), "problems": pd.DataFrame()}
+         "stragglers": pd.DataFrame(), "straggler_steps": pd.DataFrame(), "problems": NOT_YET}
 
 
 def _wrap(*children: Any) -> Any:
@@ -259,9 +261,12 @@ class SummaryCharts:
         p = r["problems"]
         origin = self.profile.origin_ts
         if p.empty:  # said, not a blank table
-            return {"kind": ["none found"], "name": [""], "device": [""], "exec_id": [""], "model": [""], "code": [""],
-                    "meaning": ["no error, hang or unfinished event in this range"], "t_ms": [float("nan")],
-                    "event_id": [""]}
+            done = p is not NOT_YET
+            return {"kind": ["none found" if done else "looking…"], "name": [""], "device": [""], "exec_id": [""],
+                    "model": [""], "code": [""],
+                    "meaning": ["no error, hang or unfinished event in this range" if done else
+                                "errors, hangs and unfinished events are being looked for"],
+                    "t_ms": [float("nan")], "event_id": [""]}
 
         def text(v: Any) -> str:
             return "" if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v)
