@@ -80,16 +80,19 @@ def main() -> None:
     for label, trace in (("drill-down sample", sample), ("wide hierarchy", wide_trace(args.instructions))):
         def hierarchy(trace=trace):
             trace.__dict__.pop("_hierarchy", None)
+            trace.__dict__.pop("_combos", None)
             return trace.hierarchy()
 
         def breakdown(trace=trace):
             trace.__dict__.pop("_hierarchy", None)
+            trace.__dict__.pop("_combos", None)
             return device_breakdown(trace)
 
         events = DeviceEvents.of(trace)
 
         def panel(trace=trace, events=events):
             trace.__dict__.pop("_hierarchy", None)
+            trace.__dict__.pop("_combos", None)
             return tree_payload(events)
 
         hierarchy()  # numpy / pandas warm

@@ -70,8 +70,18 @@ def _chain(layer: str, hlo: str, nki: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _combos(ins: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
-    """Per instruction a code of its (layer, HLO operator, NKI location), and those triples."""
+def _combos(trace: DeviceTrace) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+    """Per instruction a code of its (layer, HLO operator, NKI location), and those triples.
+
+    Kept with the trace: the hierarchy and the viewer's per-event nodes both start from them.
+    """
+    cached = trace.__dict__.get("_combos")
+    if cached is None:
+        cached = trace.__dict__["_combos"] = _combos_of(trace.instructions)
+    return cached
+
+
+def _combos_of(ins: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
     lc, lt = _codes(ins, layer_column(ins))
     hc, ht = _codes(ins, "hlo_name")
     kc, kt = _codes(ins, "nki_source_location")
@@ -94,7 +104,7 @@ def instruction_nodes(trace: DeviceTrace, paths: pd.Series) -> np.ndarray:
     ins = trace.instructions
     if ins.empty:
         return np.zeros(0, np.int32)
-    inv, triples = _combos(ins)
+    inv, triples = _combos(trace)
     where = {p: i for i, p in enumerate(paths.tolist())}
     leaf = np.array([where.get(_chain(*t)[-1][0], -1) for t in triples], dtype=np.int32)
     return leaf[inv]
@@ -119,7 +129,7 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
         out = pd.DataFrame(columns=COLUMNS)
         out.attrs["notes"] = ["the device trace has no instructions"]
         return out
-    inv, triples = _combos(ins)
+    inv, triples = _combos(trace)
     nodes: dict[str, int] = {}
     info: list[tuple[str, str, str, int, str]] = []  # path, name, parent, level, kind
     chains: list[list[int]] = []
