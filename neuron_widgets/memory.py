@@ -29,6 +29,13 @@ def _trim():
         return None
 
 
+def trim() -> None:
+    """Return freed heap pages to the system (no collection: cheap enough between steps of a load)."""
+    t = _trim()
+    if t is not None:
+        t(0)
+
+
 def give_back() -> None:
     """Collect cycles, then return freed heap and Arrow pool pages to the system."""
     gc.collect()

@@ -45,11 +45,12 @@ def gather(buf: np.ndarray, off: np.ndarray, length: np.ndarray) -> pa.BinaryArr
 class PerfettoArgs:
     """extra_attributes_json and flow_id of a Perfetto trace, by source row."""
 
-    def __init__(self, begin: pa.Array, end: pa.Array, generation: np.ndarray, arg_names: dict[int, dict[int, str]],
-                 arg_strings: dict[int, dict[int, str]], flow_ids: pa.Array) -> None:
-        # `begin` / `end`: the TrackEvent bytes (empty when it has no annotations) of each row's
-        # begin and end packets; Perfetto shows both sets of annotations on the slice.
-        self.begin, self.end, self.generation = begin, end, generation
+    def __init__(self, blobs: pa.Array | pa.ChunkedArray, begin: np.ndarray, end: np.ndarray, generation: np.ndarray,
+                 arg_names: dict[int, dict[int, str]], arg_strings: dict[int, dict[int, str]], flow_ids: pa.Array) -> None:
+        # `blobs`: TrackEvent bytes (empty when it has no annotations); `begin` / `end`: each row's
+        # begin and end packets' entries in it (Perfetto shows both sets of annotations on the
+        # slice). Indexes, not copies: each event's bytes are held once, as the reader gathered them.
+        self.blobs, self.begin, self.end, self.generation = blobs, begin, end, generation
         self.arg_names, self.arg_strings = arg_names, arg_strings
         self.flow_ids = flow_ids
 
@@ -63,7 +64,9 @@ class PerfettoArgs:
         idx = pa.array(np.asarray(rows, dtype=np.int64))
         if name == "flow_id":
             return self.flow_ids.take(idx)
-        begin, end = self.begin.take(idx).to_pylist(), self.end.take(idx).to_pylist()
+        rows = np.asarray(rows, dtype=np.int64)
+        begin = self.blobs.take(pa.array(self.begin[rows])).to_pylist()
+        end = self.blobs.take(pa.array(self.end[rows])).to_pylist()
         gens = self.generation[np.asarray(rows, dtype=np.int64)].tolist()
         return pa.array([self._text(b, e, g) for b, e, g in zip(begin, end, gens, strict=True)], pa.string())
 
@@ -81,7 +84,8 @@ class PerfettoArgs:
 
     def cache_columns(self) -> tuple[dict[str, pa.Array], dict[str, Any]]:
         """What the parse cache stores to rebuild this object without the trace."""
-        cols = {"begin": self.begin, "end": self.end, "generation": pa.array(self.generation), "flow_id": self.flow_ids}
+        cols = {"begin": _one(self.blobs.take(pa.array(self.begin))), "end": _one(self.blobs.take(pa.array(self.end))),
+                "generation": pa.array(self.generation), "flow_id": self.flow_ids}
         state = {"arg_names": {str(g): {str(k): v for k, v in d.items()} for g, d in self.arg_names.items()},
                  "arg_strings": {str(g): {str(k): v for k, v in d.items()} for g, d in self.arg_strings.items()}}
         return cols, state
@@ -91,8 +95,16 @@ class PerfettoArgs:
         def back(d: dict[str, dict[str, str]]) -> dict[int, dict[int, str]]:
             return {int(g): {int(k): v for k, v in m.items()} for g, m in d.items()}
 
-        return cls(cols["begin"], cols["end"], cols["generation"].to_numpy(zero_copy_only=False),
+        n = len(cols["begin"])
+        blobs = pa.chunked_array([cols["begin"], cols["end"]], cols["begin"].type)
+        return cls(blobs, np.arange(n), np.arange(n, 2 * n), cols["generation"].to_numpy(zero_copy_only=False),
                    back(state["arg_names"]), back(state["arg_strings"]), cols["flow_id"])
+
+
+def _one(a: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(a, pa.ChunkedArray):
+        return a.combine_chunks() if a.num_chunks != 1 else a.chunk(0)
+    return a
 
 
 def annotations(blob: bytes, names: dict[int, str], strings: dict[int, str]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ a packet sets SEQ_INCREMENTAL_STATE_CLEARED (or incremental_state_cleared) on th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -20,15 +21,12 @@ from .perfetto_tracks import Track
 from .perfetto_wire import KIND_BOTH, KIND_SPECIAL, Packets
 
 BOOTTIME = 6
-_BUILTIN_CLOCKS = {1: "REALTIME", 2: "REALTIME_COARSE", 3: "MONOTONIC", 4: "MONOTONIC_COARSE",
-                   5: "MONOTONIC_RAW", 6: "BOOTTIME"}
 
 
 @dataclass
 class State:
     """Everything the special packets say, keyed for the bulk mapping."""
 
-    generation: np.ndarray  # per packet: dense (sequence, generation) code
     names: dict[tuple[int, int], str] = field(default_factory=dict)  # (seqgen, iid) -> event name
     categories: dict[tuple[int, int], str] = field(default_factory=dict)
     arg_names: dict[int, dict[int, str]] = field(default_factory=dict)  # seqgen -> iid -> annotation name
@@ -43,38 +41,58 @@ class State:
     # (packet, sequence, {clock_id: (value, incremental, unit ns)}) in file order
     primary_clock: int = BOOTTIME
     process_tracks: dict[int, Track] = field(default_factory=dict)  # pid -> its process track
+    undecodable: int = 0  # special packets the protobuf classes could not read
 
 
-def generations(p: Packets) -> np.ndarray:
-    """A dense code per packet for (sequence, number of state clears so far on it)."""
-    n = p.seq.size
-    if n == 0:
-        return np.zeros(0, np.int64)
-    seq_codes = np.unique(p.seq, return_inverse=True)[1].astype(np.int64)
-    order = np.argsort(seq_codes, kind="stable")
-    cleared = p.cleared[order].astype(np.int64)
-    run = np.cumsum(cleared)
-    starts = np.r_[0, np.flatnonzero(np.diff(seq_codes[order])) + 1]
-    group_len = np.diff(np.r_[starts, n])
-    before = np.repeat(run[starts] - cleared[starts], group_len)
-    gen = np.empty(n, np.int64)
-    gen[order] = run - before
-    key = seq_codes * (int(gen.max()) + 1) + gen
-    return np.unique(key, return_inverse=True)[1].astype(np.int64)
+class Generations:
+    """Each packet's (sequence, number of state clears so far on it) as a dense code, chunk by chunk.
+
+    A packet that clears the state opens the new generation it belongs to.
+    """
+
+    def __init__(self) -> None:
+        self.clears: dict[int, int] = {}  # sequence -> clears seen so far
+        self.codes: dict[tuple[int, int], int] = {}
+
+    def chunk(self, seq: np.ndarray, cleared: np.ndarray) -> np.ndarray:
+        n = seq.size
+        if n == 0:
+            return np.zeros(0, np.int32)
+        useq, inv = np.unique(seq, return_inverse=True)
+        inv = inv.reshape(-1)
+        order = np.argsort(inv, kind="stable")
+        flag = cleared[order].astype(np.int64)
+        run = np.cumsum(flag)
+        starts = np.r_[0, np.flatnonzero(np.diff(inv[order])) + 1]
+        group_len = np.diff(np.r_[starts, n])
+        within = np.empty(n, np.int64)
+        within[order] = run - np.repeat(run[starts] - flag[starts], group_len)
+        base = np.array([self.clears.get(int(s), 0) for s in useq.tolist()], np.int64)
+        count = base[inv] + within
+        totals = base + np.bincount(inv, weights=cleared.astype(np.int64), minlength=useq.size).astype(np.int64)
+        for s, t in zip(useq.tolist(), totals.tolist(), strict=True):
+            self.clears[int(s)] = int(t)
+        width = int(count.max()) + 1
+        keys, kinv = np.unique(inv.astype(np.int64) * width + count, return_inverse=True)
+        codes = np.array([self.codes.setdefault((int(useq[k // width]), int(k % width)), len(self.codes))
+                          for k in keys.tolist()], np.int32)
+        return codes[kinv.reshape(-1)]
 
 
-def read_state(buf: bytes, off: np.ndarray, length: np.ndarray, p: Packets, warnings: LoadWarnings,
-               origin: str) -> State:
-    state = State(generation=generations(p))
+def absorb(state: State, buf: bytes, off: np.ndarray, length: np.ndarray, p: Packets, gen: np.ndarray,
+           first: int) -> None:
+    """Read one chunk's descriptor, interning, defaults and clock packets into the carried state.
+
+    `first` is the chunk's first packet's number in the file (snapshots are kept by it).
+    """
     special = np.flatnonzero((p.kind == KIND_SPECIAL) | (p.kind == KIND_BOTH))
-    bad = 0
     for i in special.tolist():
         try:
             packet = pb.TracePacket.FromString(buf[off[i]: off[i] + length[i]])
         except DecodeError:
-            bad += 1
+            state.undecodable += 1
             continue
-        g = int(state.generation[i])
+        g = int(gen[i])
         seq = int(p.seq[i])
         if packet.HasField("interned_data"):
             _intern(state, g, packet.interned_data)
@@ -105,12 +123,15 @@ def read_state(buf: bytes, off: np.ndarray, length: np.ndarray, p: Packets, warn
         if packet.HasField("clock_snapshot"):
             snap = packet.clock_snapshot
             clocks = {c.clock_id: (c.timestamp, c.is_incremental, c.unit_multiplier_ns or 1) for c in snap.clocks}
-            state.snapshots.append((i, seq, clocks))
+            state.snapshots.append((first + i, seq, clocks))
             if snap.HasField("primary_trace_clock"):
                 state.primary_clock = int(snap.primary_trace_clock)
-    warnings.add(f"{origin}: descriptor or interning packets that could not be decoded (skipped)", bad)
+
+
+def finish(state: State, warnings: LoadWarnings, origin: str) -> None:
+    """After the last chunk: what could not be decoded, and each process's own track."""
+    warnings.add(f"{origin}: descriptor or interning packets that could not be decoded (skipped)", state.undecodable)
     state.process_tracks = {t.pid: t for t in state.tracks.values() if t.pid is not None and t.tid is None}
-    return state
 
 
 def _intern(state: State, g: int, data: Any) -> None:
@@ -150,86 +171,45 @@ def _describe(state: State, d: Any) -> None:
     state.tracks[d.uuid] = t
 
 
-def lookup(table: dict[tuple[int, int], str], gen: np.ndarray, iid: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Codes into a list of strings for interned ids; -1 where an id was never interned."""
-    out = np.full(gen.size, -1, np.int64)
-    if not table or gen.size == 0:
-        return out, []
-    keys = np.array([(g << 32) | (i & 0xFFFFFFFF) for g, i in table], dtype=np.int64)
-    texts = list(table.values())
-    uniq, codes = np.unique(np.array(texts, dtype=object), return_inverse=True)
-    order = np.argsort(keys)
-    keys, codes = keys[order], codes[order]
-    want = (gen.astype(np.int64) << 32) | (iid.astype(np.int64) & 0xFFFFFFFF)
-    pos = np.clip(np.searchsorted(keys, want), 0, keys.size - 1)
-    hit = keys[pos] == want
-    out[hit] = codes[pos[hit]]
-    return out, [str(u) for u in uniq]
+class Strings:
+    """Every distinct event name (or category) of a trace once, coded in the order first seen.
 
-
-def resolve_clocks(p: Packets, state: State, events: np.ndarray, warnings: LoadWarnings, origin: str) -> np.ndarray:
-    """Event timestamps (int64 ns) on the trace's primary clock.
-
-    Sequence-scoped clocks (ids 64-127, as the Perfetto SDK writes by default) are deltas from
-    the sequence's previous timestamp on that clock, starting at its last clock snapshot;
-    other clocks are moved onto the primary clock by the offset in the first snapshot that
-    has both. What cannot be mapped is kept as recorded and said in the warnings.
+    Interned names are found by (generation, iid); inline ones by their text. The interned
+    table grows chunk by chunk, so its sorted keys are extended with what each chunk added.
     """
-    gen = state.generation
-    clock = p.clock.astype(np.int64)
-    no_clock = clock == 0
-    if no_clock.any() and state.default_clock:
-        defaults = np.zeros(int(gen.max()) + 1, np.int64)
-        for g, c in state.default_clock.items():
-            defaults[g] = c
-        clock = np.where(no_clock, defaults[gen], clock)
-    clock = np.where(clock == 0, BOOTTIME, clock)  # the proto's default
-    ts = p.timestamp.astype(np.int64)
-    for c in np.unique(clock[events]).tolist():
-        if c >= 64:
-            ts = _incremental(p, state, clock, ts, c)
-    out = ts[events]
-    ev_clock = clock[events]
-    for c in np.unique(ev_clock).tolist():
-        if c == state.primary_clock or c >= 64:
-            continue
-        offset = _offset(state, c)
-        where = ev_clock == c
-        if offset is None:
-            name = _BUILTIN_CLOCKS.get(c, f"clock {c}")
-            warnings.add(f"{origin}: events on {name} with no clock snapshot relating it to the trace clock "
-                         "(kept as recorded; they may sit apart from the rest)", int(where.sum()))
-        else:
-            out[where] += offset
-    return out
 
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+        self.texts: list[str] = []
+        self._keys = np.zeros(0, np.int64)
+        self._codes = np.zeros(0, np.int32)
+        self._seen = 0
 
-def _offset(state: State, c: int) -> int | None:
-    for _, _, clocks in state.snapshots:
-        if c in clocks and state.primary_clock in clocks and not clocks[c][1]:
-            return clocks[state.primary_clock][0] - clocks[c][0]
-    return None
+    def of(self, words: list[str]) -> np.ndarray:
+        code, texts = self.code, self.texts
+        out = np.empty(len(words), np.int32)
+        for k, w in enumerate(words):
+            c = code.get(w)
+            if c is None:
+                c = code[w] = len(texts)
+                texts.append(w)
+            out[k] = c
+        return out
 
-
-def _incremental(p: Packets, state: State, clock: np.ndarray, ts: np.ndarray, c: int) -> np.ndarray:
-    """Absolute primary-clock times for packets on sequence-scoped clock `c`."""
-    ts = ts.copy()
-    on = np.flatnonzero(clock == c)
-    snaps = [(i, seq, clocks[c], clocks.get(state.primary_clock)) for i, seq, clocks in state.snapshots if c in clocks]
-    for seq in np.unique(p.seq[on]).tolist():
-        rows = on[p.seq[on] == seq]
-        mine = [s for s in snaps if s[1] == seq]
-        if not mine:
-            continue
-        at = np.array([s[0] for s in mine])
-        which = np.searchsorted(at, rows, side="right") - 1  # the snapshot each packet follows
-        valid = which >= 0
-        for k, (_, _, (value, incremental, unit), primary) in enumerate(mine):
-            sel = rows[valid & (which == k)]
-            if sel.size == 0:
-                continue
-            raw = ts[sel]
-            local = value + np.cumsum(raw) if incremental else raw
-            base = primary[0] if primary is not None else 0
-            ts[sel] = base + (local - value) * unit
-    return ts
+    def interned(self, table: dict[tuple[int, int], str], gen: np.ndarray, iid: np.ndarray) -> np.ndarray:
+        """Codes of interned ids; -1 where an id was never interned in that generation."""
+        if len(table) > self._seen:
+            added = list(islice(table.items(), self._seen, None))
+            keys = np.array([(g << 32) | (i & 0xFFFFFFFF) for (g, i), _ in added], np.int64)
+            keys = np.concatenate([self._keys, keys])
+            codes = np.concatenate([self._codes, self.of([t for _, t in added])])
+            order = np.argsort(keys, kind="stable")
+            self._keys, self._codes, self._seen = keys[order], codes[order], len(table)
+        out = np.full(gen.size, -1, np.int32)
+        if self._keys.size == 0 or gen.size == 0:
+            return out
+        want = (gen.astype(np.int64) << 32) | (iid.astype(np.int64) & 0xFFFFFFFF)
+        pos = np.clip(np.searchsorted(self._keys, want), 0, self._keys.size - 1)
+        hit = self._keys[pos] == want
+        out[hit] = self._codes[pos[hit]]
+        return out

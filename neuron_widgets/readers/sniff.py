@@ -66,6 +66,19 @@ def read_all(path: Path) -> bytes:
                            "Copy the file again, or decompress it by hand to see how much is readable") from None
 
 
+def open_stream(path: Path) -> Any:
+    """The file for reading in pieces, decompressed as it is read (a context manager with read(n))."""
+    op = _opener(path)
+    if op is gzip.open:
+        return pa.input_stream(str(path), compression="gzip")
+    return (op or open)(path, "rb")
+
+
+def stream_errors() -> tuple[type[BaseException], ...]:
+    """What reading a damaged or cut-short compressed stream raises."""
+    return (*_ERRORS, pa.ArrowInvalid)
+
+
 def damaged_compression(path: Path) -> str | None:
     """Why a compressed file cannot even be opened, or None if it is not compressed or opens."""
     op = _opener(path) if path.is_file() else None

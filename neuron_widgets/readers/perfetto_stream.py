@@ -1,0 +1,221 @@
+"""A Perfetto trace read chunk by chunk, so the reader's memory follows the events it keeps.
+
+Each chunk of the file (about CHUNK_BYTES, decompressed) is framed into packets and decoded
+in bulk; its descriptor, interning and clock packets go into the state carried from chunk to
+chunk (generations, interned tables, running sequence clocks), and its track events are
+reduced to the few columns the Profile is built from (~40 bytes each): time, clock, type,
+track, name and category codes, generation, and the bytes of their debug annotations. The
+chunk's bytes and per-packet arrays are dropped before the next chunk is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numba
+import numpy as np
+import pyarrow as pa
+
+from ..errors import LoadWarnings, ProfileError
+from ..memory import trim
+from ..progress import progress
+from . import perfetto_wire as wire
+from .perfetto_args import gather
+from .perfetto_clocks import Clocks
+from .perfetto_state import Generations, State, Strings, absorb
+from .sniff import open_stream, stream_errors
+
+# Decompressed bytes read at a time: the per-packet arrays of one chunk are ~6x this.
+CHUNK_BYTES = 16 << 20
+_ADVICE_CUT = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
+
+
+@dataclass
+class Events:
+    """The trace's track events in file order, one entry each."""
+
+    ts: np.ndarray  # int64, sequence-scoped clocks resolved; other clocks still as recorded
+    clock: np.ndarray  # int32 clock id
+    typ: np.ndarray  # int8 TrackEvent.Type
+    track: np.ndarray  # uint64 track uuid (explicit, the sequence's default, or (1 << 63) | sequence)
+    name: np.ndarray  # int32 code into Scan.names, -1 none
+    cat: np.ndarray  # int32 code into Scan.categories, -1 none
+    gen: np.ndarray  # int32 sequence generation (for interned annotation names)
+    blobs: pa.ChunkedArray  # each event's TrackEvent bytes if it has annotations, then one empty entry
+    counter_event: np.ndarray  # int64 event of each counter value
+    counter_value: np.ndarray  # float64
+    flow_event: np.ndarray  # int64 event of each flow id, -1 on a packet that is not a kept event
+    flow_id: np.ndarray  # uint64
+
+
+@dataclass
+class Scan:
+    events: Events
+    state: State
+    names: Strings
+    categories: Strings
+    packets: int
+    sequences: int
+    problems: np.ndarray  # counts, see perfetto_wire.PROBLEMS
+    other_fields: int  # top-level fields that are not packets
+    no_ts: int  # track events without a timestamp
+    other_kinds: int  # packets of kinds not shown
+
+
+@numba.njit(cache=True, nogil=True)
+def _hash_ranges(buf: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """FNV-1a of each byte range, to find the distinct inline names at once."""
+    out = np.zeros(off.size, np.uint64)
+    for i in range(off.size):
+        h = np.uint64(14695981039346656037)
+        for j in range(off[i], off[i] + length[i]):
+            h = (h ^ np.uint64(buf[j])) * np.uint64(1099511628211)
+        out[i] = h
+    return out
+
+
+@dataclass
+class _Collect:
+    """What each chunk adds, kept as lists of small arrays until the end."""
+
+    state: State = field(default_factory=State)
+    gens: Generations = field(default_factory=Generations)
+    clocks: Clocks = field(default_factory=Clocks)
+    names: Strings = field(default_factory=Strings)
+    categories: Strings = field(default_factory=Strings)
+    cols: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    blobs: list[pa.Array] = field(default_factory=list)
+    sequences: set[int] = field(default_factory=set)
+    problems: np.ndarray = field(default_factory=lambda: np.zeros(len(wire.PROBLEMS), np.int64))
+    packets: int = 0
+    events: int = 0
+    other_fields: int = 0
+    no_ts: int = 0
+    other_kinds: int = 0
+
+    def put(self, **arrays: np.ndarray) -> None:
+        for k, v in arrays.items():
+            self.cols.setdefault(k, []).append(v)
+
+    def chunk(self, raw: bytes, buf: np.ndarray, off: np.ndarray, length: np.ndarray) -> None:
+        p = wire.decode(buf, off, length)
+        state, first = self.state, self.packets
+        self.packets += off.size
+        self.problems += p.problems
+        gen = self.gens.chunk(p.seq, p.cleared)
+        known = len(state.snapshots)
+        absorb(state, raw, off, length, p, gen, first)
+        snapshots = [(i - first, s, c) for i, s, c in state.snapshots[known:]]
+        ts, clock = self.clocks.chunk(p, gen, state, snapshots)
+        self.sequences.update(np.unique(p.seq).tolist())
+        is_event = (p.kind == wire.KIND_EVENT) | (p.kind == wire.KIND_BOTH)
+        self.no_ts += int((is_event & ~p.has_ts).sum())
+        self.other_kinds += int((p.kind == wire.KIND_OTHER).sum()) - int(p.problems[0])
+        ev = np.flatnonzero(is_event & p.has_ts)
+        g = gen[ev]
+        typ = p.ev_type[ev]
+        has = p.has_args[ev]
+        counters = np.flatnonzero(typ == 4)
+        self.put(ts=ts[ev], clock=clock[ev].astype(np.int32), typ=typ, gen=g, track=self._tracks(p, ev, g),
+                 name=self._texts(self.names, state.names, buf, g, p.name_iid[ev], p.name_off[ev], p.name_len[ev]),
+                 cat=self._texts(self.categories, state.categories, buf, g, p.cat_iid[ev], p.cat_off[ev], p.cat_len[ev]),
+                 counter_event=counters + self.events, counter_value=p.counter[ev[counters]])
+        self.blobs.append(gather(buf, np.where(has, p.ev_off[ev], 0), np.where(has, p.ev_len[ev], 0)))
+        if p.flow_id.size:
+            event_of_packet = np.full(off.size, -1, np.int64)
+            event_of_packet[ev] = np.arange(ev.size) + self.events
+            self.put(flow_event=event_of_packet[p.flow_packet], flow_id=p.flow_id)
+        self.events += ev.size
+
+    def _tracks(self, p: wire.Packets, ev: np.ndarray, gen: np.ndarray) -> np.ndarray:
+        """Each event's track: explicit, its generation's default, or (older SDKs) its sequence's thread."""
+        uuid = p.track[ev].astype(np.uint64)
+        missing = ~p.has_track[ev]
+        if missing.any():
+            defaults = self.state.default_track
+            for g in np.unique(gen[missing]).tolist():
+                sel = missing & (gen == g)
+                if g in defaults:
+                    uuid[sel] = defaults[g]
+                else:
+                    uuid[sel] = np.uint64((1 << 63) | int(p.seq[ev[np.flatnonzero(sel)[0]]]))
+        return uuid
+
+    @staticmethod
+    def _texts(strings: Strings, table: dict[tuple[int, int], str], buf: np.ndarray, gen: np.ndarray,
+               iid: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """Codes of each event's text: inline where given, else interned; -1 for neither."""
+        codes = strings.interned(table, gen, iid)
+        inline = np.flatnonzero(off >= 0)
+        if inline.size:
+            o, n = off[inline], length[inline].astype(np.int64)
+            _u, first, inv = np.unique(_hash_ranges(buf, o, n), return_index=True, return_inverse=True)
+            words = [bytes(buf[o[f]: o[f] + n[f]]).decode("utf-8", "replace") for f in first.tolist()]
+            codes[inline] = strings.of(words)[inv.reshape(-1)]
+        return codes
+
+    def result(self) -> Scan:
+        def cat(key: str, dtype: type) -> np.ndarray:
+            parts = self.cols.pop(key, [])
+            whole = np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+            del parts
+            trim()  # the chunks' pieces sit in the heap: hand them back before the next column is joined
+            return whole
+
+        blobs = pa.chunked_array([*self.blobs, pa.array([b""], pa.large_binary())], pa.large_binary())
+        self.blobs = []
+        events = Events(ts=cat("ts", np.int64), clock=cat("clock", np.int32), typ=cat("typ", np.int8),
+                        track=cat("track", np.uint64), name=cat("name", np.int32), cat=cat("cat", np.int32),
+                        gen=cat("gen", np.int32), blobs=blobs, counter_event=cat("counter_event", np.int64),
+                        counter_value=cat("counter_value", np.float64), flow_event=cat("flow_event", np.int64),
+                        flow_id=cat("flow_id", np.uint64))
+        return Scan(events, self.state, self.names, self.categories, self.packets, len(self.sequences),
+                    self.problems, self.other_fields, self.no_ts, self.other_kinds)
+
+
+def scan(path: Path, warnings: LoadWarnings, chunk_bytes: int | None = None) -> Scan:
+    """Read the trace at `path` chunk by chunk (see the module's doc)."""
+    from .perfetto_state import finish
+
+    step = chunk_bytes or CHUNK_BYTES
+    want, origin = step, path.name
+    c = _Collect()
+    tail, before = b"", 0  # bytes carried into the next chunk; decompressed bytes before them
+    broken: str | None = None
+    with open_stream(path) as f, progress(f"reading {origin}", None, "B") as bar:
+        while True:
+            try:
+                data = f.read(want)
+            except stream_errors() as exc:
+                data, broken = b"", str(exc) or type(exc).__name__
+            raw = tail + data if tail else data
+            buf = np.frombuffer(raw, np.uint8)
+            off, length, other, stop = wire.frame(buf)
+            c.other_fields += other
+            if off.size:
+                c.chunk(raw, buf, off, length)
+            bar.update(len(data))
+            if not data:
+                break
+            tail, before = raw[stop:], before + stop
+            # No whole packet yet (one bigger than a chunk): read more at once, not the same again.
+            want = step if off.size else want * 2
+    size = before + len(raw)
+    end = before + stop
+    if broken is not None and c.packets == 0:
+        raise ProfileError(path, f"the compressed data is damaged or cut short ({broken})",
+                           "Copy the file again, or decompress it by hand to see how much is readable")
+    if c.packets == 0:
+        cut = end < size
+        raise ProfileError(path, "holds no Perfetto trace packets" + (" (it is cut short in the first packet)" if cut else ""),
+                           _ADVICE_CUT if cut else "Pass a Perfetto trace (.pftrace) written by neuron-explorer "
+                           "view --output-format perfetto or the Perfetto SDK")
+    if broken is not None:
+        warnings.add(f"{origin}: the compressed data is damaged or cut short after {size:,} bytes ({broken}); the "
+                     f"{c.packets:,} packets before it are shown", 1)
+    elif end < size:
+        warnings.add(f"{origin}: the trace is cut short at byte {end:,} of {size:,}; the {c.packets:,} packets before "
+                     "it are shown", 1)
+    finish(c.state, warnings, origin)
+    return c.result()
