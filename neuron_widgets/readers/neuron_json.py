@@ -19,7 +19,7 @@ from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
 from ..model.profile import Counters, Profile
 from ..model.schema import HARDWARE_EVENTS, ROW, check_ids, normalise
-from .columns import ArgsLazy, event_list, ints, optional_ints, read_json, strings
+from .columns import ArgsLazy, event_list, ints, optional_ints, packed, read_json, strings
 from .sniff import head, looks_like_json
 
 KEYS = ("trace_event", "trace_events", "events")
@@ -100,7 +100,7 @@ def _events_table(events: list[dict], warnings: LoadWarnings, origin: str, insta
     ids, ok_id = ints([e.get("id") for e in events], LoadWarnings(), "")
     parent = optional_ints([e.get("parent_id") for e in events])
     _inherit_from_parents(ids, ok_id, parent, tid, nc)
-    args = [{k: v for k, v in e.items() if k not in _MAPPED} or None for e in events]
+    args = packed({k: v for k, v in e.items() if k not in _MAPPED} or None for e in events)
     pid, _ = ints([e.get("process_id", 0) for e in events], LoadWarnings(), "")
     table = pa.table({
         "id": pa.array(ids, mask=~ok_id),

@@ -18,7 +18,7 @@ from ..errors import LoadWarnings
 from ..model.filters import Filters
 from ..model.profile import Profile
 from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW, check_ids, normalise
-from .columns import ArgsLazy, event_list, ints, optional_ints, read_json, strings
+from .columns import ArgsLazy, event_list, ints, optional_ints, packed, read_json, strings
 from .sniff import head, looks_like_json
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
@@ -70,7 +70,7 @@ def read(path: Path, filters: Filters) -> Profile:
                  len(hanging))
     starts = [events[a] for a, _ in rows]
     stops = [events[b] if b is not None else None for _, b in rows]
-    args = [_merged(a, b) for a, b in zip(starts, stops, strict=True)]
+    args = packed(_merged(a, b) for a, b in zip(starts, stops, strict=True))
     instance = doc.get("instance_id") if isinstance(doc.get("instance_id"), str) else path.parent.name or "instance"
     names = [n if type(n) is str else ("" if n is None else str(n)) for n in (e.get("event_type") for e in starts)]
     start_ts = ts[[a for a, _ in rows]] if rows else np.zeros(0, np.int64)
