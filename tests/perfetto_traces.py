@@ -57,6 +57,19 @@ class Builder:
             e = p.interned_data.event_categories.add()
             e.iid, e.name = iid, n
 
+    def scoped_clock(self, seq: int, track: int, boottime: int, start: int) -> None:
+        """As the SDK starts a sequence: state cleared, events on clock 64 and `track` by default,
+        then a snapshot putting clock 64's `start` (incremental) at `boottime` on BOOTTIME."""
+        p = self.packet(seq)
+        p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+        p.trace_packet_defaults.timestamp_clock_id = 64
+        p.trace_packet_defaults.track_event_defaults.track_uuid = track
+        snap = self.packet(seq)
+        snap.timestamp, snap.timestamp_clock_id = 0, 6
+        for cid, value, inc in ((6, boottime, False), (64, start, True)):
+            c = snap.clock_snapshot.clocks.add()
+            c.clock_id, c.timestamp, c.is_incremental = cid, value, inc
+
     def event(self, seq: int, ts: int, kind: int, track: int | None = None, name: str | int | None = None,
               args: dict | None = None, flows: tuple[int, ...] = (), terminating: tuple[int, ...] = (),
               category: str | None = None, value: float | None = None) -> pb.TrackEvent:

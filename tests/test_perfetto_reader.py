@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from perfetto_traces import BEGIN, COUNTER, END, INSTANT, Builder, neuron_explorer_layout
 
 import neuron_widgets as nw
@@ -102,16 +101,7 @@ def test_flows_counters_and_annotations(tmp_path: Path) -> None:
 def test_sequence_defaults_incremental_clock_and_snapshot(tmp_path: Path) -> None:
     b = Builder()
     b.thread(9, 10, 11)
-    p = b.packet(1)
-    p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
-    p.trace_packet_defaults.timestamp_clock_id = 64
-    p.trace_packet_defaults.track_event_defaults.track_uuid = 9
-    snap = b.packet(1)
-    snap.timestamp = 0
-    snap.timestamp_clock_id = 6
-    for cid, value, inc in ((6, 1_000_000, False), (64, 500, True)):
-        c = snap.clock_snapshot.clocks.add()
-        c.clock_id, c.timestamp, c.is_incremental = cid, value, inc
+    b.scoped_clock(1, track=9, boottime=1_000_000, start=500)
     # Deltas on clock 64, each from the previous timestamp on the sequence: 10, +5, +20
     for delta, kind, name in ((10, BEGIN, "a"), (5, END, None), (20, INSTANT, "b")):
         b.event(1, delta, kind, None, name)
