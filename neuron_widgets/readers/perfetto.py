@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 from .sniff import head, looks_like_json
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
-VERSION = 2
+VERSION = 3
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4
 _NONE = np.zeros(0, np.int8)
 _DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.(?:pftrace|perfetto-trace|pb)(?:\.gz)?")
