@@ -160,7 +160,7 @@ class _Builder:
         unknown = ~np.isin(typ, [_BEGIN, _END, _INSTANT, _COUNTER])
         w.add(f"{origin}: track events of an unspecified or unknown type (not drawn)", int(unknown.sum()))
         ts = to_primary(ev.ts, ev.clock, state, w, origin)
-        ev.clock = np.zeros(0, np.int32)
+        ev.clock = _NONE
         codes, uuids = pd.factorize(ev.track)
         codes = codes.astype(np.int32)
         identities = self._identities(uuids.tolist())
@@ -266,11 +266,11 @@ class _Builder:
         by_track = any(f is not None for f in forced)
         key = name_col.astype(np.int64) * width + (cat_col + 1)
         if by_track:  # a track that says its source overrides what names and categories say
-            key = key * max(len(forced), 1) + track_of_row
+            key = key * len(forced) + track_of_row
         codes, combos = pd.factorize(key)
         texts: list[str | None] = []
         for k in combos.tolist():
-            pair, track = divmod(k, max(len(forced), 1)) if by_track else (k, None)
+            pair, track = divmod(k, len(forced)) if by_track else (k, None)
             f = forced[track] if track is not None else None
             texts.append(f if f is not None else
                          event_source(names[pair // width], cats[pair % width - 1] if pair % width else None))
@@ -286,9 +286,8 @@ class _Builder:
         # An instant's annotations are read once; an unended slice has only its begin's.
         end_blob = np.where((end == begin) | (end < 0), empty, end)
         flows = self._flows(begin, end, n)
-        small = np.int32 if empty < 2**31 else np.int64
-        return PerfettoArgs(ev.blobs, begin.astype(small), end_blob.astype(small), ev.gen[begin], self.state.arg_names,
-                            self.state.arg_strings, flows)
+        return PerfettoArgs(ev.blobs, begin, end_blob.astype(begin.dtype, copy=False), ev.gen[begin],
+                            self.state.arg_names, self.state.arg_strings, flows)
 
     def _flows(self, begin: np.ndarray, end: np.ndarray, n: int) -> pa.Array:
         ev = self.scan.events

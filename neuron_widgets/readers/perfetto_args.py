@@ -61,13 +61,12 @@ class PerfettoArgs:
         return pa.chunked_array([self.take(name, np.arange(len(self.generation)))])
 
     def take(self, name: str, rows: np.ndarray) -> pa.Array:
-        idx = pa.array(np.asarray(rows, dtype=np.int64))
-        if name == "flow_id":
-            return self.flow_ids.take(idx)
         rows = np.asarray(rows, dtype=np.int64)
+        if name == "flow_id":
+            return self.flow_ids.take(pa.array(rows))
         begin = self.blobs.take(pa.array(self.begin[rows])).to_pylist()
         end = self.blobs.take(pa.array(self.end[rows])).to_pylist()
-        gens = self.generation[np.asarray(rows, dtype=np.int64)].tolist()
+        gens = self.generation[rows].tolist()
         return pa.array([self._text(b, e, g) for b, e, g in zip(begin, end, gens, strict=True)], pa.string())
 
     def value(self, name: str, event: dict[str, Any]) -> Any:

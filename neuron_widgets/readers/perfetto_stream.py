@@ -23,7 +23,7 @@ from ..progress import progress
 from . import perfetto_wire as wire
 from .perfetto_args import gather
 from .perfetto_clocks import Clocks
-from .perfetto_state import Generations, State, Strings, absorb
+from .perfetto_state import Generations, State, Strings, absorb, finish
 from .sniff import open_stream, stream_errors
 
 # Decompressed bytes read at a time: the per-packet arrays of one chunk are ~6x this.
@@ -116,7 +116,7 @@ class _Collect:
         g = gen[ev]
         typ = p.ev_type[ev]
         has = p.has_args[ev]
-        counters = np.flatnonzero(typ == 4)
+        counters = np.flatnonzero(typ == 4)  # TYPE_COUNTER
         self.put(ts=ts[ev], clock=clock[ev].astype(np.int32), typ=typ, gen=g, track=self._tracks(p, ev, g),
                  name=self._texts(self.names, state.names, buf, g, p.name_iid[ev], p.name_off[ev], p.name_len[ev]),
                  cat=self._texts(self.categories, state.categories, buf, g, p.cat_iid[ev], p.cat_off[ev], p.cat_len[ev]),
@@ -176,8 +176,6 @@ class _Collect:
 
 def scan(path: Path, warnings: LoadWarnings, chunk_bytes: int | None = None) -> Scan:
     """Read the trace at `path` chunk by chunk (see the module's doc)."""
-    from .perfetto_state import finish
-
     step = chunk_bytes or CHUNK_BYTES
     want, origin = step, path.name
     c = _Collect()
