@@ -59,7 +59,7 @@ export class TimelineView {
   private tree: HierarchyPanel; // a device trace's layer -> HLO -> NKI panel (hidden for other profiles)
   readonly tooltip = new Tooltip(() => this.root.getBoundingClientRect());
   readonly help = new HelpOverlay();
-  private legend = new Legend((k) => ((this.pick = k), this.request()), () => this.tree.colorLabel());
+  private legend = new Legend((k) => ((this.pick = this.pick === k ? null : k), this.request()), () => this.tree.colorLabel());
   pick: string | null = null; // the legend's highlighted colour
   readonly searchInput = h("input", { class: "nw-input", attrs: { placeholder: "Search names (regex)", type: "search" } });
   private finder: Search = new Search({

@@ -1,6 +1,8 @@
 // The colour legend: each colour in view (event names, or the `color_by` values) with its event
 // count in the visible window, biggest first; a click highlights that colour's events (the others
 // are dimmed), a second click clears it. Names are profile text: set as textContent only.
+// Refills are throttled, so a row on screen may predate the last pick: a click asks the owner to
+// toggle its key against the live pick rather than deciding from the pick the row was drawn with.
 
 import { h } from "../common/dom";
 import type { Theme } from "../common/colors";
@@ -17,7 +19,7 @@ export class Legend {
   private pending: (() => void) | null = null;
 
   // `by`: what the colours stand for when they are not names ("layer"...), if the view says.
-  constructor(private onPick: (key: string | null) => void, private by: () => string | null = () => null) {
+  constructor(private onToggle: (key: string) => void, private by: () => string | null = () => null) {
     this.el.style.display = "none";
   }
 
@@ -68,7 +70,7 @@ export class Legend {
       row.addEventListener("click", (e) => {
         e.stopPropagation();
         this.key = "";
-        this.onPick(k === pick ? null : k);
+        this.onToggle(k);
       });
       return row;
     });
