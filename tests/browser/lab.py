@@ -144,6 +144,13 @@ NEXT_SCREEN = """() => { const s = document.querySelector('.jp-WindowedPanel-out
 FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
+def scripts_had_their_chance(page: Page) -> None:
+    """Every image on the page has loaded or failed (so an `onerror` handler would have run) and two
+    frames have been drawn: a check that injected markup did nothing can be made now."""
+    page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=10_000)
+    page.evaluate(FRAMES)
+
+
 def through_notebook(page: Page, visit) -> None:
     """Scroll the notebook from its top a screen at a time, calling `visit(page)` at each stop until
     it says done: JupyterLab keeps only the cells near the viewport in the page (its windowing), so
@@ -217,6 +224,26 @@ FIND_ITEM = """(args) => {
 def find_item(page: Page, index: int, min_px: float, name: str | None = None, skip: int = -1,
               plain: bool = False, instruction: bool = False) -> dict | None:
     return page.evaluate(FIND_ITEM, [index, name, skip, min_px, plain, instruction])
+
+
+def wait_item(page: Page, index: int, min_px: float, name: str | None = None, skip: int = -1,
+              plain: bool = False, instruction: bool = False, timeout: int = 30_000) -> dict:
+    """Like `find_item`, waiting until such an item is drawn (the viewport's reply may be on its way)."""
+    try:
+        found = page.wait_for_function(FIND_ITEM, arg=[index, name, skip, min_px, plain, instruction], timeout=timeout)
+    except PlaywrightTimeout:
+        raise AssertionError(f"timeline {index} drew no {name or 'event'} {min_px} px wide to click "
+                             f"in {timeout / 1000:.0f} s") from None
+    return found.json_value()
+
+
+def settle(page: Page, index: int = 0, timeout: int = 30_000) -> None:
+    """Timeline `index` shows its current view, with no frame to draw and no request to the kernel
+    outstanding: what a zoom, a key or a click asked for is on screen. Two frames pass first, so that
+    events the page has queued (a scroll, a resize) have reached the view."""
+    page.evaluate(FRAMES)
+    page.wait_for_function("(i) => document.querySelectorAll('.nw-timeline')[i]?.__nwView?.settled === true",
+                           arg=index, timeout=timeout)
 
 
 BOKEH_POINT = """([name, i, x]) => {

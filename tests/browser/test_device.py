@@ -7,7 +7,7 @@ import time
 
 from playwright.sync_api import Page
 
-from .lab import find_item, open_notebook, run_all, shot, wait_cells_done
+from .lab import find_item, open_notebook, run_all, settle, shot, wait_cells_done
 
 # Timelines by what they show: the device viewers are those whose groupings are the device ones.
 DEVICE_INDEX = """(n) => { const all = [...document.querySelectorAll('.nw-timeline')];
@@ -74,7 +74,7 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
     # Now a real click on another execution: zoom out until one is drawn wide enough to hit.
     item = None
     for _ in range(8):
-        page.wait_for_timeout(400)
+        settle(page, 0)
         item = find_item(page, 0, 6, name="nc_exec_running", skip=selected)
         if item:
             break
@@ -89,7 +89,7 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
     viewer.scroll_into_view_if_needed()
     page.wait_for_function("(i) => +document.querySelectorAll('.nw-timeline')[i].dataset.drawn > 0", arg=dev,
                            timeout=30_000)
-    page.wait_for_timeout(300)
+    settle(page, dev)
     shot(page, "device-01-drill-down")
     labels = [t.strip() for t in viewer.locator(".nw-label-text").all_text_contents()]
     assert "Engines" in labels and "Tensor" in labels and "DMA" in labels, labels
@@ -115,7 +115,7 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
             # instruction is clicked where one is drawn, so that the kernel sends details again.
             viewer.locator(".nw-corner").click()
             page.keyboard.press("Escape")
-        page.wait_for_timeout(300)
+        settle(page, dev)
         ins = (find_item(page, dev, 4, name=tried[0]["name"], skip=tried[-1]["row"]) if tried else None) \
             or find_item(page, dev, 4)
         assert ins is not None

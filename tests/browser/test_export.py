@@ -11,7 +11,7 @@ import neuron_widgets as nw
 from neuron_widgets.export import export_html, export_profile
 from neuron_widgets.widgets import DeviceTraceViewer, EventDetails, Timeline
 
-from .lab import brush, find_item, shot
+from .lab import brush, find_item, scripts_had_their_chance, settle, shot, wait_item
 
 EVIL = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script><b>bold</b>'
 
@@ -66,13 +66,7 @@ def test_an_export_works_offline_zoom_click_details_grouping_brush(open_file, tm
     page.locator(".nw-btn", has_text="▶").first.click()
     page.wait_for_function("() => document.querySelector('.nw-details-title')?.textContent === 'nc_exec_running'",
                            timeout=10_000)
-    item = None
-    for _ in range(40):
-        item = find_item(page, 0, 4, name="nc_exec_running")
-        if item:
-            break
-        page.wait_for_timeout(100)
-    assert item
+    item = wait_item(page, 0, 4, name="nc_exec_running")
     page.mouse.click(item["x"], item["y"])
     page.wait_for_function("(r) => document.querySelector('.nw-details').dataset.row === String(r)", arg=item["row"])
     text = page.inner_text(".nw-details")
@@ -126,7 +120,7 @@ def test_profile_text_in_an_export_stays_text(open_file, tmp_path: Path) -> None
     assert page.inner_text(".nw-details-title") == EVIL
     assert EVIL in page.inner_text(".nw-details")
     assert page.title() == EVIL
-    page.wait_for_timeout(300)
+    scripts_had_their_chance(page)
     assert page.evaluate("() => window.__pwned") is None
     assert page.locator("#nw-export img, #nw-export b, .nw-tooltip img, .nw-tooltip b").count() == 0
     assert not o.errors and len(o.requests) == 1
@@ -163,7 +157,7 @@ def test_a_coarse_export_says_what_was_merged(open_file, tmp_path: Path, sample:
                   y: canvas.top + row.y + it.lane[i] * 18 + 10 - scroll.scrollTop, count: it.count[i]};
         } return null; }""", block)
     assert found and found["count"] > 1
-    page.wait_for_timeout(100)
+    settle(page, 0)  # the scroll above is drawn
     page.mouse.move(found["x"], found["y"])
     page.wait_for_function("() => document.querySelector('.nw-tooltip')?.textContent.includes('merged in this export')")
     shot(page, "export-coarse")

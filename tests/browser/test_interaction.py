@@ -13,7 +13,7 @@ import nbformat as nbf
 import pytest
 from playwright.sync_api import Browser, Locator, Page
 
-from .lab import brush, find_item, open_notebook, run_all, shot, theme, wait_cells_done
+from .lab import brush, find_item, open_notebook, run_all, settle, shot, theme, wait_cells_done
 
 VIEW = "document.querySelectorAll('.nw-timeline')[0].__nwView"
 CELLS = [
@@ -53,6 +53,11 @@ def view(page: Page, i: int = 0) -> tuple[float, float]:
     return float(t0), float(t1)
 
 
+# The canvas's bottom-left pixel, R + G + B: the plot's background there.
+BOTTOM_LEFT_RGB_SUM = """() => { const c = document.querySelector('.nw-timeline .nw-canvas');
+  const d = c.getContext('2d').getImageData(2, c.height - 3, 1, 1).data; return d[0] + d[1] + d[2]; }"""
+
+
 def top_timeline(page: Page, tracks: bool = False) -> None:
     """The first timeline on screen, whole profile, no range or selection; scrolled to its first event track if `tracks`."""
     page.locator(".nw-timeline").first.scroll_into_view_if_needed()
@@ -61,7 +66,7 @@ def top_timeline(page: Page, tracks: bool = False) -> None:
     if tracks:
         page.evaluate(f"() => {{ {VIEW}.scroll.scrollTop = Math.max({VIEW}.rows.find(r => r.kind === 'track').y - 30, 0); }}")
         page.wait_for_function(f"() => {VIEW}.items && {VIEW}.items.n > 0 && +{VIEW}.root.dataset.drawn > 0", timeout=20_000)
-    page.wait_for_timeout(300)
+    settle(page, 0)
 
 
 def expanded(page: Page, scroll_top: int) -> Locator:
@@ -84,7 +89,8 @@ def test_link_aligns_the_second_timeline_at_once(lab_page: Page) -> None:
     # Bug 4: linking aligned nothing until the next change.
     page = lab_page
     page.wait_for_function("() => document.querySelectorAll('.nw-timeline')[1]?.dataset.view", timeout=30_000)
-    page.wait_for_timeout(500)
+    settle(page, 0)
+    settle(page, 1)
     a, b = view(page, 0), view(page, 1)
     assert abs(b[0] - a[0]) < 1e-3 * (a[1] - a[0]) and abs(b[1] - a[1]) < 1e-3 * (a[1] - a[0]), (a, b)
 
@@ -97,14 +103,14 @@ def test_clearing_the_range_gives_the_plot_its_height_back(lab_page: Page) -> No
     assert box
     brush(page, box, 200, 500)
     page.wait_for_selector(".nw-timeline .nw-summary table", state="visible", timeout=20_000)
-    page.wait_for_timeout(300)
+    settle(page, 0)
     with_table = canvas_fits(page)
     assert abs(with_table["ch"] - with_table["sh"]) <= 1, with_table
     # Item 16: the table leaves the events most of a 520 px widget.
     assert with_table["sh"] >= 250, with_table
     page.keyboard.press("Escape")
     page.wait_for_selector(".nw-timeline .nw-summary", state="hidden", timeout=10_000)
-    page.wait_for_timeout(400)
+    settle(page, 0)
     after = canvas_fits(page)
     assert after["sh"] > with_table["sh"] and abs(after["ch"] - after["sh"]) <= 1, after
     shot(page, "interaction-01-range-cleared")
@@ -118,18 +124,18 @@ def test_theme_switch_repaints_at_full_size(lab_page: Page) -> None:
     try:
         theme(page, "JupyterLab Dark")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=20_000)
-        page.wait_for_timeout(1500)
+        # The view reads the theme's colours once they have landed, then repaints.
+        page.wait_for_function(f"() => {VIEW}.theme.dark", timeout=10_000)
+        settle(page, 0)
         fit = canvas_fits(page)
         assert fit["pw"] > 600 and abs(fit["cw"] - fit["pw"]) <= 1 and abs(fit["ch"] - fit["sh"]) <= 1, fit
-        dark = page.evaluate("""() => { const c = document.querySelector('.nw-timeline .nw-canvas');
-          const d = c.getContext('2d').getImageData(2, c.height - 3, 1, 1).data; return d[0] + d[1] + d[2]; }""")
-        assert dark < 200  # painted in the dark theme's background, not left white or blank
-        assert page.evaluate(f"() => {VIEW}.theme.dark")
+        page.wait_for_function(f"() => ({BOTTOM_LEFT_RGB_SUM})() < 200", timeout=10_000)  # painted dark, not left white or blank
         shot(page, "interaction-02-dark-theme")
     finally:
         theme(page, "JupyterLab Light")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=20_000)
-        page.wait_for_timeout(800)
+        page.wait_for_function(f"() => !{VIEW}.theme.dark", timeout=10_000)
+        settle(page, 0)
 
 
 def test_view_stays_within_the_profile(lab_page: Page) -> None:
@@ -139,13 +145,13 @@ def test_view_stays_within_the_profile(lab_page: Page) -> None:
     page.locator(".nw-timeline").first.focus()
     for _ in range(6):
         page.keyboard.press("s")
-    page.wait_for_timeout(300)
+    settle(page, 0)
     span = page.evaluate(f"() => {VIEW}.span()")
     t0, t1 = view(page)
     assert t0 >= span[0] - 0.011 * (t1 - t0) and t1 <= span[1] + 0.011 * (t1 - t0), (t0, t1, span)
     # Jump to the first event: the view does not open far before it either.
     page.evaluate(f"() => {VIEW}.setView({{t0: {VIEW}.span()[0] - 5e5, t1: {VIEW}.span()[0] + 5e5}})")
-    page.wait_for_timeout(200)
+    settle(page, 0)
     t0, t1 = view(page)
     assert t0 >= span[0] - 0.011 * (t1 - t0), (t0, span)
 
@@ -178,7 +184,9 @@ def test_tooltip_stays_inside_the_widget(lab_page: Page) -> None:
     assert item, "no event near the plot's bottom right corner"
     page.mouse.move(item["x"], item["y"])
     page.wait_for_selector(".nw-tooltip", state="visible")
-    page.wait_for_timeout(600)  # the arguments arrive and grow it
+    # The arguments arrive and grow it: measured once they have.
+    page.wait_for_function("() => [...document.querySelectorAll('.nw-tooltip')].some(t => t.style.display === 'block'"
+                           " && t.dataset.argsRow)", timeout=20_000)
     tip = page.locator(".nw-tooltip:visible").bounding_box()
     assert tip
     assert tip["x"] >= root["x"] - 1 and tip["x"] + tip["width"] <= root["x"] + root["width"] + 1, (tip, root)
@@ -219,7 +227,7 @@ def test_grouping_switch_starts_at_the_top_and_labels_stick(lab_page: Page) -> N
     # Bug 8: the scroll offset survived a grouping switch; group labels scrolled away.
     page = lab_page
     tl = expanded(page, 700)
-    page.wait_for_timeout(200)
+    settle(page, 0)
     sticky = page.evaluate("""() => [...document.querySelectorAll('.nw-timeline')[0].querySelectorAll('.nw-label-sticky')]
       .map(e => ({text: e.textContent, top: e.getBoundingClientRect().top}))""")
     scroll_top = page.locator(".nw-timeline .nw-scroll").first.bounding_box()
@@ -231,10 +239,12 @@ def test_grouping_switch_starts_at_the_top_and_labels_stick(lab_page: Page) -> N
     tl.locator(".nw-select").first.select_option(other)
     page.wait_for_function("(g) => document.querySelector('.nw-timeline').__nwView.model.get('grouping') === g",
                            arg=other, timeout=20_000)
-    page.wait_for_timeout(500)
+    settle(page, 0)
     assert page.evaluate(f"() => {VIEW}.scroll.scrollTop") == 0
     tl.locator(".nw-select").first.select_option(current)
-    page.wait_for_timeout(500)
+    page.wait_for_function("(g) => document.querySelector('.nw-timeline').__nwView.model.get('grouping') === g",
+                           arg=current, timeout=20_000)
+    settle(page, 0)
 
 
 # Track labels crossing the bottom of the pinned group headers (their top half hidden), and those
@@ -334,13 +344,14 @@ def test_wheel_scrolls_and_ctrl_wheel_zooms(lab_page: Page) -> None:
     before = view(page)
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 100)
     page.mouse.wheel(0, 300)
-    page.wait_for_timeout(400)
+    page.wait_for_function(f"() => {VIEW}.scroll.scrollTop > 100", timeout=10_000)
+    settle(page, 0)
     assert page.evaluate(f"() => {VIEW}.scroll.scrollTop") > 100
     assert view(page) == before
     page.keyboard.down("Control")
     page.mouse.wheel(0, -300)
     page.keyboard.up("Control")
-    page.wait_for_timeout(400)
+    settle(page, 0)
     after = view(page)
     assert after[1] - after[0] < 0.8 * (before[1] - before[0])
 
@@ -353,7 +364,7 @@ def test_fit_button_fits_range_then_selection_then_all(lab_page: Page) -> None:
     home = page.evaluate(f"() => {VIEW}.home()")
     page.evaluate(f"() => {VIEW}.setBrush([{VIEW}.home()[0] + 1e5, {VIEW}.home()[0] + 3e5])")
     tl.get_by_role("button", name="Fit").click()
-    page.wait_for_timeout(300)
+    settle(page, 0)
     t0, t1 = view(page)
     assert abs(t0 - (home[0] + 1e5)) < 1e3 and abs(t1 - (home[0] + 3e5)) < 1e3, (t0, t1)
     page.evaluate(f"() => {VIEW}.setBrush(null)")
@@ -364,14 +375,14 @@ def test_fit_button_fits_range_then_selection_then_all(lab_page: Page) -> None:
     page.wait_for_function(f"() => 'row' in {VIEW}.model.get('selection_detail')", timeout=20_000)
     sel = page.evaluate(f"() => {VIEW}.model.get('selection_detail')")
     tl.get_by_role("button", name="Fit").click()
-    page.wait_for_timeout(300)
+    settle(page, 0)
     t0, t1 = view(page)
     assert t0 <= sel["start"] and t1 >= sel["end"] and (t1 - t0) < 0.5 * (home[1] - home[0]), (t0, t1, sel)
     page.keyboard.press("Escape")
     page.evaluate(f"() => {VIEW}.select(-1)")
     page.wait_for_function(f"() => !('row' in {VIEW}.model.get('selection_detail'))", timeout=20_000)
     tl.get_by_role("button", name="Fit").click()
-    page.wait_for_timeout(300)
+    settle(page, 0)
     t0, t1 = view(page)
     assert abs(t0 - home[0]) < 1 and abs(t1 - home[1]) < 1
     # The track tools can be found without hovering.
@@ -408,7 +419,8 @@ def test_legend_counts_and_highlights(lab_page: Page) -> None:
     # still toggle on then off, not on twice.
     first.click()
     first.click()
-    page.wait_for_function(f"() => {VIEW}.pick === null && +document.querySelector('.nw-timeline').dataset.dimmed === 0", timeout=5_000)
+    page.wait_for_function(f"() => {VIEW}.pick === null && +document.querySelector('.nw-timeline').dataset.dimmed === 0",
+                           timeout=5_000)
     legend.locator(".nw-legend-entry.nw-on").wait_for(state="detached", timeout=5_000)
     tl.get_by_role("button", name="Legend").click()
     legend.wait_for(state="hidden", timeout=5_000)
@@ -428,9 +440,10 @@ def test_picker_filter_matches_every_word_and_dims_behind(lab_page: Page) -> Non
     # Two words from different columns of one row: only rows holding both remain.
     a, b = cells[0][0].split()[0], cells[0][-1].split()[0]
     dialog.locator("input[type=search]").fill(f"{a} {b}")
-    page.wait_for_timeout(200)
     want = sum(1 for c in cells if any(a.lower() in x.lower() for x in c) and any(b.lower() in x.lower() for x in c))
-    assert rows.count() == want >= 1
+    assert want >= 1
+    page.wait_for_function("(n) => document.querySelectorAll('dialog.nw-dialog[open] .nw-pick-row').length === n",
+                           arg=want, timeout=10_000)
     backdrop = page.evaluate("() => getComputedStyle(document.querySelector('dialog.nw-dialog[open]'), '::backdrop')"
                              ".backgroundColor")
     alpha = float(backdrop.rsplit(",", 1)[1].strip(" )")) if backdrop.startswith("rgba") else 1.0

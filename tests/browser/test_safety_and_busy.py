@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat as nbf
 from playwright.sync_api import Page
 
-from .lab import open_notebook, shot
+from .lab import open_notebook, scripts_had_their_chance, shot
 
 EVIL = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script><b>bold</b>'
 
@@ -52,7 +52,7 @@ def test_profile_text_is_never_markup(page: Page, lab: str, lab_root: Path) -> N
     page.mouse.click(canvas["x"] + root["x"], canvas["y"] + root["y"])
     page.wait_for_function("() => document.querySelector('.nw-details-title')", timeout=20_000)
     assert page.locator(".nw-details-title").inner_text() == EVIL
-    page.wait_for_timeout(500)
+    scripts_had_their_chance(page)
     assert page.evaluate("() => window.__pwned") is None
     assert page.locator(".nw-timeline img, .nw-details img, .nw-tooltip img, .nw-details b").count() == 0
     shot(page, "safety-markup-as-text")

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat as nbf
 from playwright.sync_api import Browser
 
-from .lab import find_item, open_notebook, run_all, wait_cells_done
+from .lab import open_notebook, run_all, wait_cells_done, wait_item
 
 # Each module anywidget loads (from a JavaScript blob) costs the page 2.5 s of its main thread.
 SLOW_MODULES = """(() => {
@@ -58,13 +58,7 @@ def test_widgets_loaded_slowly_still_draw_and_follow_the_kernel(browser: Browser
         # And a click afterwards fills them anew.
         page.locator(".nw-timeline").first.scroll_into_view_if_needed()
         selected = page.evaluate("() => document.querySelector('.nw-timeline').__nwView.model.get('selected_row')")
-        item = None
-        for _ in range(30):
-            item = find_item(page, 0, 4, skip=selected)
-            if item:
-                break
-            page.wait_for_timeout(300)
-        assert item is not None, "nothing drawn wide enough to click"
+        item = wait_item(page, 0, 4, skip=selected)
         page.mouse.click(item["x"], item["y"])
         page.wait_for_function("(row) => document.querySelector('.nw-details')?.dataset.row === String(row)",
                                arg=item["row"], timeout=20_000)

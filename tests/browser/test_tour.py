@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .lab import find_item, open_notebook, run_all, shot, through_notebook, wait_cells_done
+from .lab import find_item, open_notebook, run_all, settle, shot, through_notebook, wait_cells_done
 
 
 def drawn_pixels(page: Page, index: int) -> int:
@@ -34,7 +34,7 @@ def test_tour_notebook(page: Page, lab: str) -> None:
     tl.scroll_into_view_if_needed()
     # Timelines draw when on screen (JupyterLab detaches cells far off screen).
     page.wait_for_function("() => +document.querySelector('.nw-timeline').dataset.drawn > 0", timeout=60_000)
-    page.wait_for_timeout(500)
+    settle(page, 0)
     assert drawn_pixels(page, 0) > 5000
     assert not page.errors, page.errors  # type: ignore[attr-defined]
     shot(page, "tour-01-timeline")
@@ -76,17 +76,17 @@ def test_tour_notebook(page: Page, lab: str) -> None:
     page.keyboard.down("Control")
     page.mouse.wheel(0, -400)
     page.keyboard.up("Control")
-    page.wait_for_timeout(300)
+    settle(page, 0)
     z0, z1 = view_of(page, 0)
     assert z1 - z0 < 0.8 * (t1 - t0)
     cells = page.locator(".jp-Notebook .jp-Cell").count()
     tl.locator(".nw-corner").click()  # focus the widget, not one of its inputs
     page.keyboard.press("w")
-    page.wait_for_timeout(200)
+    settle(page, 0)
     w0, w1 = view_of(page, 0)
     assert w1 - w0 < z1 - z0
     page.keyboard.press("a")  # pans left; JupyterLab must not insert a cell above
-    page.wait_for_timeout(200)
+    settle(page, 0)
     k0, k1 = view_of(page, 0)
     assert k0 < w0 and abs((k1 - k0) - (w1 - w0)) < 1e-6 * (w1 - w0)
     assert page.locator(".jp-Notebook .jp-Cell").count() == cells
@@ -94,7 +94,7 @@ def test_tour_notebook(page: Page, lab: str) -> None:
     page.mouse.down()
     page.mouse.move(cx - 300, cy, steps=5)
     page.mouse.up()
-    page.wait_for_timeout(300)
+    settle(page, 0)
     p0, p1 = view_of(page, 0)
     assert p0 > k0 and abs((p1 - p0) - (k1 - k0)) < 1e-3 * (k1 - k0)
     page.wait_for_function("() => +document.querySelectorAll('.nw-timeline')[0].dataset.drawn > 0")

@@ -339,6 +339,15 @@ export class TimelineView {
     this.relayout();
   }
 
+  /**
+   * Nothing left to do: no frame waiting, no viewport or counter request in flight, the view told
+   * to the kernel, and the canvas showing the current view. Browser tests wait on it.
+   */
+  get settled(): boolean {
+    return !this.frame && !this.viewSync && !this.viewport.busy && !this.counters.busy
+      && this.root.dataset.view === `${this.view.t0},${this.view.t1}`;
+  }
+
   /** Redraw on the next frame, and ask the kernel for data if what is held does not serve the view. */
   request(): void {
     if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.draw()));
@@ -479,6 +488,7 @@ export class TimelineView {
     // The kernel hears about the view at most every 150 ms, not on every frame of a drag.
     window.clearTimeout(this.viewSync);
     this.viewSync = window.setTimeout(() => {
+      this.viewSync = 0;
       this.model.set("view", [this.view.t0, this.view.t1]);
       this.model.save_changes();
     }, 150);

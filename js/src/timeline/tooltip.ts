@@ -55,6 +55,7 @@ export class Tooltip {
       this.shown = key;
       this.row = it.row;
       this.argsFor = -1;
+      delete this.el.dataset.argsRow;
       const lines: Node[] = [h("div", { class: "nw-tt-name", text: it.name })];
       if (it.flags & FLAG_COARSE) lines.push(h("div", { class: "nw-tt-note", text: it.count > 1
         ? `${it.count.toLocaleString()} events merged in this export (past its size budget); the longest is named. Zooming in does not split them.`
@@ -79,6 +80,7 @@ export class Tooltip {
   setArgs(row: number, args: Record<string, string>): void {
     if (row !== this.row) return;
     this.argsFor = row;
+    this.el.dataset.argsRow = String(row); // tests wait on it: the tooltip has its final size
     const box = this.el.querySelector(".nw-tt-args");
     if (!box) return;
     box.replaceChildren(...Object.entries(args).map(([k, v]) =>
