@@ -31,7 +31,7 @@ from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair,
 from .chrome_flows import SliceIndex, bind_flows
 from .chrome_gathered import Gathered, microseconds_to_ns, text_id
 from .chrome_names import track_names
-from .columns import ArgsLazy, event_source
+from .columns import ADVICE_JSON, ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
 
 _UNSUPPORTED = {"P": "sample", "O": "object snapshot", "N": "object created", "D": "object destroyed",
@@ -39,7 +39,6 @@ _UNSUPPORTED = {"P": "sample", "O": "object snapshot", "N": "object created", "D
 _INSTANT = ("i", "I", "R", "n", "T", "p")
 _KNOWN = frozenset({"X", "M", "C", "s", "t", "f", *PAIR_OF, *_INSTANT})
 _CORE_KEY = re.compile(rb'"nc(?:_idx)?"\s*:')
-_ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
@@ -78,7 +77,7 @@ def _top(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev] | msg
         top = TOP.decode(text)
     except _DECODE_ERRORS as exc:
         if text[:1] == b"{":
-            raise ProfileError(path, f"is not valid JSON ({exc})", _ADVICE_JSON) from None
+            raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
         raise ProfileError(path, "is JSON but holds no trace events",
                            "Pass a Chrome trace (an object with traceEvents, or an array of events)") from None
     if "traceEvents" not in top:
@@ -95,11 +94,11 @@ def _events(path: Path, data: bytes | msgspec.Raw, warnings: LoadWarnings) -> li
     except msgspec.ValidationError:
         pass  # entries of unusual shape: take the slow road below
     except msgspec.DecodeError as exc:
-        raise ProfileError(path, f"is not valid JSON ({exc})", _ADVICE_JSON) from None
+        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
     try:
         value = ANY.decode(data)
     except msgspec.DecodeError as exc:
-        raise ProfileError(path, f"is not valid JSON ({exc})", _ADVICE_JSON) from None
+        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
     if not isinstance(value, list):
         raise ProfileError(path, f"traceEvents is a {type(value).__name__}, not a list",
                            "The file does not follow the Chrome trace event format")

@@ -19,7 +19,7 @@ from ..errors import LoadWarnings, ProfileError
 from ..model.schema import HARDWARE_EVENTS, ROW
 from .sniff import read_all
 
-_ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
+ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 INT64 = (-(2**63), 2**63)
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "gpu_op",
                                "Kernel", "Memcpy", "Memset", "mtia_ccp_events"})
@@ -32,7 +32,7 @@ def read_json(path: Path) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise ProfileError(path, f"is not valid JSON ({exc})", _ADVICE_JSON) from None
+        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
 
 
 def ints(values: list[Any], warnings: LoadWarnings, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -74,6 +74,12 @@ def _as_int(v: Any) -> int | None:
 
 def optional_ints(values: list[Any]) -> pa.Array:
     """An int64 column, null where a value is absent or not an integer."""
+    try:
+        # Ints and nulls (and floats, truncated as `_as_int` does) in one C loop; Arrow refuses what
+        # `_as_int` reads differently (booleans, text, NaN, past 64 bits), which goes value by value.
+        return pa.array(values, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        pass
     return pa.array([n if (n := _as_int(v)) is not None else None for v in values], pa.int64())
 
 
@@ -158,6 +164,29 @@ class ArgsLazy:
         if name == "flow_id" and self.flow_ids is not None:
             return self.flow_ids[row].as_py()
         return json_text(self.args[row])
+
+
+class LeftoverArgs(ArgsLazy):
+    """extra_attributes_json of a reader whose rows are whole JSON objects (`args`: each row's raw
+    bytes): the object less the keys the reader made columns of, worked out when asked for, so no
+    row needs a Python object while the file loads."""
+
+    def __init__(self, args: list[Any], used: frozenset[str]) -> None:
+        super().__init__(args)
+        self.used = used
+
+    def _text(self, raw: Any) -> str | None:
+        obj = msgspec.json.decode(raw)
+        return json_text({k: v for k, v in obj.items() if k not in self.used} or None)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        return pa.chunked_array([pa.array([self._text(a) for a in self.args], pa.string())])
+
+    def take(self, name: str, rows: np.ndarray) -> pa.Array:
+        return pa.array([self._text(self.args[int(r)]) for r in np.asarray(rows, np.int64)], pa.string())
+
+    def value(self, name: str, event: dict[str, Any]) -> Any:
+        return self._text(self.args[event[ROW]])
 
 
 def event_list(doc: Any, path: Path, keys: tuple[str, ...], what: str) -> list[dict]:

@@ -11,25 +11,24 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
 from ..model.profile import Counters, Profile
-from ..model.schema import HARDWARE_EVENTS, ROW, check_ids, normalise
-from .columns import ArgsLazy, event_list, ints, optional_ints, packed, read_json, strings
-from .sniff import head, looks_like_json
+from ..model.schema import check_ids, normalise
+from . import neuron_json_rows as json_rows
+from .columns import ADVICE_JSON, LeftoverArgs, event_list, read_json
+from .sniff import head, looks_like_json, read_all
 
 KEYS = ("trace_event", "trace_events", "events")
-FRAMEWORK_TYPE = 99999
-_MAPPED = {"id", "name", "timestamp", "duration", "instance_id", "process_id", "thread_id", "nc_idx", "lnc_idx",
-           "parent_id", "timestamp_unit"}
-_NC_GROUP = re.compile(r"nrt-nc-(\d+)$")
-_FW_GROUP = re.compile(r"framework-(\d+)$")
+WHAT = "system_profile.json"
 _DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.json(\.gz)?$")
-_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAWS = msgspec.json.Decoder(list[msgspec.Raw])
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
 VERSION = 1
@@ -57,92 +56,48 @@ def read(path: Path, filters: Filters) -> Profile:
                               "beside it lists this device profile in Profile.device_profiles"
                               if (path.parent / "system_profile.json").exists() else
                               "(no system_profile.json is beside it: only the device view is available)"))
-    doc = read_json(path)
-    raw_events = event_list(doc, path, KEYS, "system_profile.json")
+    doc, raws = _decode(path)
     warnings = LoadWarnings()
     origin = path.name
-    events = [e for e in raw_events if isinstance(e, dict)]
-    warnings.add(f"{origin}: entries of the event list that are not objects, skipped", len(raw_events) - len(events))
-    table, args = _events_table(events, warnings, origin, instance=_default_instance(doc, path))
+    kept, parts, names, sources, instances = json_rows.decode(raws)
+    warnings.add(f"{origin}: entries of the event list that are not objects, skipped", len(raws) - len(kept))
+    del raws
+    table = json_rows.table(parts, names, sources, instances, _default_instance(doc, path), warnings, origin)
+    del parts
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)
     counters = Counters({name: df for name, df in _series(doc, warnings, origin).items()})
-    return Profile(table, source=str(path), format="neuron-json", warnings=warnings, lazy=ArgsLazy(args),
+    return Profile(table, source=str(path), format="neuron-json", warnings=warnings, lazy=LeftoverArgs(kept, json_rows.MAPPED),
                    counters=counters, device_profiles=_device_profiles(path.parent),
-                   metadata={k: v for k, v in doc.items() if k not in (*KEYS, "mem_usage", "cpu_util", "device_mem_usage")},
+                   metadata={k: v for k, v in doc.items() if k not in ("mem_usage", "cpu_util", "device_mem_usage")},
                    extra={"filters_applied": False})
+
+
+def _decode(path: Path) -> tuple[dict[str, Any], list[msgspec.Raw]]:
+    """The document's values other than its events, and each entry of its event list as its bytes."""
+    data = read_all(path)
+    try:
+        top = _TOP.decode(data)
+    except msgspec.ValidationError:  # JSON, but not an object: said as the generic reader says it
+        event_list(read_json(path), path, KEYS, WHAT)
+        raise
+    except msgspec.DecodeError as exc:
+        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
+    key = next((k for k in KEYS if k in top), None)
+    if key is None:
+        event_list(top, path, KEYS, WHAT)  # raises: which keys the file has instead
+    try:
+        raws = _RAWS.decode(top[key])
+    except msgspec.ValidationError:
+        event_list({key: msgspec.json.decode(top[key])}, path, (key,), WHAT)
+        raise
+    doc = {k: msgspec.json.decode(v) for k, v in top.items() if k not in KEYS}
+    return doc, raws
 
 
 def _default_instance(doc: dict, path: Path) -> str:
     v = doc.get("instance_id")
     return v if isinstance(v, str) and v else path.parent.name or "instance"
-
-
-def _events_table(events: list[dict], warnings: LoadWarnings, origin: str, instance: str) -> tuple[pa.Table, list]:
-    n = len(events)
-    units = [e.get("timestamp_unit") for e in events]
-    scale = np.array([_UNIT.get(u, 1) if isinstance(u, str) else 1 for u in units], dtype=np.int64)
-    start, ok_ts = ints([e.get("timestamp") for e in events], LoadWarnings(), "")
-    dur, ok_dur = ints([e.get("duration", 0) for e in events], LoadWarnings(), "")
-    warnings.add(f"{origin}: events without a usable timestamp, dropped", int((~ok_ts).sum()))
-    warnings.add(f"{origin}: events without a usable duration, shown with zero duration", int((~ok_dur & ok_ts).sum()))
-    start = start * scale
-    dur = np.where(ok_dur, dur, 0) * scale
-    names = [n if type(n) is str else ("" if n is None else str(n)) for n in (e.get("name") for e in events)]
-    types = [e.get("type") for e in events]
-    groups = [e.get("group") if isinstance(e.get("group"), str) else "" for e in events]
-    source = ["framework" if t == FRAMEWORK_TYPE or g.startswith("framework-")
-              else "neuron_hw" if n_ in HARDWARE_EVENTS else "neuron_rt"
-              for n_, t, g in zip(names, types, groups, strict=True)]
-    # Groups name the core (`nrt-nc-000`) or the framework thread (`framework-80375131`).
-    nc = [_first(e.get("nc_idx"), e.get("lnc_idx"), _group_number(_NC_GROUP, g)) for e, g in zip(events, groups, strict=True)]
-    tid = [_first(e.get("thread_id"), _group_number(_FW_GROUP, g), 0) for e, g in zip(events, groups, strict=True)]
-    ids, ok_id = ints([e.get("id") for e in events], LoadWarnings(), "")
-    parent = optional_ints([e.get("parent_id") for e in events])
-    _inherit_from_parents(ids, ok_id, parent, tid, nc)
-    args = packed({k: v for k, v in e.items() if k not in _MAPPED} or None for e in events)
-    pid, _ = ints([e.get("process_id", 0) for e in events], LoadWarnings(), "")
-    table = pa.table({
-        "id": pa.array(ids, mask=~ok_id),
-        "name": strings(names),
-        "start_ts": start, "end_ts": start + dur, "duration_ns": dur,
-        "trace_event_source": strings(source),
-        "instance_id": strings([e.get("instance_id") or instance for e in events]),
-        "process_id": pid,
-        "thread_id": optional_ints(tid).fill_null(0),
-        "nc_idx": optional_ints(nc),
-        "pcore_idx": optional_ints([e.get("device_core_idx") if s == "neuron_hw" else None
-                                    for e, s in zip(events, source, strict=True)]),
-        "parent_id": parent,
-        ROW: pa.array(np.arange(n, dtype=np.int32)),
-    })
-    if not ok_ts.all():
-        table = table.filter(pa.array(ok_ts))
-    return table, args
-
-
-def _first(*values: Any) -> Any:
-    return next((v for v in values if v is not None), None)
-
-
-def _group_number(pattern: re.Pattern[str], group: str) -> int | None:
-    m = pattern.match(group)
-    return int(m.group(1)) if m else None
-
-
-def _inherit_from_parents(ids: np.ndarray, ok_id: np.ndarray, parent: pa.Array, tid: list, nc: list) -> None:
-    """A nested event without its own thread or core sits where its parent sits."""
-    if parent.null_count == len(parent):
-        return
-    row_of = {int(i): r for r, i in enumerate(ids) if ok_id[r]}
-    for r, p in enumerate(parent.to_pylist()):
-        if p is None or p not in row_of:
-            continue
-        q = row_of[p]
-        if tid[r] in (None, 0) and tid[q]:
-            tid[r] = tid[q]
-        if nc[r] is None:
-            nc[r] = nc[q]
 
 
 def _series(doc: dict, warnings: LoadWarnings, origin: str) -> dict[str, pd.DataFrame]:

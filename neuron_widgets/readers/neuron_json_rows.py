@@ -1,0 +1,190 @@
+"""The rows of a legacy system_profile.json, built a batch of events at a time.
+
+Each batch of events' bytes is decoded straight into `Event`s (the fields the table needs: no
+dict per event, the arguments stay in the file's bytes) and turned into arrays before the next
+batch is decoded, so the load's peak is the file, one batch's Python values and the columns.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import LoadWarnings
+from ..model.schema import HARDWARE_EVENTS, ROW
+from .columns import ints, optional_ints
+
+BATCH = 100_000
+FRAMEWORK_TYPE = 99999
+UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_NC_GROUP = re.compile(r"nrt-nc-(\d+)$")
+_FW_GROUP = re.compile(r"framework-(\d+)$")
+
+
+class Event(msgspec.Struct):
+    """The keys of an event the table is built from, with the default `.get` gave the dict reader."""
+
+    id: Any = None
+    name: Any = None
+    timestamp: Any = None
+    duration: Any = 0
+    timestamp_unit: Any = None
+    type: Any = None
+    group: Any = None
+    instance_id: Any = None
+    process_id: Any = 0
+    thread_id: Any = None
+    nc_idx: Any = None
+    lnc_idx: Any = None
+    parent_id: Any = None
+    device_core_idx: Any = None
+
+
+# The keys whose values are columns: an event's other keys are its arguments (its type, group and
+# device core included, as the file wrote them).
+MAPPED = frozenset({"id", "name", "timestamp", "duration", "instance_id", "process_id", "thread_id", "nc_idx",
+                    "lnc_idx", "parent_id", "timestamp_unit"})
+_EVENTS = msgspec.json.Decoder(list[Event])
+_EVENT = msgspec.json.Decoder(Event)
+
+
+class _Codes:
+    """Strings coded against one dictionary across batches."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def add(self, values: list[str]) -> np.ndarray:
+        if not values:
+            return np.zeros(0, np.int32)
+        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+        return np.array([self.index.setdefault(u, len(self.index)) for u in uniques], np.int32)[codes]
+
+    def array(self, codes: np.ndarray) -> pa.DictionaryArray:
+        return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(list(self.index), pa.string()))
+
+
+def _valued(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """int64 values (0 where unusable) and where they are usable."""
+    col = optional_ints(values)
+    ok = col.is_valid().to_numpy(zero_copy_only=False)
+    return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), ok
+
+
+def decode(raws: list[msgspec.Raw], batch: int = BATCH) -> tuple[list[msgspec.Raw], list[dict[str, np.ndarray]], list[str],
+                                                                   list[str], list[str]]:
+    """Each batch's arrays, and the event objects' bytes (entries that are not objects left out)."""
+    kept: list[msgspec.Raw] = []
+    parts: list[dict[str, np.ndarray]] = []
+    names, sources, instances = _Codes(), _Codes(), _Codes()
+    for lo in range(0, len(raws), batch):
+        chunk = raws[lo:lo + batch]
+        try:
+            events = _EVENTS.decode(b"[" + b",".join(chunk) + b"]")
+        except msgspec.ValidationError:  # an entry is not an object: each is decoded alone, those left out
+            events = []
+            for r in chunk:
+                try:
+                    events.append(_EVENT.decode(r))
+                except msgspec.ValidationError:
+                    continue
+                kept.append(r)
+        else:
+            kept.extend(chunk)
+        parts.append(_arrays(events, names, sources, instances))
+    if not parts:
+        parts.append(_arrays([], names, sources, instances))
+    return kept, parts, list(names.index), list(sources.index), list(instances.index)
+
+
+def _arrays(events: list[Event], names: _Codes, sources: _Codes, instances: _Codes) -> dict[str, np.ndarray]:
+    scale = np.array([UNIT.get(e.timestamp_unit, 1) if type(e.timestamp_unit) is str else 1 for e in events], np.int64)
+    start, ok_ts = ints([e.timestamp for e in events], LoadWarnings(), "")
+    dur, ok_dur = ints([e.duration for e in events], LoadWarnings(), "")
+    name = [v if type(v) is str else ("" if v is None else str(v)) for v in (e.name for e in events)]
+    # Groups name the core (`nrt-nc-000`) or the framework thread (`framework-80375131`): there are
+    # few, so each distinct one is read once.
+    codes, uniques = pd.factorize(pd.Series([e.group if type(e.group) is str else "" for e in events], dtype=object))
+    framework = np.array([g.startswith("framework-") for g in uniques] or [False], bool)[codes].tolist()
+    group_nc = np.array([_group_number(_NC_GROUP, g) for g in uniques] or [None], object)[codes].tolist()
+    group_tid = np.array([_group_number(_FW_GROUP, g) for g in uniques] or [None], object)[codes].tolist()
+    source = ["framework" if e.type == FRAMEWORK_TYPE or fw else "neuron_hw" if v in HARDWARE_EVENTS else "neuron_rt"
+              for e, fw, v in zip(events, framework, name, strict=True)]
+    nc = [a if (a := e.nc_idx) is not None else b if (b := e.lnc_idx) is not None else c
+          for e, c in zip(events, group_nc, strict=True)]
+    tid = [a if (a := e.thread_id) is not None else b if b is not None else 0 for e, b in zip(events, group_tid, strict=True)]
+    ids, ok_id = ints([e.id for e in events], LoadWarnings(), "")
+    pid, _ = ints([e.process_id for e in events], LoadWarnings(), "")
+    out = {"start": start * scale, "ok_ts": ok_ts, "dur": np.where(ok_dur, dur, 0) * scale, "ok_dur": ok_dur,
+           "name": names.add(name), "source": sources.add(source),
+           "instance": instances.add([v if type(v) is str else str(v) if v else "" for v in (e.instance_id for e in events)]),
+           "id": ids, "ok_id": ok_id, "pid": pid,
+           # What a parent's thread and core pass on is decided on the values as written (a thread
+           # of 0 or none takes its parent's if that is set, a core that is absent takes its parent's).
+           "tid_blank": np.array([v is None or v == 0 for v in tid], bool), "tid_set": np.array([bool(v) for v in tid], bool),
+           "nc_none": np.array([v is None for v in nc], bool)}
+    out["tid"], out["ok_tid"] = _valued(tid)
+    out["nc"], out["ok_nc"] = _valued(nc)
+    out["parent"], out["ok_parent"] = _valued([e.parent_id for e in events])
+    out["pcore"], out["ok_pcore"] = _valued([e.device_core_idx if s == "neuron_hw" else None
+                                             for e, s in zip(events, source, strict=True)])
+    return out
+
+
+def _group_number(pattern: re.Pattern[str], group: str) -> int | None:
+    m = pattern.match(group)
+    return int(m.group(1)) if m else None
+
+
+def table(parts: list[dict[str, np.ndarray]], name_dict: list[str], source_dict: list[str], instance_dict: list[str],
+          instance: str, warnings: LoadWarnings, origin: str) -> pa.Table:
+    """The events table from the batches' arrays; rows without a usable timestamp are counted and dropped."""
+    c = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    ok_ts = c["ok_ts"]
+    warnings.add(f"{origin}: events without a usable timestamp, dropped", int((~ok_ts).sum()))
+    warnings.add(f"{origin}: events without a usable duration, shown with zero duration", int((~c["ok_dur"] & ok_ts).sum()))
+    _inherit_from_parents(c)
+    # An event with no instance of its own (none, or empty) is on the document's.
+    named = pa.array([v or instance for v in instance_dict], pa.string())
+    n = c["start"].size
+    out = pa.table({
+        "id": pa.array(c["id"], mask=~c["ok_id"]),
+        "name": pa.DictionaryArray.from_arrays(pa.array(c["name"], pa.int32()), pa.array(name_dict, pa.string())),
+        "start_ts": c["start"], "end_ts": c["start"] + c["dur"], "duration_ns": c["dur"],
+        "trace_event_source": pa.DictionaryArray.from_arrays(pa.array(c["source"], pa.int32()),
+                                                             pa.array(source_dict, pa.string())),
+        "instance_id": named.take(pa.array(c["instance"], pa.int32())).dictionary_encode(),
+        "process_id": c["pid"],
+        "thread_id": np.where(c["ok_tid"], c["tid"], 0),
+        "nc_idx": pa.array(c["nc"], mask=~c["ok_nc"]),
+        "pcore_idx": pa.array(c["pcore"], mask=~c["ok_pcore"]),
+        "parent_id": pa.array(c["parent"], mask=~c["ok_parent"]),
+        ROW: pa.array(np.arange(n, dtype=np.int32)),
+    })
+    return out if ok_ts.all() else out.filter(pa.array(ok_ts))
+
+
+def _inherit_from_parents(c: dict[str, np.ndarray]) -> None:
+    """A nested event without its own thread or core sits where its parent sits (rows in file order;
+    of rows sharing an id, the last is the parent)."""
+    children = np.flatnonzero(c["ok_parent"])
+    if not children.size:
+        return
+    row_of = {int(i): r for r, i in enumerate(c["id"]) if c["ok_id"][r]}
+    thread = ("tid", "ok_tid", "tid_blank", "tid_set")
+    core = ("nc", "ok_nc", "nc_none")
+    for r in children.tolist():
+        q = row_of.get(int(c["parent"][r]))
+        if q is None:
+            continue
+        if c["tid_blank"][r] and c["tid_set"][q]:
+            for k in thread:
+                c[k][r] = c[k][q]
+        if c["nc_none"][r]:
+            for k in core:
+                c[k][r] = c[k][q]
