@@ -21,7 +21,7 @@ from neuron_widgets.model.filters import Filters
 from neuron_widgets.model.schema import HARDWARE_EVENTS, ROW
 from neuron_widgets.readers import neuron_json
 from neuron_widgets.readers import neuron_json_rows as json_rows
-from neuron_widgets.readers.columns import _as_int, json_text, optional_ints
+from neuron_widgets.readers.columns import _as_int, document, json_text, optional_ints
 
 MAPPED = json_rows.MAPPED
 UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -127,7 +127,7 @@ def test_reader_matches_the_reference_on_random_documents(tmp_path: Path, seed: 
     instance = doc["instance_id"] if isinstance(doc.get("instance_id"), str) and doc["instance_id"] else f"run{seed}"
     want, not_objects = reference_rows(events, instance)
 
-    parsed, raws = neuron_json._decode(path)
+    parsed, raws = document(path, neuron_json.KEYS, neuron_json.WHAT)
     # Batches of a few events: rows, codes and parents cross batch boundaries.
     kept, parts, names, sources, instances = json_rows.decode(raws, batch=rng.choice([1, 2, 7, 1000]))
     assert len(raws) - len(kept) == not_objects and len(kept) == len(events) - not_objects

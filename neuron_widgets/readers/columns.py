@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -107,22 +106,6 @@ def _encoded(args: Any) -> bytes | None:
     return None if text is None else text.encode()
 
 
-def packed(args: Iterable[Any]) -> list[Any]:
-    """Each row's arguments as its JSON bytes (None where it has none).
-
-    A dict per row holds ~10x its text in Python objects; a reader's Profile keeps the bytes.
-    """
-    raw = msgspec.Raw
-    out: list[Any] = []
-    for a in args:
-        if a is None or type(a) is raw:
-            out.append(a)
-        else:
-            text = _encoded(a)
-            out.append(None if text is None else raw(text))
-    return out
-
-
 @dataclass
 class ArgsLazy:
     """extra_attributes_json and flow_id of a JSON reader, built only when asked for.
@@ -166,27 +149,79 @@ class ArgsLazy:
         return json_text(self.args[row])
 
 
-class LeftoverArgs(ArgsLazy):
-    """extra_attributes_json of a reader whose rows are whole JSON objects (`args`: each row's raw
-    bytes): the object less the keys the reader made columns of, worked out when asked for, so no
-    row needs a Python object while the file loads."""
+class WorkedOutArgs(ArgsLazy):
+    """extra_attributes_json worked out row by row from the file's bytes when asked for (a
+    subclass says how), so no row needs a Python object while the file loads."""
+
+    def rows(self) -> int:
+        return len(self.args)
+
+    def text(self, row: int) -> str | None:
+        raise NotImplementedError
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        return pa.chunked_array([pa.array([self.text(r) for r in range(self.rows())], pa.string())])
+
+    def take(self, name: str, rows: np.ndarray) -> pa.Array:
+        return pa.array([self.text(r) for r in np.asarray(rows, np.int64).tolist()], pa.string())
+
+    def value(self, name: str, event: dict[str, Any]) -> Any:
+        return self.text(event[ROW])
+
+
+class LeftoverArgs(WorkedOutArgs):
+    """Rows that are whole JSON objects (`args`: each row's bytes): the object less the keys the
+    reader made columns of."""
 
     def __init__(self, args: list[Any], used: frozenset[str]) -> None:
         super().__init__(args)
         self.used = used
 
-    def _text(self, raw: Any) -> str | None:
-        obj = msgspec.json.decode(raw)
+    def text(self, row: int) -> str | None:
+        obj = msgspec.json.decode(self.args[row])
         return json_text({k: v for k, v in obj.items() if k not in self.used} or None)
 
-    def column(self, name: str) -> pa.ChunkedArray:
-        return pa.chunked_array([pa.array([self._text(a) for a in self.args], pa.string())])
 
-    def take(self, name: str, rows: np.ndarray) -> pa.Array:
-        return pa.array([self._text(self.args[int(r)]) for r in np.asarray(rows, np.int64)], pa.string())
+class Codes:
+    """Values (strings, or tuples of them) coded against one table across batches of rows."""
 
-    def value(self, name: str, event: dict[str, Any]) -> Any:
-        return self._text(self.args[event[ROW]])
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+
+    def add(self, values: list[Any]) -> np.ndarray:
+        if not values:
+            return np.zeros(0, np.int32)
+        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+        return np.array([self.index.setdefault(u, len(self.index)) for u in uniques], np.int32)[codes]
+
+
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAWS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def document(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, Any], list[msgspec.Raw]]:
+    """A JSON object's values other than its event list, and each entry of that list as its bytes.
+
+    The list under the first of `keys` is split, not decoded: its entries stay in the file's bytes
+    until a reader decodes them a batch at a time. Errors are `event_list`'s, naming the file.
+    """
+    data = read_all(path)
+    try:
+        top = _TOP.decode(data)
+    except msgspec.ValidationError:  # JSON, but not an object: said as for a whole decoded document
+        event_list(read_json(path), path, keys, what)
+        raise
+    except msgspec.DecodeError as exc:
+        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
+    key = next((k for k in keys if k in top), None)
+    if key is None:
+        event_list(top, path, keys, what)  # raises: which keys the file has instead
+    try:
+        raws = _RAWS.decode(top[key])
+    except msgspec.ValidationError:
+        event_list({key: msgspec.json.decode(top[key])}, path, (key,), what)
+        raise
+    return {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}, raws
 
 
 def event_list(doc: Any, path: Path, keys: tuple[str, ...], what: str) -> list[dict]:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
-import msgspec
 import numpy as np
 import pandas as pd
 
@@ -20,15 +18,12 @@ from ..model.filters import Filters
 from ..model.profile import Counters, Profile
 from ..model.schema import check_ids, normalise
 from . import neuron_json_rows as json_rows
-from .columns import ADVICE_JSON, LeftoverArgs, event_list, read_json
-from .sniff import head, looks_like_json, read_all
+from .columns import LeftoverArgs, document
+from .sniff import head, looks_like_json
 
 KEYS = ("trace_event", "trace_events", "events")
 WHAT = "system_profile.json"
 _DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.json(\.gz)?$")
-
-_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_RAWS = msgspec.json.Decoder(list[msgspec.Raw])
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
 VERSION = 1
@@ -56,7 +51,7 @@ def read(path: Path, filters: Filters) -> Profile:
                               "beside it lists this device profile in Profile.device_profiles"
                               if (path.parent / "system_profile.json").exists() else
                               "(no system_profile.json is beside it: only the device view is available)"))
-    doc, raws = _decode(path)
+    doc, raws = document(path, KEYS, WHAT)
     warnings = LoadWarnings()
     origin = path.name
     kept, parts, names, sources, instances = json_rows.decode(raws)
@@ -71,28 +66,6 @@ def read(path: Path, filters: Filters) -> Profile:
                    counters=counters, device_profiles=_device_profiles(path.parent),
                    metadata={k: v for k, v in doc.items() if k not in ("mem_usage", "cpu_util", "device_mem_usage")},
                    extra={"filters_applied": False})
-
-
-def _decode(path: Path) -> tuple[dict[str, Any], list[msgspec.Raw]]:
-    """The document's values other than its events, and each entry of its event list as its bytes."""
-    data = read_all(path)
-    try:
-        top = _TOP.decode(data)
-    except msgspec.ValidationError:  # JSON, but not an object: said as the generic reader says it
-        event_list(read_json(path), path, KEYS, WHAT)
-        raise
-    except msgspec.DecodeError as exc:
-        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
-    key = next((k for k in KEYS if k in top), None)
-    if key is None:
-        event_list(top, path, KEYS, WHAT)  # raises: which keys the file has instead
-    try:
-        raws = _RAWS.decode(top[key])
-    except msgspec.ValidationError:
-        event_list({key: msgspec.json.decode(top[key])}, path, (key,), WHAT)
-        raise
-    doc = {k: msgspec.json.decode(v) for k, v in top.items() if k not in KEYS}
-    return doc, raws
 
 
 def _default_instance(doc: dict, path: Path) -> str:

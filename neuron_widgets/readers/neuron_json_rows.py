@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings
 from ..model.schema import HARDWARE_EVENTS, ROW
-from .columns import ints, optional_ints
+from .columns import Codes, ints, optional_ints
 
 BATCH = 100_000
 FRAMEWORK_TYPE = 99999
@@ -53,22 +53,6 @@ _EVENTS = msgspec.json.Decoder(list[Event])
 _EVENT = msgspec.json.Decoder(Event)
 
 
-class _Codes:
-    """Strings coded against one dictionary across batches."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-
-    def add(self, values: list[str]) -> np.ndarray:
-        if not values:
-            return np.zeros(0, np.int32)
-        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
-        return np.array([self.index.setdefault(u, len(self.index)) for u in uniques], np.int32)[codes]
-
-    def array(self, codes: np.ndarray) -> pa.DictionaryArray:
-        return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(list(self.index), pa.string()))
-
-
 def _valued(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """int64 values (0 where unusable) and where they are usable."""
     col = optional_ints(values)
@@ -81,7 +65,7 @@ def decode(raws: list[msgspec.Raw], batch: int = BATCH) -> tuple[list[msgspec.Ra
     """Each batch's arrays, and the event objects' bytes (entries that are not objects left out)."""
     kept: list[msgspec.Raw] = []
     parts: list[dict[str, np.ndarray]] = []
-    names, sources, instances = _Codes(), _Codes(), _Codes()
+    names, sources, instances = Codes(), Codes(), Codes()
     for lo in range(0, len(raws), batch):
         chunk = raws[lo:lo + batch]
         try:
@@ -102,7 +86,7 @@ def decode(raws: list[msgspec.Raw], batch: int = BATCH) -> tuple[list[msgspec.Ra
     return kept, parts, list(names.index), list(sources.index), list(instances.index)
 
 
-def _arrays(events: list[Event], names: _Codes, sources: _Codes, instances: _Codes) -> dict[str, np.ndarray]:
+def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes) -> dict[str, np.ndarray]:
     scale = np.array([UNIT.get(e.timestamp_unit, 1) if type(e.timestamp_unit) is str else 1 for e in events], np.int64)
     start, ok_ts = ints([e.timestamp for e in events], LoadWarnings(), "")
     dur, ok_dur = ints([e.duration for e in events], LoadWarnings(), "")

@@ -1,0 +1,240 @@
+"""The rows of the runtime's `nrt_sys_trace_fetch_events()` JSON, built a batch of events at a time.
+
+Each batch of events' bytes is decoded into `Event`s and reduced to arrays (time, phase, pairing
+key, the start's columns) before the next batch; starts and stops are then paired over the whole
+file in time order by one numba pass. Arguments stay in the file's bytes (`PairArgs`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numba
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import LoadWarnings
+from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW
+from .columns import Codes, WorkedOutArgs, ints, json_text, optional_ints
+
+BATCH = 100_000
+START, STOP, OTHER = 0, 1, 2
+
+
+class Data(msgspec.Struct):
+    """The keys of an event's `data` that are columns (the rest are read with the arguments)."""
+
+    instance_id: Any = None
+    pid: Any = msgspec.UNSET  # absent: the document's pid
+    tid: Any = 0
+    device_core_idx: Any = None
+
+
+class Event(msgspec.Struct):
+    event_type: Any = None
+    phase: Any = None
+    tracking_id: Any = None
+    nc_idx: Any = None
+    timestamp_ns: Any = None
+    data: Data | None = None
+
+
+class _AnyData(msgspec.Struct):
+    """An event whose `data` is not an object (or null): its columns' keys read as absent."""
+
+    event_type: Any = None
+    phase: Any = None
+    tracking_id: Any = None
+    nc_idx: Any = None
+    timestamp_ns: Any = None
+    data: Any = None
+
+
+_EVENTS = msgspec.json.Decoder(list[Event])
+_EVENT = msgspec.json.Decoder(Event)
+_ANY_DATA = msgspec.json.Decoder(_AnyData)
+_NO_DATA = Data()
+
+
+def _one(raw: msgspec.Raw) -> Event | None:
+    """An entry decoded alone: None when it is not an object."""
+    try:
+        return _EVENT.decode(raw)
+    except msgspec.ValidationError:
+        pass
+    try:
+        e = _ANY_DATA.decode(raw)
+    except msgspec.ValidationError:
+        return None
+    return Event(e.event_type, e.phase, e.tracking_id, e.nc_idx, e.timestamp_ns, None)
+
+
+def decode(raws: list[msgspec.Raw], doc_pid: Any, batch: int = BATCH) -> tuple[list[msgspec.Raw], dict[str, np.ndarray],
+                                                                                 list[str], list[str]]:
+    """The event objects' bytes (entries that are not objects left out) and their arrays."""
+    kept: list[msgspec.Raw] = []
+    parts: list[dict[str, np.ndarray]] = []
+    names, keys, instances = Codes(), (Codes(), Codes()), Codes()
+    for lo in range(0, len(raws), batch):
+        chunk = raws[lo:lo + batch]
+        try:
+            events = _EVENTS.decode(b"[" + b",".join(chunk) + b"]")
+        except msgspec.ValidationError:  # an entry or its data is not an object: each is decoded alone
+            events = []
+            for r in chunk:
+                if (e := _one(r)) is not None:
+                    events.append(e)
+                    kept.append(r)
+        else:
+            kept.extend(chunk)
+        parts.append(_arrays(events, doc_pid, names, keys, instances))
+    if not parts:
+        parts.append(_arrays([], doc_pid, names, keys, instances))
+    c = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    # One code per distinct (event type, tracking id) over the whole file.
+    c["key"] = pd.DataFrame(c["key"]).groupby([0, 1, 2], sort=False).ngroup().to_numpy(np.int64)
+    return kept, c, list(names.index), list(instances.index)
+
+
+def _key(events: list[Event], types: Codes, texts: Codes) -> np.ndarray:
+    """A start and its stop share the event type and the tracking id: (type's code, kind, value)
+    rows, kind 0 for a 64-bit integer id (a boolean is the integer it equals), 1 for text (an id
+    neither integer nor text is read as its repr), 2 for a larger integer."""
+    n = len(events)
+    tids = [e.tracking_id for e in events]
+    small = [isinstance(t, int) and -(2**63) <= t < 2**63 for t in tids]
+    kind = np.fromiter((0 if ok else 2 if isinstance(t, int) else 1 for t, ok in zip(tids, small, strict=True)), np.int64, n)
+    text = texts.add(["" if ok else t if isinstance(t, str) else repr(t) for t, ok in zip(tids, small, strict=True)])
+    value = np.where(kind == 0, np.fromiter((int(t) if ok else 0 for t, ok in zip(tids, small, strict=True)), np.int64, n),
+                     text)
+    return np.column_stack([types.add([str(e.event_type) for e in events]).astype(np.int64), kind, value])
+
+
+def _arrays(events: list[Event], doc_pid: Any, names: Codes, keys: tuple[Codes, Codes],
+            instances: Codes) -> dict[str, np.ndarray]:
+    ts, ok_ts = ints([e.timestamp_ns for e in events], LoadWarnings(), "")
+    phase = np.array([START if e.phase == "start" else STOP if e.phase == "stop" else OTHER for e in events], np.int8)
+    key = _key(events, *keys)
+    data = [e.data or _NO_DATA for e in events]
+    out = {"ts": ts, "ok_ts": ok_ts, "phase": phase, "key": key,
+           "name": names.add([v if type(v) is str else ("" if v is None else str(v)) for v in (e.event_type for e in events)]),
+           "instance": instances.add([v if type(v) is str else str(v) if v else ""
+                                      for v in (d.instance_id for d in data)])}
+    unset = msgspec.UNSET
+    for col, values in (("pid", [doc_pid if (v := d.pid) is unset else v for d in data]), ("tid", [d.tid for d in data]),
+                        ("nc", [e.nc_idx for e in events]), ("pcore", [d.device_core_idx for d in data])):
+        got = optional_ints(values)
+        out[col] = got.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        out[f"ok_{col}"] = got.is_valid().to_numpy(zero_copy_only=False)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair(order, phase, key, n_keys):  # pragma: no cover - numba
+    """Starts and stops in time order: each stop closes the latest open start of its key."""
+    top = np.full(n_keys, -1, np.int64)  # the latest open start of each key
+    below = np.full(phase.size, -1, np.int64)  # the start opened before it, of the same key
+    first = np.full(n_keys, -1, np.int64)  # when each key's first start came, for the order of hanging ones
+    start = np.empty(order.size, np.int64)
+    stop = np.empty(order.size, np.int64)
+    n = 0
+    unmatched = 0
+    for k in range(order.size):
+        i = order[k]
+        g = key[i]
+        if phase[i] == 0:
+            below[i] = top[g]
+            top[g] = i
+            if first[g] < 0:
+                first[g] = k
+        elif phase[i] == 1:
+            s = top[g]
+            if s < 0:
+                unmatched += 1
+                continue
+            top[g] = below[s]
+            start[n], stop[n] = s, i
+            n += 1
+        else:
+            start[n], stop[n] = i, i
+            n += 1
+    return start[:n], stop[:n], top, below, first, unmatched
+
+
+def pair(c: dict[str, np.ndarray], warnings: LoadWarnings, origin: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's start event and stop event (-1: it never stopped), as the events pair in time order."""
+    ok = c["ok_ts"]
+    warnings.add(f"{origin}: events without a usable timestamp_ns, dropped", int((~ok).sum()))
+    usable = np.flatnonzero(ok)
+    order = usable[np.argsort(c["ts"][usable], kind="stable")]
+    n_keys = int(c["key"].max()) + 1 if c["key"].size else 0
+    start, stop, top, below, first, unmatched = _pair(order, c["phase"], c["key"], n_keys)
+    # Starts still open: by key in the order each key first opened, oldest first within a key.
+    hanging: list[int] = []
+    for g in np.flatnonzero(top >= 0)[np.argsort(first[top >= 0], kind="stable")].tolist():
+        chain = []
+        s = int(top[g])
+        while s >= 0:
+            chain.append(s)
+            s = int(below[s])
+        hanging += chain[::-1]
+    warnings.add(f"{origin}: 'stop' events with no open 'start' of the same tracking_id, ignored", int(unmatched))
+    warnings.add(f"{origin}: 'start' events that never stopped (shown open to the trace end, marked incomplete)",
+                 len(hanging))
+    h = np.array(hanging, np.int64)
+    return np.concatenate([start, h]), np.concatenate([stop, np.full(h.size, -1, np.int64)])
+
+
+def table(c: dict[str, np.ndarray], start: np.ndarray, stop: np.ndarray, name_dict: list[str],
+          instance_dict: list[str], instance: str) -> pa.Table:
+    n = start.size
+    names = pa.array(name_dict, pa.string())
+    name = names.take(pa.array(c["name"][start])) if n else pa.array([], pa.string())
+    hardware = np.isin(c["name"][start], [i for i, v in enumerate(name_dict) if v in HARDWARE_EVENTS])
+    open_ = stop < 0
+    # An event with no instance of its own (none, or empty) is on the document's.
+    named = pa.array([v or instance for v in instance_dict], pa.string())
+
+    def col(k: str) -> pa.Array:
+        return pa.array(c[k][start], mask=~c[f"ok_{k}"][start])
+
+    return pa.table({
+        "id": np.arange(n, dtype=np.int64),
+        "name": name.dictionary_encode(),
+        "start_ts": c["ts"][start], "end_ts": pa.array(c["ts"][np.where(open_, 0, stop)], mask=open_),
+        "duration_ns": pa.nulls(n, pa.int64()),
+        "trace_event_source": pa.array(np.where(hardware, "neuron_hw", "neuron_rt").astype(object), pa.string())
+        .dictionary_encode(),
+        "instance_id": (named.take(pa.array(c["instance"][start])) if n else pa.array([], pa.string())).dictionary_encode(),
+        "process_id": pa.array(c["pid"][start], mask=~c["ok_pid"][start]).fill_null(0),
+        "thread_id": pa.array(c["tid"][start], mask=~c["ok_tid"][start]).fill_null(0),
+        "nc_idx": col("nc"),
+        "pcore_idx": col("pcore"),
+        INCOMPLETE: pa.array(open_, pa.bool_()),
+        ROW: pa.array(np.arange(n, dtype=np.int32)),
+    })
+
+
+class PairArgs(WorkedOutArgs):
+    """A row made of a start and its stop: the tracking id, the start's `data` and then the stop's."""
+
+    def __init__(self, raws: list[msgspec.Raw], start: np.ndarray, stop: np.ndarray) -> None:
+        super().__init__(raws)
+        self.start, self.stop = start, stop
+
+    def rows(self) -> int:
+        return int(self.start.size)
+
+    def text(self, row: int) -> str | None:
+        a = msgspec.json.decode(self.args[int(self.start[row])])
+        data = a.get("data")
+        out = {"tracking_id": a.get("tracking_id"), **(data if isinstance(data, dict) else {})}
+        b = int(self.stop[row])
+        if b >= 0 and b != self.start[row]:
+            more = msgspec.json.decode(self.args[b]).get("data")
+            out.update(more if isinstance(more, dict) else {})
+        if not isinstance(data, dict | None):
+            out["data"] = data
+        return json_text(out)
