@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -222,6 +223,28 @@ def document(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, An
         event_list({key: msgspec.json.decode(top[key])}, path, (key,), what)
         raise
     return {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}, raws
+
+
+def batches(raws: list[msgspec.Raw], many: msgspec.json.Decoder, one: Callable[[msgspec.Raw], Any],
+            size: int) -> Iterator[tuple[list[msgspec.Raw], list[Any]]]:
+    """The entries `size` at a time, decoded by `many` (a list decoder) into structs: each batch's
+    entries and their structs. When a batch does not decode whole, each entry is decoded by `one`,
+    and those it gives None for (not objects) are left out of both."""
+    for lo in range(0, len(raws), size):
+        chunk = raws[lo:lo + size]
+        try:
+            decoded = many.decode(b"[" + b",".join(chunk) + b"]")
+        except msgspec.ValidationError:
+            pairs = [(r, e) for r in chunk if (e := one(r)) is not None]
+            chunk, decoded = [r for r, _ in pairs], [e for _, e in pairs]
+        yield chunk, decoded
+
+
+def valued_ints(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """int64 values (0 where unusable, as `optional_ints` reads them) and where they are usable."""
+    col = optional_ints(values)
+    ok = col.is_valid().to_numpy(zero_copy_only=False)
+    return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), ok
 
 
 def event_list(doc: Any, path: Path, keys: tuple[str, ...], what: str) -> list[dict]:

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings
 from ..model.schema import HARDWARE_EVENTS, ROW
-from .columns import Codes, ints, optional_ints
+from .columns import Codes, batches, ints, valued_ints
 
 BATCH = 100_000
 FRAMEWORK_TYPE = 99999
@@ -53,11 +53,11 @@ _EVENTS = msgspec.json.Decoder(list[Event])
 _EVENT = msgspec.json.Decoder(Event)
 
 
-def _valued(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """int64 values (0 where unusable) and where they are usable."""
-    col = optional_ints(values)
-    ok = col.is_valid().to_numpy(zero_copy_only=False)
-    return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), ok
+def _one(raw: msgspec.Raw) -> Event | None:
+    try:
+        return _EVENT.decode(raw)
+    except msgspec.ValidationError:  # not an object
+        return None
 
 
 def decode(raws: list[msgspec.Raw], batch: int = BATCH) -> tuple[list[msgspec.Raw], list[dict[str, np.ndarray]], list[str],
@@ -66,20 +66,8 @@ def decode(raws: list[msgspec.Raw], batch: int = BATCH) -> tuple[list[msgspec.Ra
     kept: list[msgspec.Raw] = []
     parts: list[dict[str, np.ndarray]] = []
     names, sources, instances = Codes(), Codes(), Codes()
-    for lo in range(0, len(raws), batch):
-        chunk = raws[lo:lo + batch]
-        try:
-            events = _EVENTS.decode(b"[" + b",".join(chunk) + b"]")
-        except msgspec.ValidationError:  # an entry is not an object: each is decoded alone, those left out
-            events = []
-            for r in chunk:
-                try:
-                    events.append(_EVENT.decode(r))
-                except msgspec.ValidationError:
-                    continue
-                kept.append(r)
-        else:
-            kept.extend(chunk)
+    for chunk, events in batches(raws, _EVENTS, _one, batch):
+        kept.extend(chunk)
         parts.append(_arrays(events, names, sources, instances))
     if not parts:
         parts.append(_arrays([], names, sources, instances))
@@ -112,10 +100,10 @@ def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes)
            # of 0 or none takes its parent's if that is set, a core that is absent takes its parent's).
            "tid_blank": np.array([v is None or v == 0 for v in tid], bool), "tid_set": np.array([bool(v) for v in tid], bool),
            "nc_none": np.array([v is None for v in nc], bool)}
-    out["tid"], out["ok_tid"] = _valued(tid)
-    out["nc"], out["ok_nc"] = _valued(nc)
-    out["parent"], out["ok_parent"] = _valued([e.parent_id for e in events])
-    out["pcore"], out["ok_pcore"] = _valued([e.device_core_idx if s == "neuron_hw" else None
+    out["tid"], out["ok_tid"] = valued_ints(tid)
+    out["nc"], out["ok_nc"] = valued_ints(nc)
+    out["parent"], out["ok_parent"] = valued_ints([e.parent_id for e in events])
+    out["pcore"], out["ok_pcore"] = valued_ints([e.device_core_idx if s == "neuron_hw" else None
                                              for e, s in zip(events, source, strict=True)])
     return out
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings
 from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW
-from .columns import Codes, WorkedOutArgs, ints, json_text, optional_ints
+from .columns import Codes, WorkedOutArgs, batches, ints, json_text, valued_ints
 
 BATCH = 100_000
 START, STOP, OTHER = 0, 1, 2
@@ -77,18 +77,8 @@ def decode(raws: list[msgspec.Raw], doc_pid: Any, batch: int = BATCH) -> tuple[l
     kept: list[msgspec.Raw] = []
     parts: list[dict[str, np.ndarray]] = []
     names, keys, instances = Codes(), (Codes(), Codes()), Codes()
-    for lo in range(0, len(raws), batch):
-        chunk = raws[lo:lo + batch]
-        try:
-            events = _EVENTS.decode(b"[" + b",".join(chunk) + b"]")
-        except msgspec.ValidationError:  # an entry or its data is not an object: each is decoded alone
-            events = []
-            for r in chunk:
-                if (e := _one(r)) is not None:
-                    events.append(e)
-                    kept.append(r)
-        else:
-            kept.extend(chunk)
+    for chunk, events in batches(raws, _EVENTS, _one, batch):
+        kept.extend(chunk)
         parts.append(_arrays(events, doc_pid, names, keys, instances))
     if not parts:
         parts.append(_arrays([], doc_pid, names, keys, instances))
@@ -125,9 +115,7 @@ def _arrays(events: list[Event], doc_pid: Any, names: Codes, keys: tuple[Codes, 
     unset = msgspec.UNSET
     for col, values in (("pid", [doc_pid if (v := d.pid) is unset else v for d in data]), ("tid", [d.tid for d in data]),
                         ("nc", [e.nc_idx for e in events]), ("pcore", [d.device_core_idx for d in data])):
-        got = optional_ints(values)
-        out[col] = got.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        out[f"ok_{col}"] = got.is_valid().to_numpy(zero_copy_only=False)
+        out[col], out[f"ok_{col}"] = valued_ints(values)
     return out
 
 
