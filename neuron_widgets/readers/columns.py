@@ -184,7 +184,7 @@ class LeftoverArgs(WorkedOutArgs):
 
 
 class Codes:
-    """Values (strings, or tuples of them) coded against one table across batches of rows."""
+    """Strings coded against one table across batches of rows."""
 
     def __init__(self) -> None:
         self.index: dict[Any, int] = {}

@@ -41,14 +41,9 @@ class Event(msgspec.Struct):
     data: Data | None = None
 
 
-class _AnyData(msgspec.Struct):
+class _AnyData(Event):
     """An event whose `data` is not an object (or null): its columns' keys read as absent."""
 
-    event_type: Any = None
-    phase: Any = None
-    tracking_id: Any = None
-    nc_idx: Any = None
-    timestamp_ns: Any = None
     data: Any = None
 
 
