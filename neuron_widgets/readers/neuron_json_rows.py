@@ -100,7 +100,7 @@ def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes)
            # of 0 or none takes its parent's if that is set, a core that is absent takes its parent's).
            "tid_blank": np.array([v is None or v == 0 for v in tid], bool), "tid_set": np.array([bool(v) for v in tid], bool),
            "nc_none": np.array([v is None for v in nc], bool)}
-    out["tid"], out["ok_tid"] = valued_ints(tid)
+    out["tid"] = valued_ints(tid)[0]  # 0 where not an integer
     out["nc"], out["ok_nc"] = valued_ints(nc)
     out["parent"], out["ok_parent"] = valued_ints([e.parent_id for e in events])
     out["pcore"], out["ok_pcore"] = valued_ints([e.device_core_idx if s == "neuron_hw" else None
@@ -132,7 +132,7 @@ def table(parts: list[dict[str, np.ndarray]], name_dict: list[str], source_dict:
                                                              pa.array(source_dict, pa.string())),
         "instance_id": named.take(pa.array(c["instance"], pa.int32())).dictionary_encode(),
         "process_id": c["pid"],
-        "thread_id": np.where(c["ok_tid"], c["tid"], 0),
+        "thread_id": c["tid"],
         "nc_idx": pa.array(c["nc"], mask=~c["ok_nc"]),
         "pcore_idx": pa.array(c["pcore"], mask=~c["ok_pcore"]),
         "parent_id": pa.array(c["parent"], mask=~c["ok_parent"]),
@@ -148,7 +148,7 @@ def _inherit_from_parents(c: dict[str, np.ndarray]) -> None:
     if not children.size:
         return
     row_of = {int(i): r for r, i in enumerate(c["id"]) if c["ok_id"][r]}
-    thread = ("tid", "ok_tid", "tid_blank", "tid_set")
+    thread = ("tid", "tid_blank", "tid_set")
     core = ("nc", "ok_nc", "nc_none")
     for r in children.tolist():
         q = row_of.get(int(c["parent"][r]))

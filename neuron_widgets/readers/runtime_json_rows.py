@@ -108,8 +108,10 @@ def _arrays(events: list[Event], doc_pid: Any, names: Codes, keys: tuple[Codes, 
            "instance": instances.add([v if type(v) is str else str(v) if v else ""
                                       for v in (d.instance_id for d in data)])}
     unset = msgspec.UNSET
-    for col, values in (("pid", [doc_pid if (v := d.pid) is unset else v for d in data]), ("tid", [d.tid for d in data]),
-                        ("nc", [e.nc_idx for e in events]), ("pcore", [d.device_core_idx for d in data])):
+    # A process or thread that is not an integer is 0; a core that is not one is null.
+    out["pid"] = valued_ints([doc_pid if (v := d.pid) is unset else v for d in data])[0]
+    out["tid"] = valued_ints([d.tid for d in data])[0]
+    for col, values in (("nc", [e.nc_idx for e in events]), ("pcore", [d.device_core_idx for d in data])):
         out[col], out[f"ok_{col}"] = valued_ints(values)
     return out
 
@@ -173,9 +175,8 @@ def pair(c: dict[str, np.ndarray], warnings: LoadWarnings, origin: str) -> tuple
 def table(c: dict[str, np.ndarray], start: np.ndarray, stop: np.ndarray, name_dict: list[str],
           instance_dict: list[str], instance: str) -> pa.Table:
     n = start.size
-    names = pa.array(name_dict, pa.string())
-    name = names.take(pa.array(c["name"][start])) if n else pa.array([], pa.string())
-    hardware = np.isin(c["name"][start], [i for i, v in enumerate(name_dict) if v in HARDWARE_EVENTS])
+    name = c["name"][start]
+    hardware = np.isin(name, [i for i, v in enumerate(name_dict) if v in HARDWARE_EVENTS])
     open_ = stop < 0
     # An event with no instance of its own (none, or empty) is on the document's.
     named = pa.array([v or instance for v in instance_dict], pa.string())
@@ -185,14 +186,14 @@ def table(c: dict[str, np.ndarray], start: np.ndarray, stop: np.ndarray, name_di
 
     return pa.table({
         "id": np.arange(n, dtype=np.int64),
-        "name": name.dictionary_encode(),
+        "name": pa.DictionaryArray.from_arrays(pa.array(name, pa.int32()), pa.array(name_dict, pa.string())),
         "start_ts": c["ts"][start], "end_ts": pa.array(c["ts"][np.where(open_, 0, stop)], mask=open_),
         "duration_ns": pa.nulls(n, pa.int64()),
-        "trace_event_source": pa.array(np.where(hardware, "neuron_hw", "neuron_rt").astype(object), pa.string())
-        .dictionary_encode(),
-        "instance_id": (named.take(pa.array(c["instance"][start])) if n else pa.array([], pa.string())).dictionary_encode(),
-        "process_id": pa.array(c["pid"][start], mask=~c["ok_pid"][start]).fill_null(0),
-        "thread_id": pa.array(c["tid"][start], mask=~c["ok_tid"][start]).fill_null(0),
+        "trace_event_source": pa.DictionaryArray.from_arrays(pa.array(hardware.astype(np.int32)),
+                                                             pa.array(["neuron_rt", "neuron_hw"], pa.string())),
+        "instance_id": named.take(pa.array(c["instance"][start])).dictionary_encode(),
+        "process_id": c["pid"][start],
+        "thread_id": c["tid"][start],
         "nc_idx": col("nc"),
         "pcore_idx": col("pcore"),
         INCOMPLETE: pa.array(open_, pa.bool_()),
