@@ -215,10 +215,20 @@ def idle(profile, kernel_wait_ns: int = 30_000) -> dict[Core, dict[str, tuple[in
 # -- errors and hangs --------------------------------------------------------------------------
 CODE_KEYS = ("ret", "status", "return_code", "error_code", "rc")
 ERROR_KEYS = ("error", "errors", "exception", "failure", "error_message", "error_code", "err")
+NO_ERROR_WORDS = {"0", "none", "null", "nil", "false", "no", "ok", "okay", "success", "succeeded", "n/a", "na",
+                  "no error", "noerror", "0x0"}
 
 
-def _says_error(v: Any) -> bool:
-    return v not in (None, False, 0, "", [], {}) and not (isinstance(v, float) and v == 0)
+def says_error(key: str, v: Any) -> bool:
+    """An argument that reports an error: a word other than a no-error one, true, a non-empty list or object;
+    a number only as a non-zero `error_code` (under `error` and the rest it is a count)."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int | float):
+        return key == "error_code" and v == v and v != 0
+    if isinstance(v, str):
+        return bool(v.strip()) and v.strip().lower() not in NO_ERROR_WORDS
+    return isinstance(v, list | dict) and len(v) > 0
 
 
 def problems(profile) -> dict[str, Any]:
@@ -231,7 +241,7 @@ def problems(profile) -> dict[str, Any]:
             errors.add(e["row"])
         if neuron and any(isinstance(e["args"].get(k), int) and e["args"][k] != 0 for k in CODE_KEYS):
             errors.add(e["row"])
-        if any(_says_error(e["args"].get(k)) for k in ERROR_KEYS):
+        if any(says_error(k, e["args"].get(k)) for k in ERROR_KEYS):
             errors.add(e["row"])
     hangs, incomplete = set(), set()
     for e in evs:

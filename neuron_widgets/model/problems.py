@@ -13,7 +13,9 @@ kernels); anything else (a B/S event open when a browser trace stopped) is only 
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -28,11 +30,16 @@ NEURON_SOURCES = ("neuron_rt", "neuron_hw")
 EXECUTION_SOURCES = (*NEURON_SOURCES, "device")
 # A runtime call that returned a code other than 0 (1003 is a numerical error, NaN in the output).
 RETURN_CODE = r'"(ret|status|return_code|error_code|rc)"\s*:\s*"?-?[1-9]'
-# An event that reports an error in its own arguments: a key naming one, with a value that is not empty or zero.
-# (RE2, pyarrow's engine, has no look-ahead: the value is a non-empty string, a non-zero number, true, or a
-# non-empty object or list.)
-ERROR_ARG = (r'"(error|errors|exception|failure|error_message|error_code|err)"\s*:\s*'
-             r'("[^"]|-?[1-9]|-?0\.[0-9]*[1-9]|true|\{\s*"|\[\s*[^\]\s])')
+# An event that reports an error in its own arguments: a key naming one whose value says so. A number under
+# `error`, `errors`, `err`, `failure` or `exception` is a count or a flag (Fuchsia's FramePresented carries
+# `"error": 0`, others a count of retries), never a failure; under `error_code` a non-zero number is one.
+# Strings say so unless they are a no-error word (NO_ERROR_WORDS); true and non-empty objects and lists say so.
+# (RE2, pyarrow's engine, has no look-ahead: candidates are found here, strings confirmed by `says_error`.)
+ERROR_ARG = (r'"(error|errors|exception|failure|error_message|err)"\s*:\s*("[^"]|true|\{\s*"|\[\s*[^\]\s])'
+             r'|"error_code"\s*:\s*(-?[1-9]|-?0\.[0-9]*[1-9]|"[^"]|true|\{\s*"|\[\s*[^\]\s])')
+ERROR_KEYS = ("error", "errors", "exception", "failure", "error_message", "err", "error_code")
+NO_ERROR_WORDS = frozenset({"0", "none", "null", "nil", "false", "no", "ok", "okay", "success", "succeeded", "n/a",
+                            "na", "no error", "noerror", "0x0"})
 ERROR_CATEGORY = re.compile(r"(^|[_\W])(error|errors|exception|failure|fatal)([_\W]|$)", re.I)
 # Scanning every event's arguments costs ~50 B and ~0.2 µs per event: done up to this size,
 # where it stays under a second and 100 MB; larger profiles flag by name and category.
@@ -92,15 +99,45 @@ def argument_errors(texts: pa.ChunkedArray | pa.Array, neuron: np.ndarray, rows:
 
     `texts` are the arguments at `rows` (default: every row); `neuron` tells Neuron events per row.
     """
-    # One scan for either sign; only the few hits on other events are read again for an error argument.
-    either = pc.match_substring_regex(texts, f"{RETURN_CODE}|{ERROR_ARG}").fill_null(False).to_numpy(zero_copy_only=False)
-    where = np.arange(either.size) if rows is None else np.asarray(rows, np.int64)
-    hit = np.flatnonzero(either)
-    other = hit[~neuron[where[hit]]]
-    if other.size:
-        said = pc.match_substring_regex(texts.take(pa.array(other)), ERROR_ARG)
-        either[other[~said.fill_null(False).to_numpy(zero_copy_only=False)]] = False
-    return where[either]
+    # One scan for either sign finds the candidates; only those are read again.
+    hit = np.flatnonzero(pc.match_substring_regex(texts, f"{RETURN_CODE}|{ERROR_ARG}").fill_null(False)
+                         .to_numpy(zero_copy_only=False))
+    where = np.arange(len(texts)) if rows is None else np.asarray(rows, np.int64)
+    ok = np.zeros(hit.size, bool)
+    mine = neuron[where[hit]]
+    if mine.any():
+        ok[mine] = pc.match_substring_regex(texts.take(pa.array(hit[mine])), RETURN_CODE).fill_null(False) \
+            .to_numpy(zero_copy_only=False)
+    if (~ok).any():
+        ok[~ok] = says_error_texts(texts.take(pa.array(hit[~ok])).to_pylist())
+    return where[hit[ok]]
+
+
+def says_error(args: Any) -> bool:
+    """Whether an event's arguments (a dict) report an error of their own (see ERROR_ARG)."""
+    return isinstance(args, dict) and any(_value_says_error(k, args.get(k)) for k in ERROR_KEYS)
+
+
+def _value_says_error(key: str, v: Any) -> bool:
+    if v is None or isinstance(v, bool):
+        return v is True
+    if isinstance(v, int | float):
+        return key == "error_code" and v == v and v != 0  # a count under any other key; NaN is no code
+    if isinstance(v, str):
+        return bool(v.strip()) and v.strip().lower() not in NO_ERROR_WORDS
+    return isinstance(v, list | dict) and len(v) > 0
+
+
+def says_error_texts(texts: list[str | None]) -> np.ndarray:
+    """`says_error` of each argument text (JSON), each distinct text parsed once."""
+    seen: dict[str | None, bool] = {}
+    for text in texts:
+        if text not in seen:
+            try:
+                seen[text] = says_error(json.loads(text)) if text else False
+            except (ValueError, RecursionError):
+                seen[text] = True  # not JSON: the scan's own sign stands
+    return np.array([seen[t] for t in texts], bool)
 
 
 def incomplete_rows(profile: Profile) -> np.ndarray:
