@@ -292,3 +292,41 @@ def test_a_kineto_job_of_ranks_finds_the_late_rank_as_one_profile_does(tmp_path:
     page = Export(tmp_path / "job.html")
     item = json.dumps(page.json("summary0"))
     assert "nw-job-headline" in item and "rank 2" in item
+
+
+# A script as most are written: no `if __name__ == "__main__":`, work at the top level.
+PLAIN_SCRIPT = '''
+import sys
+
+import neuron_widgets as nw
+from neuron_widgets.analysis import across
+from neuron_widgets.widgets import Summary, Timeline
+
+print("top of the script", flush=True)  # printed once: the workers must not run the script again
+job = nw.load_job(sys.argv[1], results=sys.argv[2])
+got = across(job, ["temporal_breakdown", "stragglers"], cache=False)
+print("across", ",".join(got["parts"]["status"]), got["stragglers"]["part"].iat[0], flush=True)
+s = Summary(job)
+assert s.done.wait(300), s.status.value
+print("summary", s.charts is not None, "node-02" in s.charts.sentence.text, flush=True)
+tl = Timeline(job)
+assert tl.summarised.wait(300), tl.status
+print("timeline", len(tl.density), repr(tl.error), flush=True)
+'''
+
+
+@pytest.mark.parametrize("how", ["file", "module"])
+def test_across_summary_and_timeline_run_from_a_plain_script(how: str, job_dir: Path, tmp_path: Path) -> None:
+    """Spawned workers used to run the unguarded script again and die while starting (BrokenProcessPool)."""
+    (tmp_path / "plain_job_script.py").write_text(PLAIN_SCRIPT)
+    first = ["plain_job_script.py"] if how == "file" else ["-m", "plain_job_script"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, *first, str(job_dir), str(tmp_path / "results")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=900, check=False, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "bootstrapping" not in out.stderr and "BrokenProcessPool" not in out.stderr
+    lines = out.stdout.splitlines()
+    assert lines.count("top of the script") == 1, out.stdout
+    assert "across computed,computed,computed node-02" in lines, out.stdout
+    assert "summary True True" in lines, out.stdout
+    assert "timeline 3 ''" in lines, out.stdout

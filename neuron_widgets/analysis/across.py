@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import __version__
 from ..memory import give_back
+from . import workers
 from .compare import totals
 from .density import busy_density
 from .frame import notes_of
@@ -93,11 +94,16 @@ def run_parts(job: Any, wanted: list[str], client: Any = None, *, scheduler: str
         tasks = [dask.delayed(part_task, pure=False)(job.specs[i], wanted, kw, store, tag, solo) for i in todo]
         if client is not None:
             got = client.gather(client.compute(tasks))
+        elif (scheduler or "processes") == "processes":
+            # Dask's process scheduler on workers that never run the user's script (workers.py), one
+            # part per hand-out (Dask batches 6 by default: parts are large and uneven), no more
+            # workers than parts.
+            from dask.system import CPU_COUNT
+
+            with workers.pool(min(num_workers or CPU_COUNT, len(tasks))) as executor:
+                got = dask.compute(*tasks, scheduler="processes", pool=executor, chunksize=1)
         else:
-            how = scheduler or "processes"
-            # One part per hand-out (Dask batches 6 by default): parts are large and uneven.
-            extra = {"chunksize": 1} if how == "processes" else {}
-            got = dask.compute(*tasks, scheduler=how, num_workers=num_workers, **extra)
+            got = dask.compute(*tasks, scheduler=scheduler, num_workers=num_workers)
         for i, g in zip(todo, got, strict=True):
             out[i] = g
     return [o for o in out if o is not None]
