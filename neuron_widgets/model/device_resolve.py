@@ -25,30 +25,112 @@ if TYPE_CHECKING:
     from .profile import Profile
 
 
-def candidate_dirs(profile: Profile, name: str) -> list[Path]:
-    roots = []
+def homes(profile: Profile) -> list[Path]:
+    """The folders this profile's device files may be in, links resolved.
+
+    The folder given as `device_profiles_dir`, the profile's own folder (a processed profile's
+    directory, or the folder of a trace file) and, for several inputs merged into one profile
+    (a folder of ranks, a capture, a job), each input's folder. In neuron-explorer's
+    `--data-path` layout (`profiles/global/<name>@latest`) processed profiles are siblings, so
+    that `profiles/global` folder is one too.
+    """
+    out: list[Path] = []
+
+    def add(folder: Path) -> None:
+        try:
+            real = folder.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return
+        if real.is_dir() and real not in out:
+            out.append(real)
+
+    def walk(extra: dict[str, Any], source: str | None, depth: int) -> None:
+        if extra.get("directory"):
+            home = Path(str(extra["directory"]))
+        elif source:
+            home = Path(source) if Path(source).is_dir() else Path(source).parent
+        else:
+            home = None
+        if home is not None:
+            add(home)
+            if home.parent.name == "global" and home.parent.parent.name == "profiles":
+                add(home.parent)
+        inputs = extra.get("inputs")
+        sources = extra.get("input_sources")
+        if depth < 8 and isinstance(inputs, list):
+            for i, sub in enumerate(inputs):
+                src = sources[i] if isinstance(sources, list) and i < len(sources) else None
+                walk(sub if isinstance(sub, dict) else {}, src, depth + 1)
+
     given = profile.extra.get("device_profiles_dir")
     if given:
-        roots.append(Path(given))
-    home = Path(profile.extra.get("directory") or Path(profile.source).parent)
-    roots += [home / "device_profiles", home, home.parent]
-    out = []
-    for root in roots:
-        out += [root / name, root / f"{name}@latest"]
+        add(Path(str(given)).expanduser())
+    walk(profile.extra, profile.source if Path(profile.source).exists() else None, 0)
     return out
 
 
+def candidate_dirs(profile: Profile, name: str) -> list[Path]:
+    """Where a device profile of this name may sit, in the order looked at."""
+    out = []
+    for root in homes(profile):
+        for folder in (root / "device_profiles", root):
+            out += [folder / name, folder / f"{name}@latest"]
+    return out
+
+
+def _plain_name(profile: Profile, name: str) -> None:
+    """A device profile's name is one plain path component: never a path, never `..`."""
+    bad = (not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name
+           or Path(name).is_absolute() or Path(name).name != name)
+    if bad:
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        raise ProfileError(profile.source, f"its DeviceProfileList names the device profile {shown!r}, which is not "
+                           "a plain name: device profiles are read from inside the profile's folder only",
+                           "Rewrite the DeviceProfileList with the names of the device-profile directories or "
+                           "files beside the profile, or pass device_profiles_dir=DIR")
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def _confined(profile: Profile, name: str, path: Path, roots: list[Path]) -> Path:
+    """`path` with its links resolved, if it and every file a device loader reads in it stay inside `roots`."""
+    try:
+        real = path.resolve(strict=True)
+        inner = [f.resolve(strict=True) for f in real.iterdir()] if real.is_dir() else []
+    except (OSError, RuntimeError):
+        real, inner = Path(), []
+        outside = True
+    else:
+        outside = not _inside(real, roots) or not all(_inside(f, roots) for f in inner)
+    if outside:
+        raise ProfileError(path, f"the device profile {name!r} leads outside the profile's folder (a link or a path "
+                           f"that resolves elsewhere, or cannot be resolved); it was not read. Allowed: "
+                           f"{', '.join(str(r) for r in roots) or 'none'}",
+                           "Copy the device profile into the profile's folder (device_profiles/<name>), or pass "
+                           "load_profile(..., device_profiles_dir=DIR) with the directory that holds it")
+    return real
+
+
 def locate(profile: Profile, name: str) -> Path:
+    """The device profile's directory or file, inside the profile's folders (see `homes`) only."""
+    _plain_name(profile, name)
+    roots = homes(profile)
     dp = profile.device_profiles
     if "path" in dp and name in set(dp["device_profile_name"]):
-        path = dp.loc[dp["device_profile_name"] == name, "path"].iloc[0]
-        if isinstance(path, str) and Path(path).exists():
-            return Path(path)
+        listed = dp.loc[dp["device_profile_name"] == name, "path"].iloc[0]
+        if isinstance(listed, str) and listed:
+            path = Path(listed)
+            if not path.is_absolute() and roots:
+                path = roots[0] / path
+            if path.exists() or path.is_symlink():
+                return _confined(profile, name, path, roots)
     for d in candidate_dirs(profile, name):
-        if d.is_dir():
-            return d
+        if d.is_dir() or d.is_symlink():
+            return _confined(profile, name, d, roots)
     looked = ", ".join(str(d) for d in candidate_dirs(profile, name)[:4])
-    raise ProfileError(name, "the device profile's data was not found (looked in " + looked + ", ...)",
+    raise ProfileError(name, "the device profile's data was not found (looked in " + (looked or "no folder") + ", ...)",
                        "Pass load_profile(..., device_profiles_dir=DIR) with the directory that holds it")
 
 

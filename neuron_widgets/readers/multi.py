@@ -131,7 +131,8 @@ def merge(profiles: list[Profile], names: list[str], source: str) -> Profile:
     return Profile(table, source=source, format="+".join(sorted({p.format for p in profiles})), warnings=warnings,
                    lazy=CompositeLazy(parts), counters=counters,
                    device_profiles=pd.concat(device, ignore_index=True) if device else None, metadata=metadata,
-                   extra={"filters_applied": True, "inputs": [p.extra for p in profiles]})
+                   extra={"filters_applied": True, "inputs": [p.extra for p in profiles],
+                          "input_sources": [p.source for p in profiles]})  # where device files may be
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
