@@ -140,8 +140,8 @@ def _require(df: pd.DataFrame, cols: tuple[str, ...], where: Path) -> None:
 def _json(path: Path) -> DeviceTrace:
     doc = read_json(path)
     if not isinstance(doc, dict) or "instruction" not in doc:
-        keys = ", ".join(list(doc)[:8]) if isinstance(doc, dict) else type(doc).__name__
-        raise ProfileError(path, f"is not a device profile JSON (no 'instruction' list; found {keys})",
+        # Nothing of the document is echoed (its keys may be secrets): only what was expected.
+        raise ProfileError(path, "is not a device profile JSON (expected an object with an 'instruction' list)",
                            "Pass device_profile_model_<id>.json or a neuron-profile JSON export")
     frames: dict[str, pd.DataFrame] = {}
     for attr, key in _JSON_TABLES.items():
