@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import OUT, in_child, machine, sample
 
-TRACES = Path(__file__).resolve().parents[2] / "shared/data/traces"
+TRACES = Path(__file__).resolve().parents[1] / "tests/data/traces"
 SETS = {
     "nccl_data (40.5k events, 1 rank)": ["hta/nccl_data.json.gz"],
     "trace_diff_control_rank3of8 (109k events)": ["hta/trace_diff_control_rank3of8.json.gz"],

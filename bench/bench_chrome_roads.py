@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_perfetto import chrome_trace
 from common import OUT, in_child, machine
 
-TRACES = Path(__file__).resolve().parents[2] / "shared/data/traces"
+TRACES = Path(__file__).resolve().parents[1] / "tests/data/traces"
 
 LOAD = """
 import gc, json, time, psutil

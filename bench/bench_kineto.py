@@ -22,7 +22,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import OUT, machine, timeit
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared/data/traces/hta/trace_diff_control_rank3of8.json.gz"
+DEFAULT = Path(__file__).resolve().parents[1] / "tests/data/traces/hta/trace_diff_control_rank3of8.json.gz"
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import OUT, in_child, machine, sample
 
-TRACES = Path(__file__).resolve().parents[2] / "shared/data/traces"
+TRACES = Path(__file__).resolve().parents[1] / "tests/data/traces"
 
 PEAK = """
 import threading, psutil

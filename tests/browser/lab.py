@@ -23,18 +23,18 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 ROOT = Path(__file__).resolve().parents[2]
-TRACES = ROOT.parent / "shared" / "data" / "traces"
+TRACES = ROOT / "tests" / "data" / "traces"  # copied into the project: a bare clone runs every test
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
 
 def real_trace(rel: str) -> Path:
-    """A real trace from ../shared, checked before a notebook waits on it: a missing one fails at once."""
+    """A real trace from tests/data/traces, checked before a notebook waits on it: a missing one fails at once."""
     import pytest
 
     path = TRACES / rel
     if not path.exists():
-        pytest.fail(f"{path} is missing: the browser tests read real traces from ../shared/data/traces beside the "
-                    "project (see its README)", pytrace=False)
+        pytest.fail(f"{path} is missing: the browser tests read real traces from tests/data/traces (see its README)",
+                    pytrace=False)
     return path
 
 
