@@ -34,6 +34,16 @@ def random_device_trace(seed: int) -> DeviceTrace:
     ins = pd.DataFrame({"start_ts": start.astype(np.int64), "end_ts": (start + dur).astype(np.int64),
                         "timeline_track": track, "engine": [ENGINES[t] for t in track],
                         "opcode": rng.choice(OPCODES, size=n), "layer": layer, "hlo_name": hlo})
+    if depth and rng.random() < 0.5:
+        # neuron-profile's JSON layout: layers relative to their subgraph ("" for the subgraph's own
+        # instructions); some rows already full paths (older exports), some without a subgraph (Parquet).
+        sub = rng.choice(["/sg00", "/sg01", "sg02"], size=n).astype(object)
+        rel = np.array([str(v) if v is not None else "" for v in layer], dtype=object)
+        rel[rng.random(n) < 0.3] = ""
+        full = rng.random(n) < 0.2
+        rel[full] = [f"{s.rstrip('/')}/{r}" if r else s for s, r in zip(sub[full], rel[full], strict=True)]
+        sub[rng.random(n) < 0.15] = None
+        ins["layer"], ins["fully_qualified_subgraph"] = rel, sub
     if rng.random() < 0.3:
         nki = rng.choice(["k.py:10", "k.py:22"], size=n).astype(object)
         nki[rng.random(n) < 0.5] = None
@@ -52,11 +62,15 @@ def random_device_trace(seed: int) -> DeviceTrace:
     dma = pd.DataFrame({"start_ts": ds.astype(np.int64), "end_ts": (ds + rng.integers(0, 2000, m)).astype(np.int64),
                         "queue_name": rng.choice([f"qSyncIO{i}-Q1-E{i}" for i in range(4)], size=m),
                         "transfer_bytes": rng.integers(0, 65536, m)})
+    if rng.random() < 0.3:  # queues known by number only (or not at all) on some rows
+        dma["queue_idx"] = rng.integers(0, 3, m)
+        dma["engine_idx"] = rng.integers(0, 16, m)
+        dma.loc[rng.random(m) < 0.5, "queue_name"] = rng.choice([None, ""])
     if rng.random() < 0.5:
-        dma["source"] = [[[s]] for s in rng.choice(["WEIGHT", "HBM", "SB"], size=m)]
-        dma["dest"] = [[d] for d in rng.choice(["SB", "HBM"], size=m)]
-    else:
-        dma["queue_type"] = rng.choice(["input", "output", "data"], size=m)
+        dma["source"] = [[[s]] for s in rng.choice(["WEIGHT", "HBM", "SB", "unknown"], size=m)]
+        dma["dest"] = [[d] for d in rng.choice(["SB", "HBM", "unknown"], size=m)]
+    if "source" not in dma or rng.random() < 0.5:
+        dma["queue_type"] = rng.choice(["input", "output", "data", "unknown"], size=m)
     if m == 0:
         dma = pd.DataFrame()
     return DeviceTrace(f"random-{seed}", "neuron-parquet", ins, dma=dma)

@@ -29,6 +29,8 @@ def test_hierarchy_matches_the_reference(seed: int) -> None:
         assert row["duration_ns"] == r["end"] - r["start"]
         active = {c[: -len("_active_ns")]: row[c] for c in h.columns if c.endswith("_active_ns") and row[c]}
         assert active == {e: v for e, v in r["active"].items() if v}
+        waits = {c[: -len("_wait_ns")]: row[c] for c in h.columns if c.endswith("_wait_ns") and row[c]}
+        assert waits == {e: v for e, v in r["wait"].items() if v}
         if "adjusted_flops" in trace.instructions:
             assert row["flops"] == pytest.approx(r["flops"])
     # Tree order: every parent comes before its children, siblings by start.

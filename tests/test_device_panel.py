@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from random_device import random_device_trace
-from reference_device import text
+from reference_device import layer_of, text
 from test_device_analyses import neuron_profile_227
 from test_export import Export
 
@@ -21,7 +21,7 @@ SEEDS = range(40)
 
 def ref_chain(row: dict) -> list[str]:
     """The paths of an instruction's nodes, outermost first (the hierarchy's rule, spelt out)."""
-    names = [s for s in text(row.get("layer")).split("/") if s.strip()]
+    names = [s for s in layer_of(row).split("/") if s.strip()]
     extra = [t for t in (text(row.get("hlo_name")), text(row.get("nki_source_location"))) if t]
     if not names and not extra:
         names = [NO_LAYER]
@@ -80,7 +80,8 @@ def test_colour_keys_are_each_instructions_own_value(seed: int, by: str, column:
     labels = {"dma": "DMA", "instructions": "Engines"}
     for i in range(len(events)):
         if tables[i] == "instructions":
-            want = (text(records[src[i]].get(column)).strip() and text(records[src[i]].get(column))) or missing
+            value = layer_of(records[src[i]]) if by == "layer" else text(records[src[i]].get(column))
+            want = (value.strip() and value) or missing
         else:
             want = labels[tables[i]]
         assert keys[codes[i]] == want

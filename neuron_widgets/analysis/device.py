@@ -14,15 +14,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..model.device_engines import (
+    SEMAPHORE_WAIT,
+    busy_ns,
+    dma_directions,
+    dma_queues,
+    engine_codes,
+    engine_times,
+    grouped_busy,
+    waiting,
+)
 from ..model.device_events import _encode, _engine_key
-from ..model.device_hierarchy import engine_codes, layer_column
-from ..model.device_summary import busy_ns, duration, engine_active, execution_span, grouped_busy
+from ..model.device_hierarchy import layer_column
+from ..model.device_summary import duration, execution_span
 from ..model.device_trace import DeviceTrace
 
 GROUPINGS = {"layer": "layer", "hlo": "hlo_name", "hlo_name": "hlo_name", "opcode": "opcode", "engine": "engine",
              "nki": "nki_source_location"}
-# Instructions in which an engine sits waiting on a semaphore (the ISA's wait-on-event instructions).
-SEMAPHORE_WAIT = r"SEMAPHORE|SEM_WAIT|WAIT_EVENT"
+__all__ = ["SEMAPHORE_WAIT", "device_bound", "device_breakdown", "dma_traffic", "engine_time", "layer_utilisation",
+           "semaphore_waits", "top_operators"]
 
 
 def device_trace_of(source: Any) -> DeviceTrace:
@@ -46,13 +56,14 @@ def span_ns(trace: DeviceTrace) -> int:
 
 
 def engine_time(source: Any) -> pd.DataFrame:
-    """Per engine: active ns (overlaps once), share of the execution, instructions; in the viewer's engine order."""
+    """Per engine (the viewer's engine order): active_ns, share (of the execution), wait_ns, wait_share,
+    busy_ns, instructions, waits; active, waits and busy as model.device_engines defines them."""
     trace = device_trace_of(source)
-    df = engine_active(trace)
-    if df.empty:
-        return pd.DataFrame(columns=["engine", "active_ns", "share", "instructions"])
-    df["share"] = df["active_ns"] / span_ns(trace)
-    return df.iloc[sorted(range(len(df)), key=lambda i: _engine_key(str(df["engine"].iat[i])))].reset_index(drop=True)
+    df = engine_times(trace)
+    span = span_ns(trace)
+    df["share"] = df["active_ns"] / span
+    df["wait_share"] = df["wait_ns"] / span
+    return df[["engine", "active_ns", "share", "wait_ns", "wait_share", "busy_ns", "instructions", "waits"]]
 
 
 def top_operators(source: Any, by: str = "hlo", limit: int | None = 20) -> pd.DataFrame:
@@ -103,35 +114,17 @@ def layer_utilisation(source: Any) -> pd.DataFrame:
     return out
 
 
-def _direction(dma: pd.DataFrame) -> pd.Series:
-    """Where a transfer goes: source -> destination where the profile says so, else its queue type."""
-    def text(v: Any) -> str:
-        while isinstance(v, list | tuple | np.ndarray) and len(v) == 1:
-            v = v[0]
-        if isinstance(v, list | tuple | np.ndarray):
-            return "+".join(text(x) for x in v)
-        return "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-
-    if "source" in dma and "dest" in dma:
-        pairs = pd.Series([f"{text(s)} → {text(d)}" for s, d in zip(dma["source"], dma["dest"], strict=True)],
-                          index=dma.index)
-        return pairs.where(pairs != " → ", "")
-    if "queue_type" in dma:
-        return dma["queue_type"].astype(str).where(dma["queue_type"].notna(), "")
-    return pd.Series("", index=dma.index)
-
-
 def dma_traffic(source: Any) -> pd.DataFrame:
     """Per DMA queue and direction: packets, bytes, busy ns (some packet moving), bandwidth (GB/s while busy),
-    share of the execution. Most bytes first."""
+    share of the execution. Most bytes first. Queue and direction as model.device_engines reads them
+    (`dma_queues`, `dma_directions`)."""
     trace = device_trace_of(source)
     dma = trace.dma
     cols = ["queue", "direction", "packets", "bytes", "busy_ns", "bandwidth_gbps", "share"]
     if dma.empty or not {"start_ts", "end_ts"} <= set(dma.columns):
         return pd.DataFrame(columns=cols)
-    queue = dma["queue_name"] if "queue_name" in dma else pd.Series("", index=dma.index)
-    qc, qn = _encode(queue)
-    dc, dn = _encode(_direction(dma))
+    qc, qn = _encode(dma_queues(dma))
+    dc, dn = _encode(dma_directions(dma))
     key = qc.astype(np.int64) * len(dn) + dc
     uniq, inv = np.unique(key, return_inverse=True)
     moved = pd.to_numeric(dma["transfer_bytes"], errors="coerce").fillna(0).to_numpy(np.float64) \
@@ -148,25 +141,26 @@ def dma_traffic(source: Any) -> pd.DataFrame:
 
 
 def semaphore_waits(source: Any) -> pd.DataFrame:
-    """Per engine: how long it sat in semaphore-wait instructions (overlaps once), how many, share of the
-    execution, and the event-wait time its instructions report (`evt_wait_time_ns`) where the profile has it."""
+    """Per engine: how many semaphore-wait instructions it ran, how long it sat in them while running
+    nothing else (wait_ns, as model.device_engines defines it), share of the execution, and the
+    event-wait time its instructions report (`evt_wait_time_ns`) where the profile has it."""
     trace = device_trace_of(source)
     ins = trace.instructions
     cols = ["engine", "waits", "wait_ns", "share", "event_wait_ns"]
-    if ins.empty or "opcode" not in ins:
+    times = engine_times(trace)
+    if ins.empty or "opcode" not in ins or times.empty:
         return pd.DataFrame(columns=cols)
-    ec, engines = engine_codes(ins)
-    waiting = _waiting(ins)
-    start, end = ins["start_ts"].to_numpy(np.int64), ins["end_ts"].to_numpy(np.int64)
-    n = len(engines)
     wait_col = next((c for c in ("evt_wait_time_ns", "evt_wait_time") if c in ins), None)
-    event_wait = np.bincount(ec, weights=pd.to_numeric(ins[wait_col], errors="coerce").fillna(0).to_numpy(np.float64),
-                             minlength=n) if wait_col else np.full(n, np.nan)
-    out = pd.DataFrame({"engine": engines, "waits": np.bincount(ec[waiting], minlength=n),
-                        "wait_ns": grouped_busy(np.where(waiting, ec, -1).astype(np.int64), start, end, n),
-                        "event_wait_ns": event_wait})
+    out = times[["engine", "waits", "wait_ns"]].copy()
+    if wait_col:
+        ec, engines = engine_codes(ins)
+        reported = pd.to_numeric(ins[wait_col], errors="coerce").fillna(0).to_numpy(np.float64)
+        per = dict(zip(engines, np.bincount(ec, weights=reported, minlength=len(engines)), strict=True))
+        out["event_wait_ns"] = [per.get(e, 0.0) for e in out["engine"]]
+    else:
+        out["event_wait_ns"] = np.nan
     out["share"] = out["wait_ns"] / span_ns(trace)
-    return out.iloc[_engine_order(engines)].reset_index(drop=True)[cols]
+    return out.reset_index(drop=True)[cols]
 
 
 def device_bound(source: Any, waits: pd.DataFrame | None = None) -> str:
@@ -200,24 +194,12 @@ def device_bound(source: Any, waits: pd.DataFrame | None = None) -> str:
 
 
 def _waiting(ins: pd.DataFrame) -> np.ndarray:
-    """Which instructions are semaphore waits (the pattern tried once per opcode, not per row)."""
-    if "opcode" not in ins or ins.empty:
-        return np.zeros(len(ins), dtype=bool)
-    codes, names = _encode(ins["opcode"])
-    hit = pd.Series(names, dtype=object).str.contains(SEMAPHORE_WAIT, case=False, regex=True).to_numpy(bool)
-    return hit[codes]
+    return waiting(ins)
 
 
 def _compute_time(trace: DeviceTrace) -> pd.DataFrame:
-    """Per compute engine (not the Sync engine), the time it ran instructions other than semaphore waits; busiest first."""
-    ins = trace.instructions
-    if ins.empty:
-        return pd.DataFrame(columns=["engine", "active_ns"])
-    ec, engines = engine_codes(ins)
-    waiting = _waiting(ins)
-    busy = grouped_busy(np.where(waiting, -1, ec).astype(np.int64), ins["start_ts"].to_numpy(np.int64),
-                        ins["end_ts"].to_numpy(np.int64), len(engines))
-    out = pd.DataFrame({"engine": engines, "active_ns": busy})
+    """Per compute engine (not the Sync engine), its active time; busiest first."""
+    out = engine_times(trace)[["engine", "active_ns"]]
     out = out[~out["engine"].str.contains("sync", case=False)]
     return out.sort_values(["active_ns", "engine"], ascending=[False, True]).reset_index(drop=True)
 

@@ -37,14 +37,14 @@ HOVER_KEYS = ("operands", "hlo_name", "layer", "nki_source_location", "engine", 
               "throughput", "operation", "algorithm", "num_elements", "dtype", "value", "update_source")
 
 
-def engine_labels(trace: DeviceTrace) -> dict[str, str]:
+def engine_labels(trace: DeviceTrace | pd.DataFrame) -> dict[str, str]:
     """Each engine name a table may use (ActiveTime's `gpsimd`) -> the label its track shows (`GpSimd`).
 
     The instructions pair both where they carry both; an engine on several tracks (`tensor` on
     Tensor and TensorMatrix) takes the one of its own name; the rest read as ENGINE_ORDER spells them.
     """
     labels = {e.lower(): e for e in ENGINE_ORDER}
-    ins = trace.instructions
+    ins = trace if isinstance(trace, pd.DataFrame) else trace.instructions
     if not ins.empty and {"engine", "timeline_track"} <= set(ins.columns):
         pairs = ins[["engine", "timeline_track"]].dropna().drop_duplicates()
         for engine, tracks in pairs.groupby("engine", sort=False)["timeline_track"]:
@@ -55,8 +55,10 @@ def engine_labels(trace: DeviceTrace) -> dict[str, str]:
     return labels
 
 
-def engine_tracks(df: pd.DataFrame, trace: DeviceTrace) -> pd.Series | pa.Array | None:
-    """Each row's engine track: its `timeline_track`, else its engine as the tracks spell it (GpSimd)."""
+def engine_tracks(df: pd.DataFrame, trace: DeviceTrace | pd.DataFrame) -> pd.Series | pa.Array | None:
+    """Each row's engine track: its `timeline_track`, else its engine as the tracks spell it (GpSimd).
+
+    `trace` (or its instructions) says how the tracks spell each engine."""
     track = _column(df, "timeline_track")
     if "engine" not in df or (track is not None and not track.isna().any()):
         return track
@@ -173,13 +175,9 @@ def _parts(trace: DeviceTrace) -> list[_Part]:
         out.append(_Part("instructions", *_times(ins), *name, *label))
     dma = trace.dma
     if not dma.empty:
-        queue = _column(dma, "queue_name")
-        if queue is not None:
-            q = _encode(queue)
-        else:
-            idx = _column(dma, "queue_idx", "engine_idx")
-            q = _encode(idx) if idx is not None else (np.zeros(len(dma), np.int32), ["0"])
-            q = (q[0], [f"queue {v}" for v in q[1]])
+        from .device_engines import dma_queues
+
+        q = _encode(dma_queues(dma))
         label = _with_core(dma, several, (q[0], [f"DMA/{v}" for v in q[1]]))
         kind = _encode(dma["queue_type"]) if "queue_type" in dma else (np.zeros(len(dma), np.int32), ["packet"])
         out.append(_Part("dma", *_times(dma), kind[0], [f"DMA {k}" for k in kind[1]], *label))

@@ -18,30 +18,48 @@ from .device_summary import execution_span
 from .device_trace import DeviceTrace
 
 NO_LAYER = "(no layer)"
-ENGINE_KEYS = ("timeline_track", "engine")
+SUBGRAPH = "fully_qualified_subgraph"
 COLUMNS = ["path", "name", "parent", "level", "kind", "start_ts", "end_ts", "duration_ns", "share", "instructions",
            "flops", "mfu", "source"]
 FLOP_COLUMNS = ("adjusted_flops", "raw_flops", "flops")
 
 
 def layer_column(ins: pd.DataFrame) -> pd.Series | None:
-    """The instructions' layer: `layer`, else the subgraph neuron-profile's JSON writes."""
-    for c in ("layer", "fully_qualified_subgraph"):
-        if c in ins and ins[c].notna().any():
-            return ins[c]
-    return None
+    """Each instruction's layer path, decided per row: `fully_qualified_subgraph` + "/" + `layer` where the
+    layer is relative to its subgraph (neuron-profile's JSON: `_dot.3` under `/sg00`), the subgraph itself
+    where `layer` is empty, and `layer` as it is where it already starts with its subgraph or has none
+    (Parquet Instruction tables, older exports). None when the instructions carry neither."""
+    from .device_events import _combine, _encode
+
+    layer = ins["layer"] if "layer" in ins and ins["layer"].notna().any() else None
+    sub = ins[SUBGRAPH] if SUBGRAPH in ins and ins[SUBGRAPH].notna().any() else None
+    if sub is None:
+        return layer
+    lc = _encode(layer) if layer is not None else (np.zeros(len(ins), np.int32), [""])
+    codes, texts = _combine(_encode(sub), lc, layer_path)
+    # Two pairs may name one path (`/sg00` + `_dot.3` and `/sg00` + `/sg00/_dot.3`): one category each.
+    cats = list(dict.fromkeys(t for t in texts if t))
+    pos = {t: i for i, t in enumerate(cats)}
+    remap = np.array([pos.get(t, -1) for t in texts] or [0], dtype=np.int32)
+    return pd.Series(pd.Categorical.from_codes(remap[codes], categories=cats), index=ins.index, name="layer")
+
+
+def layer_path(subgraph: str, layer: str) -> str:
+    """One instruction's layer path from its subgraph and its layer (see layer_column); "" for neither."""
+    sub = [s for s in subgraph.split("/") if s.strip()]
+    segs = [s for s in layer.split("/") if s.strip()]
+    if not sub:
+        return layer
+    if segs[: len(sub)] != sub:  # relative to the subgraph (or empty: the subgraph's own instruction)
+        segs = sub + segs
+    return "/" + "/".join(segs)
 
 
 def engine_codes(ins: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """Each instruction's engine track (its timeline track, else its engine)."""
-    from .device_events import _coalesce, _encode
+    """Each instruction's engine, as device_engines defines it (the track it is drawn on)."""
+    from .device_engines import engine_codes as codes
 
-    key = next((ins[c] for c in ENGINE_KEYS if c in ins and ins[c].notna().any()), None)
-    if key is None:
-        return np.zeros(len(ins), dtype=np.int32), ["engine"]
-    if key is not ins.get("engine") and "engine" in ins and key.isna().any():
-        return _encode(_coalesce(key, ins["engine"]))
-    return _encode(key)
+    return codes(ins)
 
 
 def _codes(ins: pd.DataFrame, column: pd.Series | str | None) -> tuple[np.ndarray, list[str]]:
@@ -119,8 +137,9 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     """One row per layer, HLO operator and NKI kernel, in tree order (children by start time).
 
     Columns: path, name, parent, level, kind (layer / hlo / nki), start_ts, end_ts, duration_ns,
-    share (of the execution), instructions, `<engine>_active_ns` per engine (time the engine ran
-    the node's instructions, overlaps counted once), flops (where the instructions carry them),
+    share (of the execution), instructions, `<engine>_active_ns` and `<engine>_wait_ns` per engine
+    (the engine's active time and semaphore waits over the node's instructions, as device_engines
+    defines them), flops (where the instructions carry them),
     mfu (percent, from `layer_summary`), source ("instructions" or "layer_summary").
     `attrs["notes"]` says where the numbers come from.
     """
@@ -147,6 +166,9 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     start = ins["start_ts"].to_numpy(np.int64)
     end = ins["end_ts"].to_numpy(np.int64)
     ec, engines = engine_codes(ins)
+    from .device_engines import waiting
+
+    wait = waiting(ins)
     flops_col = next((c for c in FLOP_COLUMNS if c in ins), None)
     flops = pd.to_numeric(ins[flops_col], errors="coerce").fillna(0).to_numpy(np.float64) if flops_col else None
     depth = max(len(c) for c in chains)
@@ -155,37 +177,45 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
         chain[i, :len(c)] = c
     order = np.argsort(start, kind="stable") if start.size > 1 and np.any(start[1:] < start[:-1]) else None
     pick = (lambda a: a[order]) if order is not None else (lambda a: a)
-    first, last, count, flop_sum, active = _tree_stats(
+    first, last, count, flop_sum, active, busy = _tree_stats(
         pick(start), pick(end), pick(ec.astype(np.int64)), pick(inv.astype(np.int64)), chain, n, len(engines),
-        pick(flops) if flops is not None else np.zeros(len(start)))
+        pick(flops) if flops is not None else np.zeros(len(start)), pick(wait))
     out = pd.DataFrame(info, columns=["path", "name", "parent", "level", "kind"])
     out["start_ts"], out["end_ts"] = first, last
     out["duration_ns"] = last - first
     out["instructions"] = count
     per_engine = active.reshape(n, len(engines))
+    per_wait = (busy - active).reshape(n, len(engines))
     from .device_events import _engine_key
 
-    for j in sorted(range(len(engines)), key=lambda j: _engine_key(engines[j])):
-        out[f"{engines[j] or 'engine'}_active_ns"] = per_engine[:, j]
+    order_e = sorted(range(len(engines)), key=lambda j: _engine_key(engines[j]))
+    for j in order_e:
+        out[f"{engines[j]}_active_ns"] = per_engine[:, j]
+    for j in order_e:
+        out[f"{engines[j]}_wait_ns"] = per_wait[:, j]
     out["flops"] = flop_sum if flops is not None else np.nan
     out["mfu"] = np.nan
     out["source"] = "instructions"
     notes = [f"spans, instruction counts and engine times computed from {len(ins):,} instructions"
              + (f"; FLOPs from their {flops_col}" if flops_col else "")]
-    out, used = _with_layer_summary(out, getattr(trace, "layers", pd.DataFrame()))
+    out, used, dropped = _with_layer_summary(out, getattr(trace, "layers", pd.DataFrame()))
     if used:
         notes.append(f"span, FLOPs and MFU of {used} layer(s) taken from the profile's layer_summary")
+    if dropped:
+        notes.append(f"{dropped} layer_summary time(s) outside the int64 ns range were ignored")
     a, b = execution_span(trace)
     out["share"] = out["duration_ns"] / max(b - a, 1)
     out = _tree_order(out)
     out.attrs["notes"] = notes
-    return out[[*COLUMNS[:-1], *[c for c in out.columns if c.endswith("_active_ns")], "source"]]
+    return out[[*COLUMNS[:-1], *[c for c in out.columns if c.endswith("_active_ns")],
+                *[c for c in out.columns if c.endswith("_wait_ns")], "source"]]
 
 
 @numba.njit(cache=True, nogil=True)
-def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops):  # pragma: no cover - numba
+def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops, wait):  # pragma: no cover - numba
     """One pass over the instructions in start order: each node's first start, last end, count, FLOPs,
-    and per engine the length of the union of its instructions (runs kept open per node and engine)."""
+    and per engine the length of the union of its instructions that are not semaphore waits (active)
+    and of all of them (busy); runs kept open per node and engine."""
     first = np.full(n, np.iinfo(np.int64).max)
     last = np.full(n, np.iinfo(np.int64).min)
     count = np.zeros(n, np.int64)
@@ -193,6 +223,9 @@ def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops):  # pragma: n
     active = np.zeros(n * n_eng, np.int64)
     run_start = np.zeros(n * n_eng, np.int64)
     run_end = np.full(n * n_eng, np.iinfo(np.int64).min)
+    busy = np.zeros(n * n_eng, np.int64)
+    all_start = np.zeros(n * n_eng, np.int64)
+    all_end = np.full(n * n_eng, np.iinfo(np.int64).min)
     for i in range(start.size):
         s, e = start[i], max(end[i], start[i])
         for level in range(chain.shape[1]):
@@ -204,6 +237,15 @@ def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops):  # pragma: n
             count[node] += 1
             flop_sum[node] += flops[i]
             g = node * n_eng + engine[i]
+            if s > all_end[g]:
+                if all_end[g] != np.iinfo(np.int64).min:
+                    busy[g] += all_end[g] - all_start[g]
+                all_start[g] = s
+                all_end[g] = e
+            elif e > all_end[g]:
+                all_end[g] = e
+            if wait[i]:
+                continue
             if s > run_end[g]:
                 if run_end[g] != np.iinfo(np.int64).min:
                     active[g] += run_end[g] - run_start[g]
@@ -214,33 +256,50 @@ def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops):  # pragma: n
     for g in range(n * n_eng):
         if run_end[g] != np.iinfo(np.int64).min:
             active[g] += run_end[g] - run_start[g]
-    return first, last, count, flop_sum, active
+        if all_end[g] != np.iinfo(np.int64).min:
+            busy[g] += all_end[g] - all_start[g]
+    return first, last, count, flop_sum, active, busy
 
 
 def warm() -> None:
     """Compile (or load the cached) passes now, not on a user's first call."""
-    from .device_summary import grouped_busy
+    from .device_engines import grouped_busy
 
     grouped_busy(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
     _tree_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
-                np.zeros((1, 1), np.int64), 1, 1, np.zeros(1))
+                np.zeros((1, 1), np.int64), 1, 1, np.zeros(1), np.zeros(1, np.bool_))
 
 
-def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """Layers described by `layer_summary` take its span, FLOPs and MFU; layers only it knows are added."""
+# Times past this are no nanoseconds a profile holds (2^62 ns is 146 years): ignored, not wrapped.
+TIME_LIMIT = 2**62
+
+
+def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
+    """Layers described by `layer_summary` take its span, FLOPs and MFU; layers only it knows are added
+    under their nearest ancestor in the tree. Returns the tree, the rows used and the times ignored."""
     if layers is None or layers.empty or "name" not in layers:
-        return out, 0
+        return out, 0, 0
     index = {p: i for i, p in enumerate(out["path"])}
+    levels = dict(zip(out["path"], out["level"], strict=True))
     extra = []
-    used = 0
-    for row in layers.to_dict("records"):
-        name = str(row.get("name") or "").strip()
-        if not name:
+    used = dropped = 0
+    rows = [r for r in layers.to_dict("records") if str(r.get("name") or "").strip()]
+    # Shallow names first, so a layer only the summary knows finds its (also new) parent.
+    rows.sort(key=lambda r: len([s for s in str(r["name"]).split("/") if s.strip()]))
+    for row in rows:
+        segs = [s for s in str(row["name"]).split("/") if s.strip()]
+        if not segs:
             continue
-        path = "/" + "/".join(s for s in name.split("/") if s)
-        i = index.get(path)
+        path = "/" + "/".join(segs)
         values: dict[str, Any] = {}
-        start, end, dur = (finite(row.get(k)) for k in ("start", "end", "duration"))
+        times = {}
+        for k in ("start", "end", "duration"):
+            v = finite(row.get(k))
+            if v is not None and abs(v) >= TIME_LIMIT:
+                dropped += 1
+                v = None
+            times[k] = v
+        start, end, dur = times["start"], times["end"], times["duration"]
         if start is not None:
             values["start_ts"] = int(start)
         if end is not None:
@@ -258,19 +317,24 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
             values["flops"] = flops
         values["source"] = "layer_summary"
         used += 1
+        i = index.get(path)
         if i is not None:
             for k, v in values.items():
                 out.at[i, k] = v
-        else:
-            segs = [s for s in name.split("/") if s]
-            extra.append({"path": path, "name": segs[-1] if segs else name, "parent": "", "level": 0, "kind": "layer",
-                          "instructions": 0, **values})
+            continue
+        parent = next(("/" + "/".join(segs[:k]) for k in range(len(segs) - 1, 0, -1)
+                       if "/" + "/".join(segs[:k]) in levels), "")
+        level = levels[parent] + 1 if parent else 0
+        levels[path] = level
+        index[path] = -1
+        extra.append({"path": path, "name": segs[-1], "parent": parent, "level": level, "kind": "layer",
+                      "instructions": 0, **values})
     if extra:
         out = pd.concat([out, pd.DataFrame(extra)], ignore_index=True)
-        active = [c for c in out.columns if c.endswith("_active_ns")]
-        out[active] = out[active].fillna(0).astype("int64")
+        engines = [c for c in out.columns if c.endswith(("_active_ns", "_wait_ns"))]
+        out[engines] = out[engines].fillna(0).astype("int64")
         out["instructions"] = out["instructions"].astype("int64")
-    return out, used
+    return out, used, dropped
 
 
 def finite(v: Any) -> float | None:

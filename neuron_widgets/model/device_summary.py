@@ -4,57 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
+from .device_engines import busy_ns, engine_times, grouped_busy  # noqa: F401 - their home is device_engines
 from .device_trace import DeviceTrace
-
-
-def busy_ns(start: np.ndarray, end: np.ndarray) -> int:
-    """Length of the union of intervals (an engine running two overlapping instructions is busy once)."""
-    if start.size == 0:
-        return 0
-    order = np.argsort(start, kind="stable")
-    s, e = start[order].astype(np.int64), end[order].astype(np.int64)
-    reach = np.maximum.accumulate(e)
-    # An interval opens a new run when it starts after everything before it has ended.
-    new = np.concatenate([[True], s[1:] > reach[:-1]])
-    run_start = s[new]
-    run_end = np.maximum.reduceat(e, np.flatnonzero(new))
-    return int((run_end - run_start).sum())
-
-
-def grouped_busy(group: np.ndarray, start: np.ndarray, end: np.ndarray, n_groups: int) -> np.ndarray:
-    """busy_ns of each group's intervals at once (group codes 0..n_groups-1; negative codes are left out)."""
-    keep = group >= 0
-    g, s, e = group[keep].astype(np.int64), start[keep].astype(np.int64), end[keep].astype(np.int64)
-    if s.size > 1 and np.any(s[1:] < s[:-1]):  # device tables usually come in time order: no sort then
-        order = np.argsort(s, kind="stable")
-        g, s, e = g[order], s[order], e[order]
-    return _union_pass(g, s, e, n_groups)
-
-
-@numba.njit(cache=True, nogil=True)
-def _union_pass(group, start, end, n):  # pragma: no cover - numba
-    """Intervals in start order: per group, the length of their union (one run kept open per group)."""
-    out = np.zeros(n, np.int64)
-    none = np.iinfo(np.int64).min
-    run_start = np.zeros(n, np.int64)
-    run_end = np.full(n, none)
-    for i in range(start.size):
-        g, s, e = group[i], start[i], max(end[i], start[i])
-        if s > run_end[g]:
-            if run_end[g] != none:
-                out[g] += run_end[g] - run_start[g]
-            run_start[g] = s
-            run_end[g] = e
-        elif e > run_end[g]:
-            run_end[g] = e
-    for g in range(n):
-        if run_end[g] != none:
-            out[g] += run_end[g] - run_start[g]
-    return out
 
 
 def execution_span(trace: DeviceTrace) -> tuple[int, int]:
@@ -88,29 +42,8 @@ def _bytes(n: float) -> str:
 
 
 def engine_active(trace: DeviceTrace) -> pd.DataFrame:
-    """Per engine: active ns (from ActiveTime when the profile has it, else the union of its instructions)."""
-    from .device_events import _encode, engine_tracks
-
-    use_active = not trace.active_time.empty and "engine" in trace.active_time
-    src = trace.active_time if use_active else trace.instructions
-    if src.empty or not {"start_ts", "end_ts"} <= set(src.columns):
-        return pd.DataFrame(columns=["engine", "active_ns", "instructions"])
-    key = engine_tracks(src, trace)
-    if key is None:
-        key = pd.Series("engine", index=src.index)
-    codes, engines = _encode(key)
-    start, end = src["start_ts"].to_numpy(np.int64), src["end_ts"].to_numpy(np.int64)
-    counts = np.bincount(codes, minlength=len(engines))
-    # One stable pass groups the rows by engine, each group still in time order (no mask per engine).
-    order = np.argsort(codes.astype(np.int16) if len(engines) < 2**15 else codes, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(counts)])
-    rows = []
-    for k, e in enumerate(engines):
-        if counts[k]:
-            mine = order[bounds[k]:bounds[k + 1]]
-            rows.append({"engine": e, "active_ns": busy_ns(start[mine], end[mine]),
-                         "instructions": None if use_active else int(counts[k])})
-    return pd.DataFrame(rows)
+    """Per engine: active_ns, wait_ns, busy_ns and instructions, as device_engines defines them."""
+    return engine_times(trace)
 
 
 def engine_strip(trace: DeviceTrace) -> list[dict[str, Any]]:
@@ -119,15 +52,12 @@ def engine_strip(trace: DeviceTrace) -> list[dict[str, Any]]:
     span = max(b - a, 1)
     chips: list[dict[str, Any]] = [{"label": "Execution", "value": duration(span), "share": None,
                                     "title": f"{span:,} ns"}]
-    from .device_events import ENGINE_ORDER
-
-    active = engine_active(trace)
-    if not active.empty:
-        active["rank"] = [ENGINE_ORDER.index(e) if e in ENGINE_ORDER else len(ENGINE_ORDER) for e in active["engine"]]
-        for r in active.sort_values(["rank", "engine"]).itertuples():
-            share = min(r.active_ns / span, 1.0)
-            chips.append({"label": str(r.engine), "value": f"{duration(r.active_ns)} · {share:.0%}", "share": share,
-                          "title": f"active {r.active_ns:,} ns of {span:,} ns"})
+    for r in engine_times(trace).itertuples():
+        share, waits = min(r.active_ns / span, 1.0), min(r.wait_ns / span, 1.0)
+        value = f"{duration(r.active_ns)} · {share:.0%}" + (f" · waits {waits:.0%}" if r.wait_ns else "")
+        chips.append({"label": str(r.engine), "value": value, "share": share,
+                      "title": f"active {r.active_ns:,} ns, in semaphore waits {r.wait_ns:,} ns, busy "
+                               f"{r.busy_ns:,} ns of {span:,} ns ({r.instructions:,} instructions)"})
     dma = trace.dma
     if not dma.empty:
         moved = float(dma["transfer_bytes"].sum()) if "transfer_bytes" in dma else None

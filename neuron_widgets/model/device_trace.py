@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import LoadWarnings
+
 TIME_COLUMNS = {"instructions": ("start_ts", "end_ts"), "dma": ("start_ts", "end_ts"),
                 "cc_ops": ("start_ts", "end_ts"), "semaphores": ("timestamp",), "active_time": ("start_ts", "end_ts"),
                 "layers": ("start", "end")}
@@ -18,7 +20,8 @@ class DeviceTrace:
 
     `instructions` (engine track in `timeline_track`), `dma` (queue in `queue_name`),
     `semaphores`, `cc_ops`, `flows`, `summary`, `execution_info`: each a DataFrame, empty where
-    the source has no such table. `metadata` and `source` say where it came from.
+    the source has no such table. `metadata` and `source` say where it came from, `warnings`
+    what the reader dropped or clamped.
     """
 
     source: str
@@ -39,6 +42,8 @@ class DeviceTrace:
     offset_ns: int = 0
     residual_ns: int | None = None
     notes: list[str] = field(default_factory=list)
+    # Rows the reader dropped or clamped (times out of range, negative durations...), counted.
+    warnings: LoadWarnings = field(default_factory=LoadWarnings)
 
     def __len__(self) -> int:
         return len(self.instructions)
@@ -65,7 +70,7 @@ class DeviceTrace:
         return DeviceTrace(self.source, self.format, moved["instructions"], moved["dma"], moved["semaphores"],
                            moved["cc_ops"], self.flows, self.summary, info, moved["active_time"], moved["layers"],
                            dict(self.metadata), how, self.offset_ns + offset_ns, residual_ns,
-                           [*self.notes, *([note] if note else [])])
+                           [*self.notes, *([note] if note else [])], self.warnings)
 
     def hierarchy(self) -> pd.DataFrame:
         """Layer -> HLO operator -> NKI kernel, a row per node with its span, share, engine times, FLOPs, MFU."""

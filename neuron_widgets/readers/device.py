@@ -6,11 +6,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ProfileError
+from ..errors import LoadWarnings, ProfileError
 from ..model.device_trace import DeviceTrace
 from .columns import read_json
 from .parquet import table_files
@@ -22,7 +23,8 @@ _JSON_TABLES = {"instructions": "instruction", "dma": "dma", "semaphores": "sema
                 "summary": "summary", "active_time": "active_time", "layers": "layer_summary"}
 _JSON_RENAME = {"instructions": {"timestamp": "start_ts", "duration": "duration_ns", "label": "timeline_track"},
                 "dma": {"timestamp": "start_ts", "duration": "duration_ns", "subgroup": "queue_name",
-                        "dma_queue": "queue_idx", "transfer_size": "transfer_bytes"},
+                        "dma_queue": "queue_idx", "dma_engine": "engine_idx", "transfer_size": "transfer_bytes",
+                        "read_size": "read_bytes", "write_size": "write_bytes"},
                 "semaphores": {}, "summary": {}, "active_time": {}, "layers": {}}
 
 
@@ -138,30 +140,126 @@ def _require(df: pd.DataFrame, cols: tuple[str, ...], where: Path) -> None:
 
 
 def _json(path: Path) -> DeviceTrace:
+    """A neuron-profile device JSON: each key a list of row objects (a lone object read as one row)."""
     doc = read_json(path)
     if not isinstance(doc, dict) or "instruction" not in doc:
         # Nothing of the document is echoed (its keys may be secrets): only what was expected.
         raise ProfileError(path, "is not a device profile JSON (expected an object with an 'instruction' list)",
                            "Pass device_profile_model_<id>.json or a neuron-profile JSON export")
+    warnings = LoadWarnings()
     frames: dict[str, pd.DataFrame] = {}
     for attr, key in _JSON_TABLES.items():
         rows = doc.get(key)
         if isinstance(rows, dict):
             rows = [rows]
-        if isinstance(rows, list):
-            df = pd.DataFrame([r for r in rows if isinstance(r, dict)]).rename(columns=_JSON_RENAME[attr])
-            if "start_ts" in df and "duration_ns" in df and "end_ts" not in df:
-                df["start_ts"] = pd.to_numeric(df["start_ts"], errors="coerce")
-                df["duration_ns"] = pd.to_numeric(df["duration_ns"], errors="coerce").fillna(0)
-                df = df.dropna(subset=["start_ts"]).astype({"start_ts": "int64", "duration_ns": "int64"})
-                df["end_ts"] = df["start_ts"] + df["duration_ns"]
-            frames[attr] = df
+        if not isinstance(rows, list):
+            continue
+        objects = [r for r in rows if isinstance(r, dict)]
+        warnings.add(f"device JSON {key}: entries that are not objects, dropped", len(rows) - len(objects))
+        df = _exact_ids(pd.DataFrame(objects), objects).rename(columns=_JSON_RENAME[attr])
+        frames[attr] = _json_times(df, key, warnings)
     instr = frames.pop("instructions")
     if instr.empty:
         instr = pd.DataFrame({"start_ts": pd.Series(dtype="int64"), "end_ts": pd.Series(dtype="int64")})
     meta = doc.get("metadata")
     meta = meta[0] if isinstance(meta, list) and meta and isinstance(meta[0], dict) else meta if isinstance(meta, dict) else {}
-    return DeviceTrace(str(path), "neuron-json", instr, metadata=meta, **frames)
+    return DeviceTrace(str(path), "neuron-json", instr, metadata=meta, warnings=warnings, **frames)
+
+
+# Identifiers the JSON writes as integers past 2^53: a float column would round them.
+_ID_COLUMNS = ("id", "pc", "raw_bir_id", "raw_penguin_id", "crc", "crc_in", "crc_out", "block_id", "semaphore_id",
+               "packet_aggregation_id")
+
+
+def _exact_ids(df: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Id columns that pandas made floats (some row lacks the id) rebuilt as nullable integers, exactly."""
+    for c in _ID_COLUMNS:
+        if c in df and df[c].dtype.kind == "f":
+            values = [r.get(c) for r in rows]
+            if all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
+                big = any(v is not None and v >= 2**63 for v in values)
+                df[c] = pd.array(values, dtype="UInt64" if big else "Int64")
+    return df
+
+
+# Device times are ns from the profile's start (or the epoch): past 2^62 ns (146 years) a value is no time.
+TIME_LIMIT = 2**62
+
+
+def _json_times(df: pd.DataFrame, key: str, warnings: LoadWarnings) -> pd.DataFrame:
+    """start_ts, duration_ns and end_ts as int64; rows whose time is missing or out of range dropped,
+    negative or missing durations taken as 0 and durations past the range shortened, each counted."""
+    starts = [c for c in ("start_ts", "timestamp") if c in df]
+    if df.empty or not starts:
+        return df
+    when = starts[0]
+    t = _numbers(df[when])
+    bad = ~np.isfinite(t)
+    far = ~bad & (np.abs(np.where(bad, 0, t)) >= TIME_LIMIT)
+    warnings.add(f"device JSON {key}: rows without a numeric timestamp, dropped", int(bad.sum()),
+                 _example(df, when, bad))
+    warnings.add(f"device JSON {key}: rows whose timestamp is out of range (|t| >= 2^62 ns), dropped",
+                 int(far.sum()), _example(df, when, far))
+    keep = ~(bad | far)
+    if not keep.all():  # the index stays the rows' place in the file until the end, for the examples
+        df, t = df[keep], t[keep]
+    df[when] = _as_int64(df[when], t)
+    if "duration_ns" in df and "end_ts" not in df and when == "start_ts":
+        d = _numbers(df["duration_ns"])
+        missing = ~np.isfinite(d)
+        negative = ~missing & (d < 0)
+        start = df[when].to_numpy(np.int64)
+        room = (TIME_LIMIT - np.maximum(start, 0)).astype(np.float64)
+        long = ~missing & ~negative & (d > room)
+        warnings.add(f"device JSON {key}: rows without a numeric duration, taken as 0 ns", int(missing.sum()),
+                     _example(df, "duration_ns", missing))
+        warnings.add(f"device JSON {key}: negative durations, clamped to 0 ns", int(negative.sum()),
+                     _example(df, "duration_ns", negative))
+        warnings.add(f"device JSON {key}: durations reaching past 2^62 ns, shortened", int(long.sum()),
+                     _example(df, "duration_ns", long))
+        d = np.where(missing | negative, 0, np.minimum(np.where(missing, 0, d), room))
+        df["duration_ns"] = _as_int64(df["duration_ns"], d, exact=not (missing | negative | long).any())
+        df["end_ts"] = start + df["duration_ns"].to_numpy(np.int64)
+    elif "end_ts" in df:
+        e = _numbers(df["end_ts"])
+        bad_end = ~np.isfinite(e) | (np.abs(np.where(np.isfinite(e), e, 0)) >= TIME_LIMIT)
+        start = df[when].to_numpy(np.int64)
+        e = np.where(bad_end, start, e)
+        early = ~bad_end & (e < start)
+        warnings.add(f"device JSON {key}: rows whose end is missing or out of range, ended at their start",
+                     int(bad_end.sum()), _example(df, "end_ts", bad_end))
+        warnings.add(f"device JSON {key}: rows that end before they start, ended at their start", int(early.sum()),
+                     _example(df, "end_ts", early))
+        df["end_ts"] = _as_int64(df["end_ts"], np.maximum(e, start), exact=not (bad_end | early).any())
+    return df.reset_index(drop=True)
+
+
+def _numbers(s: pd.Series) -> np.ndarray:
+    """A column as float64 for range checks (NaN where it is no number)."""
+    if s.dtype.kind in "iu":
+        return s.to_numpy(np.float64)
+    return pd.to_numeric(s, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+
+
+def _as_int64(s: pd.Series, checked: np.ndarray, exact: bool = True) -> pd.Series:
+    """The column as int64: its own integers where it had them (no trip through float), else the checked values."""
+    if exact and s.dtype.kind == "i":
+        return s.astype("int64")
+    if exact and s.dtype == object:
+        try:
+            return pd.Series(np.array([int(v) for v in s], dtype=np.int64), index=s.index)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return pd.Series(np.trunc(checked).astype(np.int64), index=s.index)
+
+
+def _example(df: pd.DataFrame, col: str, mask: np.ndarray) -> str | None:
+    hit = np.flatnonzero(mask)
+    if not hit.size:
+        return None
+    value = df[col].iat[int(hit[0])]
+    value = value.item() if isinstance(value, np.generic) else value
+    return f"row {df.index[int(hit[0])]}: {col}={value!r}"[:120]
 
 
 def _ntff(path: Path) -> DeviceTrace:

@@ -33,15 +33,14 @@ def _cards(trace: DeviceTrace, r: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def engine_columns(r: dict[str, Any]) -> dict[str, list]:
+    """Per engine its active time and its semaphore waits (model.device_engines): the two stack to its busy time."""
     e = r["engines"]
-    waits = r["waits"].set_index("engine")["wait_ns"] if len(r["waits"]) else pd.Series(dtype="int64")
     span = max(int(r["span_ns"]), 1)
-    wait = [int(min(waits.get(x, 0), a)) for x, a in zip(e["engine"], e["active_ns"], strict=True)]
     return {"engine": [str(x) for x in e["engine"]],
-            "running": [100.0 * (a - w) / span for a, w in zip(e["active_ns"], wait, strict=True)],
-            "waiting": [100.0 * w / span for w in wait],
+            "running": [100.0 * a / span for a in e["active_ns"]],
+            "waiting": [100.0 * w / span for w in e["wait_ns"]],
             "active": [f"{duration(a)} ({100 * a / span:.1f}%)" for a in e["active_ns"]],
-            "wait": [duration(w) for w in wait],
+            "wait": [f"{duration(w)} ({100 * w / span:.1f}%)" for w in e["wait_ns"]],
             "instructions": ["" if pd.isna(n) else f"{int(n):,}" for n in e["instructions"]]}
 
 
@@ -64,6 +63,21 @@ def top_columns(df: pd.DataFrame, key: str, spans: dict[str, tuple[int, int]] | 
         out["t0"] = [a - origin for a, _ in window]
         out["t1"] = [b - origin for _, b in window]
     return out
+
+
+def sentences(notes: list[str]) -> str:
+    """Notes as sentences, each its own: a capital first letter (the rest as written: FLOPs, MFU) and a full stop."""
+    out = []
+    for n in notes:
+        n = str(n).strip()
+        if n:
+            out.append(n[0].upper() + n[1:] + ("" if n.endswith((".", "!", "?")) else "."))
+    return " ".join(out)
+
+
+def warning_notes(trace: DeviceTrace) -> list[str]:
+    """What the reader dropped or clamped, one note per kind."""
+    return [f"Reader warning: {line}" for line in trace.warnings.lines()]
 
 
 def _unique(labels: list[str]) -> list[str]:
@@ -107,7 +121,7 @@ class DeviceSummaryCharts:
         self.origin = int(origin if origin is not None else trace.span[0])
         self.results = results
         r = results
-        notes = " ".join(trace.hierarchy().attrs.get("notes", [])).capitalize() + "."
+        notes = sentences([*trace.hierarchy().attrs.get("notes", []), *warning_notes(trace)])
         head = C.headline_div(_Head(_cards(trace, r), r["bound"], notes))
         self.sentence = head.children[1]
         self.engines = self._engine_chart(engine_columns(r))
@@ -132,7 +146,7 @@ class DeviceSummaryCharts:
     @staticmethod
     def _engine_chart(cols: dict[str, list]) -> Any:
         engines = list(reversed(cols["engine"]))
-        f = C._figure("Engines: active share of the execution (%)", C._bar_height(len(engines)), "nw-device-engines",
+        f = C._figure("Engines: active and waiting share of the execution (%)", C._bar_height(len(engines)), "nw-device-engines",
                       y_range=FactorRange(factors=engines), x_range=(0, 100))
         src = C._source("nw-device-engines", cols)
         rs = f.hbar_stack([p for p, _, _ in ENGINE_PARTS], y="engine", height=0.72, source=src,

@@ -19,7 +19,10 @@ MAX_NODES = 20_000
 
 
 def tree_payload(events: DeviceEvents, max_nodes: int = MAX_NODES) -> tuple[dict[str, Any], np.ndarray | None]:
-    """({rows, notes, engines}, per event its row in `rows` or -1), or ({}, None) for a trace with no instructions."""
+    """({rows, notes, engines}, per event its row in `rows` or -1), or ({}, None) for a trace with no instructions.
+
+    A row's `engines` are each engine's active time, its `waits` the engine's semaphore waits
+    (model.device_engines), so the busiest engine the panel names is the strip's."""
     tree = events.trace.hierarchy()
     if tree.empty:
         return {}, None
@@ -49,6 +52,7 @@ def tree_payload(events: DeviceEvents, max_nodes: int = MAX_NODES) -> tuple[dict
     codes = np.where(codes >= 0, sent[np.maximum(codes, 0)], -1).astype(np.int32)
     origin = events.origin_ts
     engines = [c for c in tree.columns if c.endswith("_active_ns")]
+    waits = [c for c in tree.columns if c.endswith("_wait_ns")]
     rows = []
     for r in tree[keep].to_dict("records"):
         rows.append({
@@ -56,6 +60,7 @@ def tree_payload(events: DeviceEvents, max_nodes: int = MAX_NODES) -> tuple[dict
             "kind": str(r["kind"]), "start": _rel(r["start_ts"], origin), "end": _rel(r["end_ts"], origin),
             "duration": finite(r["duration_ns"]), "share": finite(r["share"]), "instructions": int(r["instructions"]),
             "engines": {c[: -len("_active_ns")]: int(r[c]) for c in engines if finite(r[c])},
+            "waits": {c[: -len("_wait_ns")]: int(r[c]) for c in waits if finite(r[c])},
             "flops": finite(r["flops"]), "mfu": finite(r["mfu"]), "source": str(r["source"]),
         })
     return {"rows": rows, "notes": notes, "engines": [c[: -len("_active_ns")] for c in engines]}, codes

@@ -204,7 +204,8 @@ class DeviceTraceViewer(Timeline):
             neff = f" · {info['neff_name'].iat[0]}"
         self.title = f"Device trace {name}{neff}"
         residual = "" if trace.residual_ns is None else f"; residual {trace.residual_ns:,} ns"
-        self.notes = [f"Time: {trace.alignment}{residual}", *trace.notes]
+        self.notes = [f"Time: {trace.alignment}{residual}", *trace.notes,
+                      *(f"Reader warning: {line}" for line in trace.warnings.lines())]
 
     @staticmethod
     def _strip_of(trace: DeviceTrace) -> list[dict[str, Any]]:

@@ -21,7 +21,8 @@ export interface TreeRow {
   duration: number | null;
   share: number | null;
   instructions: number;
-  engines: Record<string, number>;
+  engines: Record<string, number>; // active time per engine (waits apart)
+  waits?: Record<string, number>; // semaphore waits per engine
   flops: number | null;
   mfu: number | null;
   source: string;
@@ -270,7 +271,10 @@ export class HierarchyPanel {
     const share = h("td", { class: "nw-tree-share" }, [h("span", { class: "nw-tree-bar" }), h("span", { text: r.share === null ? "" : `${(100 * r.share).toFixed(1)}%` })]);
     (share.firstChild as HTMLElement).style.width = `${Math.min(Math.max(r.share ?? 0, 0), 1) * 48}px`;
     const top = busiest(r);
-    const engines = Object.entries(r.engines).sort((a, b) => b[1] - a[1]).map(([e, ns]) => `${e} ${formatDuration(ns)}`).join(", ");
+    const waits = r.waits ?? {};
+    const names = [...new Set([...Object.keys(r.engines), ...Object.keys(waits)])];
+    const engines = names.map((e): [string, number] => [e, r.engines[e] ?? 0]).sort((a, b) => b[1] - a[1]).map(([e, ns]) => `${e} ${formatDuration(ns)}` +
+      (waits[e] ? ` (+${formatDuration(waits[e])} in semaphore waits)` : "")).join(", ");
     const tr = h("tr", {
       class: `nw-tree-row${r.path === picked ? " nw-on" : ""}${r.path === sel ? " nw-tree-selected" : ""}`,
       title: `${r.path}\n${engines || "no engine time"}${r.flops !== null ? `\nFLOPs ${r.flops.toExponential(3)}` : ""}` +

@@ -1,0 +1,204 @@
+"""An engine's active time, its semaphore waits and its busy time: the one definition every device view uses.
+
+An engine is the track its instructions are drawn on (`timeline_track`, else the engine name as
+the tracks spell it). Over the instructions of one engine (of one hierarchy node, for the tree):
+- busy time: the length of the union of its instructions' intervals, waits included (what its
+  track in the timeline shows covered);
+- active time: the length of the union of its instructions that are not semaphore waits (it
+  computes or moves data);
+- waits: busy time minus active time (it sits in a semaphore-wait instruction and runs nothing
+  else).
+So active + waits = busy <= the execution's span. The viewer's strip, the Summary, the
+hierarchy's busiest engine, `engine_time`, `semaphore_waits` and `device_bound` all read these.
+The profile's own ActiveTime table (`trace.active_time`) is kept as read, and used for none of
+them: its rows are not per instruction, so no node of the hierarchy could agree with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+
+from .device_trace import DeviceTrace
+
+# Instructions in which an engine sits waiting on a semaphore (the ISA's wait-on-event instructions).
+SEMAPHORE_WAIT = r"SEMAPHORE|SEM_WAIT|WAIT_EVENT"
+COLUMNS = ["engine", "instructions", "waits", "active_ns", "wait_ns", "busy_ns"]
+
+
+def busy_ns(start: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of intervals (an engine running two overlapping instructions is busy once)."""
+    if start.size == 0:
+        return 0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order].astype(np.int64), end[order].astype(np.int64)
+    reach = np.maximum.accumulate(e)
+    # An interval opens a new run when it starts after everything before it has ended.
+    new = np.concatenate([[True], s[1:] > reach[:-1]])
+    run_start = s[new]
+    run_end = np.maximum.reduceat(e, np.flatnonzero(new))
+    return int((run_end - run_start).sum())
+
+
+def grouped_busy(group: np.ndarray, start: np.ndarray, end: np.ndarray, n_groups: int) -> np.ndarray:
+    """busy_ns of each group's intervals at once (group codes 0..n_groups-1; negative codes are left out)."""
+    keep = group >= 0
+    g, s, e = group[keep].astype(np.int64), start[keep].astype(np.int64), end[keep].astype(np.int64)
+    if s.size > 1 and np.any(s[1:] < s[:-1]):  # device tables usually come in time order: no sort then
+        order = np.argsort(s, kind="stable")
+        g, s, e = g[order], s[order], e[order]
+    return _union_pass(g, s, e, n_groups)
+
+
+@numba.njit(cache=True, nogil=True)
+def _union_pass(group, start, end, n):  # pragma: no cover - numba
+    """Intervals in start order: per group, the length of their union (one run kept open per group)."""
+    out = np.zeros(n, np.int64)
+    none = np.iinfo(np.int64).min
+    run_start = np.zeros(n, np.int64)
+    run_end = np.full(n, none)
+    for i in range(start.size):
+        g, s, e = group[i], start[i], max(end[i], start[i])
+        if s > run_end[g]:
+            if run_end[g] != none:
+                out[g] += run_end[g] - run_start[g]
+            run_start[g] = s
+            run_end[g] = e
+        elif e > run_end[g]:
+            run_end[g] = e
+    for g in range(n):
+        if run_end[g] != none:
+            out[g] += run_end[g] - run_start[g]
+    return out
+
+
+def engine_codes(ins: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Each instruction's engine: the track it is drawn on (its timeline track, else its engine as tracks spell it)."""
+    from .device_events import _encode, engine_tracks
+
+    key = engine_tracks(ins, ins)
+    if key is None:
+        return np.zeros(len(ins), dtype=np.int32), ["engine"]
+    codes, names = _encode(key)
+    return codes, [n or "engine" for n in names]
+
+
+def waiting(ins: pd.DataFrame) -> np.ndarray:
+    """Which instructions are semaphore waits (the pattern tried once per opcode, not per row)."""
+    from .device_events import _encode
+
+    if "opcode" not in ins or ins.empty:
+        return np.zeros(len(ins), dtype=bool)
+    codes, names = _encode(ins["opcode"])
+    hit = pd.Series(names, dtype=object).str.contains(SEMAPHORE_WAIT, case=False, regex=True).to_numpy(bool)
+    return hit[codes]
+
+
+def engine_times(trace: DeviceTrace) -> pd.DataFrame:
+    """Per engine (the viewer's engine order): instructions, waits (how many are semaphore waits),
+    active_ns, wait_ns and busy_ns as this module defines them. Kept with the trace."""
+    cached = trace.__dict__.get("_engine_times")
+    if cached is None:
+        cached = trace.__dict__["_engine_times"] = _engine_times(trace.instructions)
+    return cached.copy()
+
+
+def _engine_times(ins: pd.DataFrame) -> pd.DataFrame:
+    from .device_events import _engine_key
+
+    if ins.empty or not {"start_ts", "end_ts"} <= set(ins.columns):
+        return pd.DataFrame({c: pd.Series(dtype=object if c == "engine" else "int64") for c in COLUMNS})
+    codes, engines = engine_codes(ins)
+    wait = waiting(ins)
+    start, end = ins["start_ts"].to_numpy(np.int64), ins["end_ts"].to_numpy(np.int64)
+    n = len(engines)
+    busy = grouped_busy(codes.astype(np.int64), start, end, n)
+    active = grouped_busy(np.where(wait, -1, codes).astype(np.int64), start, end, n)
+    out = pd.DataFrame({"engine": engines, "instructions": np.bincount(codes, minlength=n).astype(np.int64),
+                        "waits": np.bincount(codes[wait], minlength=n).astype(np.int64),
+                        "active_ns": active, "wait_ns": busy - active, "busy_ns": busy})
+    out = out[out["instructions"] > 0]
+    order = sorted(range(len(out)), key=lambda i: _engine_key(str(out["engine"].iat[i])))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def engine_row(times: pd.DataFrame, engine: str) -> dict[str, Any] | None:
+    """One engine's numbers from `engine_times`, or None where it ran nothing."""
+    hit = times[times["engine"] == engine]
+    return None if hit.empty else hit.iloc[0].to_dict()
+
+
+# What a DMA row's memory fields say when the profile could not tell: left out of its direction.
+UNKNOWN_PLACES = frozenset({"", "unknown", "none", "null", "nan", "n/a"})
+
+
+def _places(v: Any) -> str:
+    """A DMA row's `source` or `dest` (text, or lists nested as neuron-profile writes them) as `A+B`."""
+    out: list[str] = []
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list | tuple | np.ndarray):
+            stack.extend(reversed(list(x)))
+        elif x is not None and not (isinstance(x, float) and x != x):
+            text = str(x).strip()
+            if text.lower() not in UNKNOWN_PLACES and text not in out:
+                out.append(text)
+    return "+".join(out)
+
+
+def dma_directions(dma: pd.DataFrame) -> pd.Series:
+    """Where each transfer goes: `source → dest` where either side is known (`?` for the other), else its
+    queue type (input, output, data...), else ""."""
+    from .device_events import _encode
+
+    kind = pd.Series("", index=dma.index, dtype=object)
+    if "queue_type" in dma:
+        codes, texts = _encode(dma["queue_type"])
+        known = np.array([t if t.strip().lower() not in UNKNOWN_PLACES else "" for t in texts] or [""], dtype=object)
+        kind = pd.Series(known[codes], index=dma.index, dtype=object)
+    if "source" not in dma and "dest" not in dma:
+        return kind
+    memo: dict[str, str] = {}
+
+    def place(v: Any) -> str:
+        key = repr(v)  # lists are not hashable; their text is, and a few distinct ones repeat millions of times
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _places(v)
+        return hit
+
+    src = dma["source"] if "source" in dma else pd.Series(None, index=dma.index, dtype=object)
+    dst = dma["dest"] if "dest" in dma else pd.Series(None, index=dma.index, dtype=object)
+    pairs = [(place(s), place(d)) for s, d in zip(src, dst, strict=True)]
+    return pd.Series([f"{s or '?'} → {d or '?'}" if s or d else k for (s, d), k in zip(pairs, kind, strict=True)],
+                     index=dma.index, dtype=object)
+
+
+def dma_queues(dma: pd.DataFrame) -> pd.Series:
+    """Each DMA row's queue: its name (`queue_name`, the JSON's `subgroup`), else `queue <idx> E<engine>` from
+    its queue and DMA engine numbers, else "queue"."""
+    from .device_events import _combine, _encode
+
+    def known(col: str) -> pd.Series | None:
+        if col not in dma:
+            return None
+        s = dma[col]
+        return s if s.notna().any() else None
+
+    idx, eng = known("queue_idx"), known("engine_idx")
+    n = len(dma)
+    a = _encode(idx) if idx is not None else (np.zeros(n, np.int32), [""])
+    b = _encode(eng) if eng is not None else (np.zeros(n, np.int32), [""])
+    codes, texts = _combine(a, b, lambda q, e: " ".join(x for x in (f"queue {q}" if q else "",
+                                                                      f"E{e}" if e else "") if x) or "queue")
+    numbered = pd.Series(np.array(texts, dtype=object)[codes] if texts else [], index=dma.index, dtype=object)
+    name = known("queue_name")
+    if name is None:
+        return numbered
+    nc, nt = _encode(name)
+    named = pd.Series(np.array(nt, dtype=object)[nc], index=dma.index, dtype=object)
+    return named.where(named.str.strip() != "", numbered)
