@@ -155,3 +155,115 @@ def test_several_inputs_follow_the_callers_cache_switch(own_cache: Path, tmp_pat
     nw.load_profile(files, prepare=False)
     cache.flush()
     assert any(own_cache.iterdir())
+
+
+def _events(names: list[str]) -> bytes:
+    """A Chrome trace whose size does not depend on its names' letters (same-size edits)."""
+    return json.dumps({"traceEvents": [{"ph": "X", "name": n, "pid": 1, "tid": 1, "ts": i, "dur": 1}
+                                       for i, n in enumerate(names)]}).encode()
+
+
+def _names(p: nw.Profile) -> list[str]:
+    return [str(n) for n in p.column("name").to_pylist()]
+
+
+def _same_size_edit_with_mtime_put_back(path: Path, data: bytes) -> None:
+    st = path.stat()
+    assert len(data) == st.st_size
+    time.sleep(0.05)  # past the coarse clock's tick, so ctime moves (as it does for any real later edit)
+    path.write_bytes(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_mtime_ns == st.st_mtime_ns and path.stat().st_size == st.st_size
+
+
+@pytest.mark.parametrize("trust_stat", [True, False], ids=["stat-trusted", "file-just-written"])
+def test_a_same_size_edit_with_the_mtime_put_back_is_parsed_again(own_cache: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  trust_stat: bool) -> None:
+    if trust_stat:  # the stat index is used at once, as it is for any file older than a few seconds
+        monkeypatch.setattr(cache, "RACY_NS", 0, raising=False)
+    src = tmp_path / "t.json"
+    src.write_bytes(_events(["aaaa", "bbbb"]))
+    assert _names(nw.load_profile(src, prepare=False)) == ["aaaa", "bbbb"]
+    cache.flush()
+    assert _names(nw.load_profile(src, prepare=False)) == ["aaaa", "bbbb"]
+    _same_size_edit_with_mtime_put_back(src, _events(["cccc", "dddd"]))
+    assert _names(nw.load_profile(src, prepare=False)) == ["cccc", "dddd"]
+    cache.flush()
+    assert _names(nw.load_profile(src, prepare=False)) == ["cccc", "dddd"]
+
+
+def test_an_evicted_entry_is_never_refilled_with_other_bytes(own_cache: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The old entry evicted, the edited file parsed: its events must not land under the old bytes' key,
+    where a second file holding the old bytes would find them."""
+    monkeypatch.setattr(cache, "RACY_NS", 0, raising=False)
+    original = _events(["keep", "mine"])
+    src = tmp_path / "edited.json"
+    src.write_bytes(original)
+    nw.load_profile(src, prepare=False)
+    cache.flush()
+    for e in cache.entries():
+        shutil.rmtree(e["path"])  # evicted; the stat index still knows the file
+    _same_size_edit_with_mtime_put_back(src, _events(["evil", "data"]))
+    assert _names(nw.load_profile(src, prepare=False)) == ["evil", "data"]
+    cache.flush()
+    twin = tmp_path / "twin.json"
+    twin.write_bytes(original)
+    assert _names(nw.load_profile(twin, prepare=False)) == ["keep", "mine"]
+    cache.flush()
+    assert _names(nw.load_profile(twin, prepare=False)) == ["keep", "mine"]
+
+
+def test_a_file_edited_during_its_parse_is_not_kept(own_cache: Path, tmp_path: Path) -> None:
+    original = _events(["keep", "mine"])
+    src = tmp_path / "t.json"
+    src.write_bytes(original)
+    version = next(r.cache_version for r in nw.readers.READERS if r.name == "chrome-json")
+
+    def parse_while_edited() -> nw.Profile:
+        _same_size_edit_with_mtime_put_back(src, _events(["evil", "data"]))
+        return nw.load_profile(src, prepare=False, cache=False)
+
+    got = cache.load_or_parse(src, "chrome-json", version, parse_while_edited)
+    cache.flush()
+    assert _names(got) == ["evil", "data"]
+    assert cache.entries() == [], "an entry was kept under a key of bytes other than those parsed"
+    twin = tmp_path / "twin.json"
+    twin.write_bytes(original)
+    assert _names(nw.load_profile(twin, prepare=False)) == ["keep", "mine"]
+
+
+def test_a_replaced_file_with_the_same_size_and_mtime_is_parsed_again(own_cache: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "RACY_NS", 0, raising=False)
+    src = tmp_path / "t.json"
+    src.write_bytes(_events(["aaaa"]))
+    nw.load_profile(src, prepare=False)
+    cache.flush()
+    st = src.stat()
+    other = tmp_path / "other.json"
+    other.write_bytes(_events(["zzzz"]))
+    os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(other, src)  # another inode, same size and mtime
+    assert _names(nw.load_profile(src, prepare=False)) == ["zzzz"]
+
+
+def test_a_read_only_cache_still_serves_hits(own_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "flow.json"
+    shutil.copy(trace("catapult/flow.json"), src)
+    first = nw.load_profile(src, prepare=False)
+    cache.flush()
+    (entry,) = cache.entries()
+    before = sorted(p.name for p in own_cache.rglob("*"))
+
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    # As root, chmod cannot make a folder read-only: a read-only mount is what utime says it is.
+    monkeypatch.setattr(cache.os, "utime", read_only)
+    for _ in range(2):
+        again = nw.load_profile(src, prepare=False)
+        assert again.extra.get("cached") == entry["path"]
+        same(first, again)
+    assert sorted(p.name for p in own_cache.rglob("*")) == before

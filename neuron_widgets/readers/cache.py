@@ -1,11 +1,29 @@
 """The parse cache: a trace read from JSON or protobuf is kept as Arrow columns after its first parse.
 
-An entry is keyed by the file's content (a hash of its bytes) and the reader's version, so a
-changed file or a newer reader parses again. A stat index (path, size, mtime) finds the key
-of an unchanged file without hashing it again. Entries are written to a temporary directory
-and renamed into place, so a crash mid-write never leaves an entry that loads; an entry that
-fails its checks when read is deleted and the file parsed again. The cache has a size cap
-(NEURON_WIDGETS_CACHE_MB, default 4096) with least-recently-used eviction.
+What an entry is keyed on, and why it can only ever hold the events of the bytes it names:
+
+- An entry's name is a hash of the file's bytes (BLAKE2b, 128 bits), the reader and its version,
+  and the entry layout (FORMAT). Two files with the same bytes share an entry; any other byte
+  gives another entry.
+- Hashing a large file on every open would cost more than the reopen itself, so a stat index
+  maps what `stat` says of the file now (resolved path, size, mtime_ns, ctime_ns, inode,
+  device) to the hash. mtime can be put back by anyone (`touch -d`, `os.utime`), but ctime
+  cannot: every write, and every mtime change, sets it to the kernel's clock. So an unchanged
+  stat means unchanged bytes, with two exceptions the index refuses to trust:
+  a file whose ctime is less than RACY_NS old (the clock behind ctime is coarse, a few ms
+  on Linux, seconds on some file systems, so a second write within the same tick would leave
+  the stat unchanged), and a file system that reports no ctime or no inode. Such a file is
+  hashed on every open (correct, only slower) and no index slot is written for it.
+- An entry is stored only under the hash of the bytes that were parsed: the stat taken before
+  hashing must still hold after the hash and after the parse (a file that changed meanwhile
+  is parsed but not kept); where the stat cannot be trusted, the bytes are hashed again after
+  the parse and the entry is kept only if that hash is the key.
+
+Entries are written to a temporary directory and renamed into place, so a crash mid-write never
+leaves an entry that loads; an entry that fails its checks when read is deleted and the file
+parsed again. A read-only cache still serves its entries (only the last-used time is not
+updated). The cache has a size cap (NEURON_WIDGETS_CACHE_MB, default 4096) with
+least-recently-used eviction.
 """
 
 from __future__ import annotations
@@ -19,8 +37,9 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +53,8 @@ from ..errors import LoadWarnings
 from ..model.profile import Counters, Profile
 from .columns import ArgsLazy
 
-FORMAT = 1  # the entry layout's version
+FORMAT = 2  # the entry layout's version (2: stat index with ctime and inode)
+RACY_NS = 2_000_000_000  # a stat is trusted once the file's ctime is this old (see the module's doc)
 _enabled: ContextVar[bool] = ContextVar("neuron_widgets_cache", default=True)
 _pending: list[threading.Thread] = []
 _lock = threading.Lock()
@@ -66,35 +86,73 @@ def enabled(flag: bool):
         _enabled.reset(token)
 
 
-def _slot(path: Path) -> Path:
-    """Where the stat index keeps the entry of this file as it is now (path, size, mtime)."""
-    st = path.stat()
-    stamp = f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{FORMAT}"
-    return root() / "index" / hashlib.sha1(stamp.encode()).hexdigest()
+@dataclass(frozen=True)
+class Stamp:
+    """What `stat` says of a file, as far as the cache relies on it."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    device: int
+    trusted: bool  # ctime older than RACY_NS, and the file system reports ctime and inode
+
+    @classmethod
+    def of(cls, path: Path) -> Stamp:
+        st = path.stat()
+        trusted = st.st_ino != 0 and st.st_ctime_ns > 0 and time.time_ns() - st.st_ctime_ns > RACY_NS
+        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, trusted)
+
+    def same(self, other: Stamp) -> bool:
+        return (self.size, self.mtime_ns, self.ctime_ns, self.inode, self.device) == \
+            (other.size, other.mtime_ns, other.ctime_ns, other.inode, other.device)
 
 
-def content_key(path: Path, reader: str, version: int) -> str:
-    """The entry's name: the file's bytes, the reader and its version (stat index first)."""
-    slot = _slot(path)
+def _slot(path: Path, stamp: Stamp) -> Path:
+    """Where the stat index keeps the entry of this file as it is now."""
+    key = f"{path.resolve()}\0{stamp.size}\0{stamp.mtime_ns}\0{stamp.ctime_ns}\0{stamp.inode}\0{stamp.device}\0{FORMAT}"
+    return root() / "index" / hashlib.sha1(key.encode()).hexdigest()
+
+
+def _indexed(path: Path, stamp: Stamp) -> tuple[str, int, str] | None:
+    """(reader, version, key) the stat index holds for the file as `stamp` says it is, if trusted."""
+    if not stamp.trusted:
+        return None
     try:
-        known_reader, known_version, key = slot.read_text().split("\t")
-        if known_reader == reader and int(known_version) == version:
-            return key.strip()
+        reader, version, key = _slot(path, stamp).read_text().split("\t")
+        return reader, int(version), key.strip()
     except (OSError, ValueError):
-        pass
+        return None
+
+
+def _hash(path: Path, reader: str, version: int) -> str:
     h = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as f:
         while chunk := f.read(1 << 22):
             h.update(chunk)
     h.update(f"\0{reader}\0{version}\0{FORMAT}".encode())
-    key = h.hexdigest()
-    try:
-        slot.parent.mkdir(parents=True, exist_ok=True)
-        tmp = slot.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(f"{reader}\t{version}\t{key}")
-        os.replace(tmp, slot)
-    except OSError:
-        pass
+    return h.hexdigest()
+
+
+def content_key(path: Path, reader: str, version: int, stamp: Stamp | None = None) -> str | None:
+    """The entry's name for the file's bytes as `stamp` (taken before) says they are: from the stat
+    index when it can be trusted, else hashed. None when the file changed while it was hashed."""
+    stamp = stamp or Stamp.of(path)
+    known = _indexed(path, stamp)
+    if known is not None and known[:2] == (reader, version):
+        return known[2]
+    key = _hash(path, reader, version)
+    if not Stamp.of(path).same(stamp):
+        return None  # written to while hashed: the hash is of no one state of the file
+    if stamp.trusted:
+        slot = _slot(path, stamp)
+        try:
+            slot.parent.mkdir(parents=True, exist_ok=True)
+            tmp = slot.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(f"{reader}\t{version}\t{key}")
+            os.replace(tmp, slot)
+        except OSError:
+            pass  # a read-only cache: the next open hashes again
     return key
 
 
@@ -103,12 +161,12 @@ def lookup(path: Path, versions: dict[str, int]) -> Profile | None:
     if not _enabled.get() or not path.is_file():
         return None
     try:
-        reader, version, key = _slot(path).read_text().split("\t")
-    except (OSError, ValueError):
+        known = _indexed(path, Stamp.of(path))
+    except OSError:
         return None
-    if versions.get(reader) != int(version):
+    if known is None or versions.get(known[0]) != known[1]:
         return None
-    entry = root() / key.strip()
+    entry = root() / known[2]
     return _read(entry, path) if entry.is_dir() else None
 
 
@@ -118,10 +176,10 @@ def peek(path: Path, versions: dict[str, int]) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        reader, version, key = _slot(path).read_text().split("\t")
-        if versions.get(reader) != int(version):
+        known = _indexed(path, Stamp.of(path))
+        if known is None or versions.get(known[0]) != known[1]:
             return None
-        entry = root() / key.strip()
+        entry = root() / known[2]
         meta = json.loads((entry / "meta.json").read_text())
         table = ipc.open_file(pa.memory_map(str(entry / "events.arrow"))).read_all()
         start = pc.min_max(table.column("start_ts")) if table.num_rows else None
@@ -133,12 +191,16 @@ def peek(path: Path, versions: dict[str, int]) -> dict[str, Any] | None:
 
 
 def load_or_parse(path: Path, reader: str, version: int, parse: Callable[[], Profile]) -> Profile:
-    """The profile from its cache entry, or parsed (and its entry written in the background)."""
+    """The profile from its cache entry, or parsed (and its entry written in the background if the
+    file held still: see the module's doc)."""
     if not _enabled.get():
         return parse()
     try:
-        key = content_key(path, reader, version)
+        stamp = Stamp.of(path)
+        key = content_key(path, reader, version, stamp)
     except OSError:
+        return parse()
+    if key is None:
         return parse()
     entry = root() / key
     if entry.is_dir():
@@ -147,11 +209,22 @@ def load_or_parse(path: Path, reader: str, version: int, parse: Callable[[], Pro
             return got
         shutil.rmtree(entry, ignore_errors=True)  # damaged or stale: parse again
     profile = parse()
-    t = threading.Thread(target=_write_quietly, args=(entry, profile), name="neuron-widgets-cache")
-    with _lock:
-        _pending.append(t)
-    t.start()
+    if _parsed_what_was_hashed(path, reader, version, stamp, key):
+        t = threading.Thread(target=_write_quietly, args=(entry, profile), name="neuron-widgets-cache")
+        with _lock:
+            _pending.append(t)
+        t.start()
     return profile
+
+
+def _parsed_what_was_hashed(path: Path, reader: str, version: int, stamp: Stamp, key: str) -> bool:
+    """Whether the bytes the parse read are those `key` was computed from."""
+    try:
+        if not Stamp.of(path).same(stamp):
+            return False
+        return stamp.trusted or _hash(path, reader, version) == key
+    except OSError:
+        return False
 
 
 def flush(timeout: float | None = None) -> None:
@@ -233,9 +306,10 @@ def _read(entry: Path, path: Path) -> Profile | None:
         for kind, count in meta["warnings"]["counts"].items():
             warnings.counts[kind] = count
         warnings.examples = {k: list(v) for k, v in meta["warnings"]["examples"].items()}
-        os.utime(entry / "meta.json")  # recently used
     except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
         return None
+    with suppress(OSError):  # a read-only cache still serves its entries
+        os.utime(entry / "meta.json")  # recently used, for eviction
     return Profile(table, source=str(path), format=meta["format"], warnings=warnings, lazy=lazy,
                    counters=Counters(dict(counters)) if counters else None, metadata=meta["metadata"],
                    extra={**meta["extra"], "cached": str(entry)}, _ordered=True)
