@@ -20,8 +20,9 @@ from ..model.order import warm as warm_kernels
 from ..model.profile import Profile
 from . import cache, capture, chrome, multi, neuron_json, parquet, perfetto, runtime_json
 from .cache import enabled as cache_switch
+from .columns import unique_dictionaries
 from .device import load_device_trace
-from .sniff import damaged_compression, describe_foreign
+from .sniff import damaged_compression, describe_foreign, inflate_bound, repairing_text
 
 set_device_loader(load_device_trace)
 
@@ -60,7 +61,7 @@ def register(reader: Reader, first: bool = False) -> None:
 def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                  format: str | None = None, neuron_cores=None, event_types=None, instances=None,
                  time_range=None, device_profiles_dir: str | os.PathLike[str] | None = None,
-                 prepare: bool | None = None, cache: bool = True) -> Profile:
+                 prepare: bool | None = None, cache: bool = True, max_inflated_bytes: int | None = None) -> Profile:
     """Load a profile, detecting its format.
 
     Filters (`neuron_cores="0,2-3"`, `event_types="hardware,^cc_exec_barrier"`,
@@ -74,13 +75,16 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     would only compete with whatever the user runs next.
     `cache` (default on): a JSON or Perfetto trace is kept as columns after its first parse
     (in NEURON_WIDGETS_CACHE, default ~/.cache/neuron-widgets), so opening it again is fast.
+    `max_inflated_bytes` bounds what a compressed file may inflate to and how large one Perfetto
+    packet may be (default: NEURON_WIDGETS_MAX_INFLATED_BYTES, else 1 GiB or 100 times the compressed
+    file, whichever is more, and 256 MiB per packet); past it the load stops with a ProfileError.
     """
     prepare = prepare if prepare is not None else os.environ.get("NEURON_WIDGETS_PREPARE", "1") != "0"
     if prepare:
         # numba's first kernel in a process costs about half a second (its typing context):
         # paid while the file is read, not by the first view.
         threading.Thread(target=warm_kernels, name="neuron-widgets-warm", daemon=True).start()
-    with cache_switch(cache):
+    with cache_switch(cache), inflate_bound(max_inflated_bytes):
         profile = _load(path, format=format, neuron_cores=neuron_cores, event_types=event_types,
                         instances=instances, time_range=time_range)
     _report_clock_outliers(profile)
@@ -114,6 +118,7 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
         # A file parsed before and unchanged since: its cached columns, without sniffing again.
         known = cache.lookup(p, {r.name: r.cache_version for r in READERS if r.cache_version is not None})
         if known is not None:
+            known._table = unique_dictionaries(known._table)  # an entry written before a reader was fixed
             return known.filter(**filters.as_kwargs()) if filters else known
     candidates = READERS if format is None else [r for r in READERS if r.name == format]
     if not candidates:
@@ -127,9 +132,9 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
         if claims:
             if reader.cache_version is not None:
                 profile = cache.load_or_parse(p, reader.name, reader.cache_version,
-                                              lambda reader=reader: reader.read(p, filters))
+                                              lambda reader=reader: _read(reader, p, filters))
             else:
-                profile = reader.read(p, filters)
+                profile = _read(reader, p, filters)
             # Readers that cannot push a filter down get it applied here, after the load.
             if filters and not profile.extra.get("filters_applied", reader.name == "neuron-parquet"):
                 profile = profile.filter(**filters.as_kwargs())
@@ -142,6 +147,37 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                        "Pass a Neuron Explorer Parquet directory, a raw capture directory, legacy Neuron JSON "
                        "(system_profile.json), the runtime's trace JSON, a Chrome/PyTorch trace .json(.gz) "
                        "or a Perfetto .pftrace")
+
+
+def _read(reader: Reader, p: Path, filters: Filters) -> Profile:
+    """The reader's Profile; text that is not UTF-8 is read again with the broken bytes replaced (and
+    counted), and what no reader should let through is said as a ProfileError naming the file."""
+    try:
+        profile = reader.read(p, filters)
+    except UnicodeDecodeError:
+        profile = _read_repaired(reader, p, filters)
+    except ProfileError as exc:
+        if "surrogate" not in exc.problem:  # msgspec's and orjson's words for an escaped half of a UTF-16 pair
+            raise
+        profile = _read_repaired(reader, p, filters)
+    except RecursionError:
+        raise ProfileError(p, "holds JSON nested too deeply to read (arrays or objects inside each other, "
+                           "hundreds of levels deep)", "A profiler does not write this: check how the file was made, "
+                           "or remove the deep value") from None
+    profile._table = unique_dictionaries(profile._table)
+    return profile
+
+
+def _read_repaired(reader: Reader, p: Path, filters: Filters) -> Profile:
+    with repairing_text() as fixes:
+        try:
+            profile = reader.read(p, filters)
+        except UnicodeDecodeError as exc:
+            raise ProfileError(p, f"holds text that is not UTF-8 ({exc.reason})",
+                               "Re-export the trace; its texts must be UTF-8") from None
+    profile.warnings.add(f"{p.name}: bytes that are not UTF-8 text, or escaped halves of UTF-16 pairs, replaced by "
+                         "\N{REPLACEMENT CHARACTER}", fixes[0])
+    return profile
 
 
 def _check_exists(p: Path) -> None:

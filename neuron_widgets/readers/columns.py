@@ -14,6 +14,7 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.schema import HARDWARE_EVENTS, ROW
@@ -273,3 +274,22 @@ def event_source(name: str, cat: Any) -> str:
     if name.startswith(_RUNTIME_PREFIXES):
         return "neuron_rt"
     return "framework"
+
+
+def unique_dictionaries(table: pa.Table) -> pa.Table:
+    """The table with each dictionary holding each value once: pandas refuses a category twice, so a
+    repeated entry (from a reader or a file's own dictionary) would break every frame of the profile."""
+    for i, f in enumerate(table.schema):
+        if not pa.types.is_dictionary(f.type):
+            continue
+        chunks = list(table.column(i).chunks)
+        repeated = [k for k, ch in enumerate(chunks)
+                    if len(ch.dictionary) > 1 and pc.count_distinct(ch.dictionary, mode="all").as_py() < len(ch.dictionary)]
+        for k in repeated:
+            ch = chunks[k]
+            values = pc.unique(ch.dictionary)
+            remap = pc.index_in(ch.dictionary, value_set=values).cast(ch.indices.type)
+            chunks[k] = pa.DictionaryArray.from_arrays(remap.take(ch.indices), values)
+        if repeated:
+            table = table.set_column(i, f.name, pa.chunked_array(chunks, f.type))
+    return table

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 from .sniff import head, looks_like_json
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
-VERSION = 3
+# 4: an empty name is one dictionary entry (was two when a slice had none), texts not UTF-8 are counted.
+VERSION = 4
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4
 _NONE = np.zeros(0, np.int8)
 _DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.(?:pftrace|perfetto-trace|pb)(?:\.gz)?")
@@ -191,9 +192,14 @@ class _Builder:
             begin, end, start, stop, open_ = begin[order], end[order], start[order], stop[order], open_[order]
             del order
         ev.ts = ev.typ = _NONE
-        names = [*s.names.texts, ""]
+        # A slice without a name shows "": the trace's own "" (an empty name is a name too) if it has one,
+        # else one added, never a second (a dictionary holds each text once).
+        names = s.names.texts
+        blank = s.names.code.get("")
+        if blank is None:
+            names, blank = [*names, ""], len(names)
         name_col = ev.name[begin]
-        name_col[name_col < 0] = len(names) - 1
+        name_col[name_col < 0] = blank
         cat_col = ev.cat[begin]
         ev.name = ev.cat = _NONE
         cats = s.categories.texts
@@ -323,10 +329,11 @@ class _Builder:
 
 
 def _strings(per_track: list[Any], track_of_row: np.ndarray) -> pa.DictionaryArray:
-    codes, uniques = pd.factorize(pd.Series(per_track, dtype=object))
+    # Coded on the texts shown, so that two values written alike (1 and "1") share one entry.
+    codes, uniques = pd.factorize(pd.Series([None if v is None else str(v) for v in per_track], dtype=object))
     row_codes = codes[track_of_row] if len(codes) else np.zeros(0, np.int64)
     return pa.DictionaryArray.from_arrays(pa.array(row_codes.astype(np.int32), mask=row_codes < 0),
-                                          pa.array([str(u) for u in uniques] or [""], pa.string()))
+                                          pa.array(list(uniques) or [""], pa.string()))
 
 
 def _ints(per_track: list[int | None], track_of_row: np.ndarray, fill: int | None) -> pa.Array:

@@ -113,17 +113,22 @@ def annotations(blob: bytes, names: dict[int, str], strings: dict[int, str]) -> 
         return {"(annotations)": "(could not be decoded)"}
     out: dict[str, Any] = {}
     for a in event.debug_annotations:
-        key = a.name if a.HasField("name") else names.get(a.name_iid, f"(name {a.name_iid})")
+        key = _text(a.name) if a.HasField("name") else names.get(a.name_iid, f"(name {a.name_iid})")
         out[key] = _value(a, names, strings)
     return out
+
+
+def _text(v: Any) -> Any:
+    """A string field as text: the protobuf classes give the bytes of one that is not UTF-8."""
+    return bytes(v).decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else v
 
 
 def _value(a: Any, names: dict[int, str], strings: dict[int, str]) -> Any:
     which = a.WhichOneof("value")
     if which is None:
         if a.dict_entries:
-            return {(e.name if e.HasField("name") else names.get(e.name_iid, f"(name {e.name_iid})")): _value(e, names, strings)
-                    for e in a.dict_entries}
+            return {(_text(e.name) if e.HasField("name") else names.get(e.name_iid, f"(name {e.name_iid})")):
+                    _value(e, names, strings) for e in a.dict_entries}
         if a.array_values:
             return [_value(e, names, strings) for e in a.array_values]
         return None
@@ -135,21 +140,21 @@ def _value(a: Any, names: dict[int, str], strings: dict[int, str]) -> Any:
         try:
             return orjson.loads(a.legacy_json_value)
         except orjson.JSONDecodeError:
-            return a.legacy_json_value
+            return _text(a.legacy_json_value)
     if which == "nested_value":
         return _nested(a.nested_value)
     if which == "proto_value":
         return base64.b64encode(a.proto_value).decode()
-    return getattr(a, which)
+    return _text(getattr(a, which))
 
 
 def _nested(v: Any) -> Any:
     kind = v.nested_type
     if kind == pb.DebugAnnotation.NestedValue.DICT:
-        return {k: _nested(x) for k, x in zip(v.dict_keys, v.dict_values, strict=False)}
+        return {_text(k): _nested(x) for k, x in zip(v.dict_keys, v.dict_values, strict=False)}
     if kind == pb.DebugAnnotation.NestedValue.ARRAY:
         return [_nested(x) for x in v.array_values]
     for f in ("int_value", "double_value", "bool_value", "string_value"):
         if v.HasField(f):
-            return getattr(v, f)
+            return _text(getattr(v, f))
     return None

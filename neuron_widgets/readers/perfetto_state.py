@@ -42,6 +42,14 @@ class State:
     primary_clock: int = BOOTTIME
     process_tracks: dict[int, Track] = field(default_factory=dict)  # pid -> its process track
     undecodable: int = 0  # special packets the protobuf classes could not read
+    bad_text: int = 0  # names that were not UTF-8 (the protobuf classes give their bytes): replaced
+
+    def text(self, v: str | bytes) -> str:
+        """A name as text: bytes that are not UTF-8 replaced by U+FFFD, and counted."""
+        if isinstance(v, str):
+            return v
+        self.bad_text += 1
+        return bytes(v).decode("utf-8", "replace")
 
 
 class Generations:
@@ -107,19 +115,19 @@ def absorb(state: State, buf: bytes, off: np.ndarray, length: np.ndarray, p: Pac
         if packet.HasField("process_descriptor"):
             pd_ = packet.process_descriptor
             if pd_.process_name or pd_.cmdline:
-                state.process_names[pd_.pid] = pd_.process_name or pd_.cmdline[0]
+                state.process_names[pd_.pid] = state.text(pd_.process_name or pd_.cmdline[0])
         if packet.HasField("thread_descriptor"):
             td = packet.thread_descriptor
             state.seq_thread[seq] = (td.pid, td.tid)
             if td.thread_name:
-                state.thread_names[(td.pid, td.tid)] = td.thread_name
+                state.thread_names[(td.pid, td.tid)] = state.text(td.thread_name)
         if packet.HasField("process_tree"):
             for proc in packet.process_tree.processes:
                 if proc.cmdline:
-                    state.process_names.setdefault(proc.pid, proc.cmdline[0])
+                    state.process_names.setdefault(proc.pid, state.text(proc.cmdline[0]))
             for th in packet.process_tree.threads:
                 if th.name:
-                    state.thread_names.setdefault((th.tgid, th.tid), th.name)
+                    state.thread_names.setdefault((th.tgid, th.tid), state.text(th.name))
         if packet.HasField("clock_snapshot"):
             snap = packet.clock_snapshot
             clocks = {c.clock_id: (c.timestamp, c.is_incremental, c.unit_multiplier_ns or 1) for c in snap.clocks}
@@ -131,18 +139,20 @@ def absorb(state: State, buf: bytes, off: np.ndarray, length: np.ndarray, p: Pac
 def finish(state: State, warnings: LoadWarnings, origin: str) -> None:
     """After the last chunk: what could not be decoded, and each process's own track."""
     warnings.add(f"{origin}: descriptor or interning packets that could not be decoded (skipped)", state.undecodable)
+    warnings.add(f"{origin}: names that are not UTF-8 text (bytes replaced by \N{REPLACEMENT CHARACTER})", state.bad_text)
     state.process_tracks = {t.pid: t for t in state.tracks.values() if t.pid is not None and t.tid is None}
 
 
 def _intern(state: State, g: int, data: Any) -> None:
+    text = state.text
     for e in data.event_names:
-        state.names[(g, e.iid)] = e.name
+        state.names[(g, e.iid)] = text(e.name)
     for e in data.event_categories:
-        state.categories[(g, e.iid)] = e.name
+        state.categories[(g, e.iid)] = text(e.name)
     if data.debug_annotation_names:
         names = state.arg_names.setdefault(g, {})
         for e in data.debug_annotation_names:
-            names[e.iid] = e.name
+            names[e.iid] = text(e.name)
     if data.debug_annotation_string_values:
         values = state.arg_strings.setdefault(g, {})
         for e in data.debug_annotation_string_values:
@@ -151,21 +161,23 @@ def _intern(state: State, g: int, data: Any) -> None:
 
 def _describe(state: State, d: Any) -> None:
     t = state.tracks.get(d.uuid) or Track(uuid=d.uuid)
-    t.name = d.name or d.static_name or d.atrace_name or t.name
+    text = state.text
+    t.name = text(d.name or d.static_name or d.atrace_name) or t.name
     if d.HasField("parent_uuid"):
         t.parent = d.parent_uuid
     if d.description:
-        t.description = d.description
+        t.description = text(d.description)
     if d.HasField("process"):
         t.pid = d.process.pid
-        t.process_name = d.process.process_name or (d.process.cmdline[0] if d.process.cmdline else "")
+        t.process_name = text(d.process.process_name or (d.process.cmdline[0] if d.process.cmdline else ""))
         if t.process_name:
             state.process_names.setdefault(t.pid, t.process_name)
     if d.HasField("thread"):
         t.pid, t.tid = d.thread.pid, d.thread.tid
         if d.thread.thread_name:
-            t.name = t.name or d.thread.thread_name
-            state.thread_names.setdefault((t.pid, t.tid), d.thread.thread_name)
+            thread_name = text(d.thread.thread_name)
+            t.name = t.name or thread_name
+            state.thread_names.setdefault((t.pid, t.tid), thread_name)
     if d.HasField("counter"):
         t.counter = True
     state.tracks[d.uuid] = t

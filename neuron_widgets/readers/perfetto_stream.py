@@ -142,8 +142,7 @@ class _Collect:
                     uuid[sel] = np.uint64((1 << 63) | int(p.seq[ev[np.flatnonzero(sel)[0]]]))
         return uuid
 
-    @staticmethod
-    def _texts(strings: Strings, table: dict[tuple[int, int], str], buf: np.ndarray, gen: np.ndarray,
+    def _texts(self, strings: Strings, table: dict[tuple[int, int], str], buf: np.ndarray, gen: np.ndarray,
                iid: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
         """Codes of each event's text: inline where given, else interned; -1 for neither."""
         codes = strings.interned(table, gen, iid)
@@ -151,8 +150,18 @@ class _Collect:
         if inline.size:
             o, n = off[inline], length[inline].astype(np.int64)
             _u, first, inv = np.unique(_hash_ranges(buf, o, n), return_index=True, return_inverse=True)
-            words = [bytes(buf[o[f]: o[f] + n[f]]).decode("utf-8", "replace") for f in first.tolist()]
-            codes[inline] = strings.of(words)[inv.reshape(-1)]
+            words, broken = [], []
+            for k, f in enumerate(first.tolist()):
+                raw = bytes(buf[o[f]: o[f] + n[f]])
+                try:
+                    words.append(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    words.append(raw.decode("utf-8", "replace"))
+                    broken.append(k)
+            inv = inv.reshape(-1)
+            if broken:  # counted per event, as the interned names that are not UTF-8 are counted per name
+                self.state.bad_text += int(np.isin(inv, broken).sum())
+            codes[inline] = strings.of(words)[inv]
         return codes
 
     def result(self) -> Scan:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
+import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
 
@@ -49,21 +53,153 @@ def head(path: Path, n: int = 1 << 16) -> bytes:
 
 
 def read_all(path: Path) -> bytes:
-    """The whole file, decompressed; damaged compressed data is an error naming the file."""
-    op = _opener(path) or open
-    if op is gzip.open:
-        try:
-            # Arrow inflates in one C++ loop, about twice as fast as the gzip module's chunked reads.
-            with pa.input_stream(str(path), compression="gzip") as f:
-                return f.read()
-        except OSError:
-            pass  # damaged or cut short: the gzip module says how, below
+    """The whole file, decompressed; damaged compressed data is an error naming the file, and so is
+    compressed data that inflates past `inflate_limit` (stopped there: never held whole)."""
+    op = _opener(path)
+    if op is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    else:
+        limit = inflate_limit(path)
+        data = None
+        if op is gzip.open:
+            try:
+                # Arrow inflates in one C++ loop, about twice as fast as the gzip module's reads.
+                with pa.input_stream(str(path), compression="gzip") as f:
+                    data = _bounded(path, f, limit)
+            except OSError:
+                pass  # damaged or cut short: the gzip module says how, below
+        if data is None:
+            try:
+                with op(path, "rb") as f:
+                    data = _bounded(path, f, limit)
+            except _ERRORS as exc:
+                raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
+                                   "Copy the file again, or decompress it by hand to see how much is readable") from None
+    fixes = _repairs.get()
+    return data if fixes is None else _repaired(data, fixes)
+
+
+def _bounded(path: Path, f: Any, limit: int) -> bytes:
+    """All of `f`, read a piece at a time; an error as soon as it passes `limit` bytes."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        piece = f.read(min(_PIECE, limit + 1 - total))
+        if not piece:
+            break
+        parts.append(piece)
+        total += len(piece)
+        if total > limit:
+            del parts
+            raise too_big(path, f"inflates to more than {_size(limit)}", "the bound on decompressed data", limit)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+# Decompressed bytes read at a time while a whole document is inflated.
+_PIECE = 16 << 20
+
+# The bound on decompressed data (see README, "Limits and safety"). Unless set, a compressed JSON
+# document may inflate to the larger of _FLOOR and _RATIO times its compressed size: JSON traces
+# compress 7-20 times, a file of padding ~1000 times. A Perfetto packet (held whole while it is
+# decoded) may be _PACKET bytes: the SDK writes packets of kilobytes. Set, the one number bounds both.
+ENV_MAX_INFLATED = "NEURON_WIDGETS_MAX_INFLATED_BYTES"
+_FLOOR = 1 << 30
+_RATIO = 100
+_PACKET = 256 << 20
+_bound: ContextVar[int | None] = ContextVar("max_inflated_bytes", default=None)
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30,
+          "ti": 1 << 40}
+
+
+@contextmanager
+def inflate_bound(limit: int | None) -> Iterator[None]:
+    """Within this block, `limit` bounds decompressed data (None: as set outside, or the default)."""
+    if limit is None:
+        yield
+        return
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise ValueError(f"max_inflated_bytes must be a positive number of bytes, not {limit!r}")
+    token = _bound.set(limit)
     try:
-        with op(path, "rb") as f:
-            return f.read()
-    except _ERRORS as exc:
-        raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
-                           "Copy the file again, or decompress it by hand to see how much is readable") from None
+        yield
+    finally:
+        _bound.reset(token)
+
+
+def _explicit_bound() -> int | None:
+    limit = _bound.get()
+    if limit is not None:
+        return limit
+    text = os.environ.get(ENV_MAX_INFLATED, "").strip()
+    if not text:
+        return None
+    m = re.fullmatch(r"([0-9][0-9_]*(?:\.[0-9]+)?)\s*([kmgt]i?)?b?", text.lower())
+    if m is None or float(m.group(1).replace("_", "")) * _UNITS[m.group(2) or ""] < 1:
+        raise ProfileError(None, f"{ENV_MAX_INFLATED}={text!r} is not a size",
+                           "Give a number of bytes, such as 8000000000 or 8G, or unset it for the default")
+    return int(float(m.group(1).replace("_", "")) * _UNITS[m.group(2) or ""])
+
+
+def inflate_limit(path: Path) -> int:
+    """How many bytes the compressed file at `path` may inflate to."""
+    limit = _explicit_bound()
+    return limit if limit is not None else max(_FLOOR, _RATIO * path.stat().st_size)
+
+
+def packet_limit() -> int:
+    """How large one Perfetto packet may be."""
+    limit = _explicit_bound()
+    return limit if limit is not None else _PACKET
+
+
+def too_big(path: Path, problem: str, what: str, limit: int) -> ProfileError:
+    """The error for data past the bound: what was found, the bound, and how to raise it."""
+    return ProfileError(path, f"{problem}, past {what} ({_size(limit)}); stopped there rather than fill memory",
+                        f"If it is a real trace, raise the bound: load_profile(..., max_inflated_bytes={2 * limit}) "
+                        f"or the environment variable {ENV_MAX_INFLATED}={2 * limit}")
+
+
+def _size(n: int) -> str:
+    if n < 1 << 20:
+        return f"{n:,} bytes"
+    return f"{n:,} bytes ({n / 2**30:.2f} GiB)" if n >= 1 << 30 else f"{n:,} bytes ({n / 2**20:.1f} MiB)"
+
+
+# Bytes that are not UTF-8, and escaped UTF-16 halves without their other half, are replaced by
+# U+FFFD when a reader asks for it (`repairing_text`), counted in the list given.
+_repairs: ContextVar[list[int] | None] = ContextVar("text_repairs", default=None)
+_ESCAPES = re.compile(rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+@contextmanager
+def repairing_text() -> Iterator[list[int]]:
+    """Within this block, whole documents read by `read_all` come with their broken text replaced;
+    the list yielded counts what was replaced (bytes not UTF-8, lone escaped surrogates)."""
+    fixes: list[int] = [0]
+    token = _repairs.set(fixes)
+    try:
+        yield fixes
+    finally:
+        _repairs.reset(token)
+
+
+def _repaired(data: bytes, fixes: list[int]) -> bytes:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        fixes[0] += text.count("\ufffd") - data.count("\ufffd".encode())
+        data = text.encode("utf-8")
+        del text
+
+    def lone(m: re.Match[bytes]) -> bytes:
+        if len(m.group()) == 2 or len(m.group()) == 12:  # an escaped backslash, a whole pair
+            return m.group()
+        fixes[0] += 1
+        return b"\\ufffd"
+
+    return _ESCAPES.sub(lone, data)
 
 
 def open_stream(path: Path) -> Any:
