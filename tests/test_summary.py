@@ -72,7 +72,7 @@ def test_kineto_charts_and_labels() -> None:
     assert any("ncclKernel" in f for f in top["full"])
     assert short_label("void at::native::vectorized_elementwise_kernel<4, at::native::Foo<float> >(int, float)", 60) == \
         "at::native::vectorized_elementwise_kernel"
-    assert short_label("x" * 80) == "x" * 39 + "…"
+    assert short_label("x" * 80) == "x" * 23 + "…" + "x" * 16  # the middle goes: head and tail both read
     assert unique_labels(["f(int)", "f(float)"]) == ["f", "f #2"]
     types = source(c.top_b).data["label"]
     assert "COMPUTATION overlapping COMMUNICATION" in types

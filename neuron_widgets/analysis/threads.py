@@ -35,15 +35,30 @@ def _threads(profile: Profile) -> tuple[np.ndarray, pd.DataFrame]:
             # The trace's own thread names (its M events), as its tracks show them.
             keys["thread_name"] = [names.get(f"{p}/{t}") for p, t in zip(keys["process_id"], keys["thread_id"],
                                                                            strict=True)]
+        keys["track"], keys["thread"] = _tracks(profile, first) if n else ([], [])
         return code, keys
 
     code, keys = fr._cached("threads", build)
     return code, keys.copy()
 
 
+def _tracks(profile: Profile, first: np.ndarray) -> tuple[list[str], list[bool]]:
+    """Each thread's track as the Timeline labels it (Default grouping, the one labelling code), and whether it is
+    a thread at all: Kineto's profiler-wide rows ("Spans: PyTorch Profiler", "Traces") have text ids, not a pid."""
+    combo, combo_track, labels = profile.grouping_keys("default")
+    names = profile.track_names
+    track = [labels[combo_track[combo[r]]] for r in first]
+    inst = profile.values_at("instance_id", first).to_pylist() if "instance_id" in profile.column_names else [None] * len(first)
+    pid = profile.values_at("process_id", first).to_pylist() if "process_id" in profile.column_names else [None] * len(first)
+    real = [(str(i), p) not in names.text_pids for i, p in zip(inst, pid, strict=True)]
+    return track, real
+
+
 def thread_breakdown(profile: Profile) -> pd.DataFrame:
     """One row per thread, busiest first: `events`, `span_ns` (first start to last end), `busy_time_ns` (time
-    covered by any of its events), `idle_time_ns`, and both as `*_pctg` of the span."""
+    covered by any of its events), `idle_time_ns`, and both as `*_pctg` of the span; `track` is its label on the
+    Timeline (Default grouping) and `thread` False for a profiler-wide row that is no thread (Kineto's
+    "PyTorch Profiler" span)."""
     fr = frame_of(profile)
     code, keys = _threads(profile)
     n = len(keys)

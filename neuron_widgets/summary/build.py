@@ -48,10 +48,10 @@ class SummaryCharts:
         r = {**EMPTY, **(results or {}), "kind": self.kind, "ranks": ranks}
         self.ranks = ranks
         self.head = C.headline_div(D.headline(profile, r, range_note))
-        tcols = D.temporal_columns(r["temporal"], self.kind)
+        tcols = D.temporal_columns(r["temporal"], self.kind, profile.duration_ns)
         self.temporal = C.temporal_chart(self._temporal_click(tcols, r), self.kind, title=
-                                         "Busy time per thread (% of each thread's span)" if self.kind == "chrome" else
-                                         "Where the time goes (% of each device's span)")
+                                         "Busy time per thread (% of the span summarised), busiest first"
+                                         if self.kind == "chrome" else "Where the time goes (% of each device's span)")
         self.idle = C.idle_chart(D.idle_columns(r["idle"], tcols["device"]))
         first, second = self._top_cols(r)
         titles = {"neuron": ("Top NEFFs by execution time (ms)", "Top events by total time (ms)"),
@@ -61,7 +61,7 @@ class SummaryCharts:
         self.top_b = C.top_chart(second, titles[1], "nw-top-b", color="#8bbc21")
         self.stragglers = C.straggler_chart(self._straggler_cols(r))
         self.steps = C.straggler_steps_chart(self._step_cols(r))
-        self.problems = C.problems_table(self._problem_cols(r), neuron=self.kind == "neuron")
+        self.problems = C.problems_table(self._problem_cols(r, profile), neuron=self.kind == "neuron")
         self.longest = C.longest_table(self._longest_cols(r)) if self.kind == "chrome" else None
         self.launches = C.launch_chart(D.launch_columns(r["launches"])) if self.kind == "kineto" else None
         # Charts that do not apply to this kind of trace are not drawn (the headline says why).
@@ -131,7 +131,7 @@ class SummaryCharts:
             self.head.children[1].text = h.sentence
             self.head.children[2].text = h.range_note
         if wanted("temporal"):
-            tcols = D.temporal_columns(r["temporal"], self.kind)
+            tcols = D.temporal_columns(r["temporal"], self.kind, (profile or self.profile).duration_ns)
             self._set(self.temporal, self._temporal_click(tcols, r), "device")
             self._set(self.idle, D.idle_columns(r["idle"], tcols["device"]), "device")
             if self.launches is not None:
@@ -144,7 +144,7 @@ class SummaryCharts:
             self._set(self.stragglers, self._straggler_cols(r), "device")
             self.sources[id(self.steps)].data = self._step_cols(r)
         if wanted("problems"):
-            self.problems.source.data = self._problem_cols(r)
+            self.problems.source.data = self._problem_cols(r, profile or self.profile)
         if wanted("kernels") and self.longest is not None:
             self.longest.source.data = self._longest_cols(r)
 
@@ -249,15 +249,21 @@ class SummaryCharts:
                 "t0": (start - pad).astype(float).tolist(), "t1": (start + lag + pad).astype(float).tolist(),
                 "event_id": [str(int(x)) if x >= 0 else "" for x in steps["id"]]}
 
+    @staticmethod
+    def _thread_tracks(r: dict[str, Any]) -> list[str]:
+        t = r.get("temporal")
+        return [str(x) for x in t["track"]] if t is not None and "track" in t.columns else []
+
     def _longest_cols(self, r: dict[str, Any]) -> dict[str, list]:
         df = r.get("longest", pd.DataFrame())
         if df is None or df.empty:
             return {"name": [], "thread": [], "t_ms": [], "duration": [], "event_id": []}
-        return {"name": [str(x) for x in df["name"]], "thread": D.device_labels(df.drop(columns=["name"]), unique=False),
+        return {"name": [str(x) for x in df["name"]], "thread": D.labels_among([str(x) for x in df["track"]],
+                                                                              self._thread_tracks(r)),
                 "t_ms": ((df["start_ts"].to_numpy(np.int64) - self.profile.origin_ts) / 1e6).tolist(),
                 "duration": [D.duration(x) for x in df["duration_ns"]], "event_id": [str(int(x)) for x in df["id"]]}
 
-    def _problem_cols(self, r: dict[str, Any]) -> dict[str, list]:
+    def _problem_cols(self, r: dict[str, Any], profile: Profile) -> dict[str, list]:
         p = r["problems"]
         origin = self.profile.origin_ts
         if p.empty:  # said, not a blank table
@@ -271,11 +277,11 @@ class SummaryCharts:
         def text(v: Any) -> str:
             return "" if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v)
 
-        names = self.profile.metadata.get("thread_names") or {}
-        device = [f"{text(x.instance_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else
-                  D.thread_label({"process_id": x.process_id, "thread_id": x.thread_id,
-                                  "thread_name": names.get(f"{text(x.process_id)}/{text(x.thread_id)}")})
-                  for x in p.itertuples()]
+        # An event off the NeuronCores by its track, as the Timeline labels it (`row` is in `profile`).
+        combo, combo_track, labels = profile.grouping_keys("default")
+        tracks = D.labels_among([labels[combo_track[combo[int(r)]]] for r in p["row"]], self._thread_tracks(r))
+        device = [f"{text(x.instance_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else track
+                  for x, track in zip(p.itertuples(), tracks, strict=True)]
         return {"kind": p["kind"].tolist(), "name": [text(x) for x in p["name"]], "device": device,
                 "exec_id": [text(x) for x in p["exec_id"]], "model": [text(x) for x in p["model_name"]],
                 "code": [text(x) for x in p["code"]], "meaning": [text(x) for x in p["meaning"]],

@@ -91,7 +91,10 @@ def temporal_chart(cols: dict[str, list], kind: str = "neuron", name: str = "nw-
     f.add_layout(Legend(items=[LegendItem(label=p.replace("_", " "), renderers=[r]) for p, r in zip(parts, renderers,
                                                                                                    strict=True)],
                         orientation="horizontal", location="top_left", click_policy="none"), "above")
-    f.add_tools(HoverTool(renderers=renderers, tooltips=[("device", "@device"), ("span", "@span")] +
+    # A thread by its whole track label on hover (the axis shows its end, as the Timeline does).
+    who = [("thread", "@track"), ("span summarised", "@span")] if kind == "chrome" else [("device", "@device"),
+                                                                                        ("span", "@span")]
+    f.add_tools(HoverTool(renderers=renderers, tooltips=who +
                           [(p.replace("_", " "), f"@{p}_ns (@{p}_pctg{{0.0}}%)") for p in parts]))
     f.xaxis.axis_label = "% of span"
     f.select_one(TapTool).renderers = renderers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,13 +36,11 @@ def device_labels(df: pd.DataFrame, unique: bool = True) -> list[str]:
         return []
     if "rank" in df.columns:
         return [f"rank {r}" for r in df["rank"]]
-    if "thread_id" in df.columns and "nc_idx" not in df.columns:
-        labels, seen = [], {}
-        for r in df.to_dict("records"):
-            lab = thread_label(r)
-            seen[lab] = seen.get(lab, 0) + 1
-            labels.append(lab if seen[lab] == 1 or not unique else f"{lab} #{seen[lab]}")
-        return labels
+    if "track" in df.columns:
+        return track_labels([str(x) for x in df["track"]], unique)
+    if "thread_id" in df.columns and "nc_idx" not in df.columns:  # no track known: the Timeline's unnamed form
+        return track_labels([f"PID:{r.get('process_id')}/TID:{r.get('thread_id')}" for r in df.to_dict("records")],
+                            unique)
     pids_per_instance = df.groupby("instance_id", observed=True)["process_id"].nunique()
     out = []
     for r in df.itertuples():
@@ -51,14 +50,40 @@ def device_labels(df: pd.DataFrame, unique: bool = True) -> list[str]:
     return out
 
 
-def thread_label(r: dict) -> str:
-    """A thread as its track reads: its name and tid when the trace names it, else its pid and tid."""
-    stream = r.get("framework_stream_id")
-    tail = f" {stream}" if isinstance(stream, str) and stream else ""
-    name = r.get("thread_name")
-    if isinstance(name, str) and name:
-        return f"{name} {r.get('thread_id')}{tail}"
-    return f"pid {r.get('process_id')} tid {r.get('thread_id')}{tail}"
+def track_labels(tracks: list[str], unique: bool = True) -> list[str]:
+    """Timeline track labels ("instance/process/thread") as short as they can be and still tell the rows
+    apart: the thread's own segment, as the Timeline shows it ("CoreFlipWaitThread 5260"), with its process
+    before it ("Renderer 1287/CrRendererMain 1287") where several processes have a thread of that name."""
+    distinct = list(dict.fromkeys(tracks))
+    segs = [t.split("/") for t in distinct]
+    depth = [1] * len(distinct)
+    while True:
+        labels = ["/".join(s[-d:]) for s, d in zip(segs, depth, strict=True)]
+        count: dict[str, int] = {}
+        for lab in labels:
+            count[lab] = count.get(lab, 0) + 1
+        grow = [i for i, lab in enumerate(labels) if count[lab] > 1 and depth[i] < len(segs[i])]
+        if not grow:
+            break
+        for i in grow:
+            depth[i] += 1
+    short = dict(zip(distinct, labels, strict=True))
+    labels = [short[t] for t in tracks]
+    if not unique:
+        return labels
+    seen: dict[str, int] = {}
+    out = []
+    for lab in labels:  # the same full label twice (two streams of one thread): numbered
+        seen[lab] = seen.get(lab, 0) + 1
+        out.append(lab if seen[lab] == 1 else f"{lab} #{seen[lab]}")
+    return out
+
+
+def labels_among(tracks: list[str], context: list[str]) -> list[str]:
+    """`track_labels` of some tracks, as short as they can be among all of `context` (the trace's threads): a
+    table of a few rows names them as the thread chart does."""
+    short = dict(zip(every := list(dict.fromkeys([*context, *tracks])), track_labels(every, unique=False), strict=True))
+    return [short[t] for t in tracks]
 
 
 def device_key(row: pd.Series | dict) -> tuple:
@@ -90,6 +115,9 @@ class Headline:
 def headline(profile: Profile, results: dict[str, Any], range_note: str = "") -> Headline:
     t = results.get("temporal", pd.DataFrame())
     kind = results.get("kind", "neuron")
+    if kind == "chrome" and "thread" in t.columns:
+        t = t[t["thread"].astype(bool)]  # Kineto's profiler-wide span is no thread
+    results = {**results, "span_ns": profile.duration_ns}
     if t.empty:
         busy = 0.0
     elif kind in ("neuron", "chrome"):
@@ -116,11 +144,14 @@ def sentence(results: dict[str, Any]) -> str:
 
 def _busiest(results: dict[str, Any]) -> str:
     t = results.get("temporal", pd.DataFrame())
-    if t.empty:
+    span = results.get("span_ns")
+    shown = threads_of(t, span) if len(t) else t
+    if shown.empty:
         return "No timed events in this range."
-    top = t.iloc[0]
-    return (f"The busiest thread is {device_labels(t)[0]} (busy {top['busy_time_pctg']:.0f}% of its span, "
-            f"{duration(top['busy_time_ns'])}).")
+    top = shown.iloc[0]
+    share = f"{top['busy_time_pctg']:.0f}% of the {duration(span)} span" if span else \
+        f"{top['busy_time_pctg']:.0f}% of its span"
+    return f"The busiest thread is {device_labels(shown)[0]} (busy {duration(top['busy_time_ns'])}, {share})."
 
 
 def bottleneck(results: dict[str, Any], stragglers: bool = True) -> str:
@@ -159,15 +190,33 @@ def bottleneck(results: dict[str, Any], stragglers: bool = True) -> str:
     return "No device work in this range."
 
 
-def temporal_columns(t: pd.DataFrame, kind: str) -> dict[str, list]:
-    """Per device, worst first (least compute share), the shares and times of each part."""
+def threads_of(t: pd.DataFrame, span_ns: int | None = None) -> pd.DataFrame:
+    """A plain trace's threads as its Summary shows them: real threads only (not Kineto's profiler-wide
+    span), busiest first by busy time, and their busy and idle shares of the summarised span when given (one
+    measure for every thread, the headline's and the chart's)."""
+    if "thread" in t.columns:
+        t = t[t["thread"].astype(bool)]
+    t = t.sort_values(["busy_time_ns", "events"], ascending=False, kind="stable")
+    if span_ns and len(t):
+        t = t.assign(busy_time_pctg=100.0 * t["busy_time_ns"] / span_ns,
+                     idle_time_pctg=100.0 - 100.0 * t["busy_time_ns"] / span_ns,
+                     idle_time_ns=span_ns - t["busy_time_ns"], own_span_ns=t["span_ns"], span_ns=span_ns)
+    return t
+
+
+def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None) -> dict[str, list]:
+    """Per device, worst first (least compute share; a plain trace's threads busiest first, as shares of the
+    summarised span `span_ns`), the shares and times of each part."""
     parts = parts_of(kind)
+    if not t.empty and kind == "chrome":
+        t = threads_of(t, span_ns)
     if t.empty:
-        return {"device": [], "row": [], **{f"{p}_pctg": [] for p in parts}, **{f"{p}_ns": [] for p in parts}}
-    worst = "compute_time_pctg" if kind != "chrome" else "idle_time_pctg"
-    order = np.argsort(t[worst].to_numpy() * (1 if kind != "chrome" else -1), kind="stable")
-    t = t.iloc[order]
-    out: dict[str, list] = {"device": device_labels(t), "row": [int(i) for i in t.index]}
+        return {"device": [], "row": [], **{f"{p}_pctg": [] for p in parts}, **{f"{p}_ns": [] for p in parts},
+                "span": [], "track": []}
+    if kind != "chrome":
+        t = t.iloc[np.argsort(t["compute_time_pctg"].to_numpy(), kind="stable")]
+    out: dict[str, list] = {"device": device_labels(t), "row": [int(i) for i in t.index],
+                            "track": [str(x) for x in t["track"]] if "track" in t.columns else device_labels(t)}
     for p in parts:
         out[f"{p}_pctg"] = t[f"{p}_time_pctg"].round(2).tolist()
         out[f"{p}_ns"] = [duration(v) for v in t[f"{p}_time_ns"]]
@@ -196,8 +245,19 @@ def idle_columns(idle: pd.DataFrame, order: list[str]) -> dict[str, list]:
 
 
 def short_label(name: str, width: int = 40) -> str:
-    """A kernel or event name short enough for an axis: no argument list or template arguments, then cut."""
-    s = str(name)
+    """A name short enough for an axis. A C++ signature (a kernel: `void ns::kernel<...>(...)`) becomes its
+    qualified name; any other text keeps its words and, when too long, loses its middle ("<built-in method
+    to of Tensor … at 0x7f0d9c8ac550>"), cut at word boundaries; the full name is on hover."""
+    s = " ".join(str(name).split())
+    s = ADDRESS.sub("", s)  # a Python object's address says nothing on an axis
+    s = PATH.sub(r"\1", s)  # a source file by its name, not its directories
+    if _is_signature(s):
+        bare = _without_groups(s)
+        s = bare.replace("void ", "").strip().split(" ")[-1] or s
+    return s if len(s) <= width else middle_cut(s, width)
+
+
+def _without_groups(s: str) -> str:
     for open_, close in (("(", ")"), ("<", ">")):
         out, depth = [], 0
         for ch in s:
@@ -208,8 +268,35 @@ def short_label(name: str, width: int = 40) -> str:
             elif depth == 0:
                 out.append(ch)
         s = "".join(out) if "".join(out).strip() else s
-    s = s.replace("void ", "").strip().split(" ")[-1] or str(name)
-    return s if len(s) <= width else s[: width - 1] + "…"
+    return s
+
+
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+PATH = re.compile(r"(?:[\w.~-]*/)+([\w.-]+\.\w+)")
+SIGNATURE = re.compile(r"^(?:void\s+)?[A-Za-z_][\w:]*(?:<.*>)?\s*\(.*\)$")
+
+
+def _is_signature(s: str) -> bool:
+    """A C++ function or kernel signature: a (qualified) name, template arguments, its argument list."""
+    return bool(SIGNATURE.match(s)) and bool(_without_groups(s).strip())
+
+
+BREAKS = " ,;/:._("
+
+
+def middle_cut(s: str, width: int) -> str:
+    """`s` in `width` characters: its head and tail, each cut at a word boundary when one is near, joined by
+    an ellipsis."""
+    head_len = (width - 1) * 3 // 5
+    tail_len = width - 1 - head_len
+    head, tail = s[:head_len], s[len(s) - tail_len:]
+    cut = max(head.rfind(c) for c in BREAKS)
+    if cut >= head_len - 10:
+        head = head[:cut + 1] if head[cut] != " " else head[:cut]
+    starts = [i for i, c in enumerate(tail) if c in BREAKS and i <= 10]
+    if starts:
+        tail = tail[starts[0] + 1:] if tail[starts[0]] == " " else tail[starts[0]:]
+    return f"{head.rstrip()}…{tail.lstrip()}"
 
 
 def unique_labels(names: list[str], width: int = 40) -> list[str]:
