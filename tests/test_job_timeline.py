@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -199,11 +200,40 @@ def test_a_click_on_a_parts_track_opens_it(job4: nw.Job) -> None:
         time.sleep(0.05)
     assert tl.opened == ["node-01"], (tl.status, tl.error)
     assert any(t["label"].startswith("node-01/") for t in tl.tracks)
-    # A click on an event of an opened part is an ordinary selection.
+    for t in threading.enumerate():  # the opening thread's last words (status, loading) are said
+        if t.name == "neuron-widgets-job-open":
+            t.join(60)
+    # A click on an event of an opened part is an ordinary selection: no part is loaded for it
+    # (the click's handler runs in the assignment; a load would be a thread started there).
     events = np.asarray(tl.profile.column("trace_event_source").to_pylist())
     tl.selected_row = int(np.flatnonzero(events == "neuron_hw")[0])
-    time.sleep(0.2)
+    assert not any(t.name == "neuron-widgets-job-open" for t in threading.enumerate())
     assert tl.opened == ["node-01"] and tl.selection["instance_id"].startswith("node-01/")
+
+
+def test_opened_parts_are_published_with_their_tracks(job4: nw.Job) -> None:
+    """Read from another thread, `opened` never names a part whose tracks are not drawn yet (opening),
+    nor leaves out one whose tracks are still drawn (closing)."""
+    tl = nw.Timeline(job4)
+    assert tl.summarised.wait(120)
+    wrong: list[str] = []
+    for part in ("node-01", "node-02", "node-01"):
+        for act, opening in ((tl.open_part, True), (tl.close_part, False)):
+            worker = threading.Thread(target=act, args=(part,))
+            worker.start()
+            while True:
+                alive = worker.is_alive()
+                # What is open first, then what is drawn: once `opened` says the new state, the
+                # tracks must show it (they are published before it).
+                now = (part in tl.opened) == opening
+                drawn = any(t["label"].startswith(f"{part}/") for t in tl.tracks)
+                if now and drawn != opening:
+                    wrong.append(f"{act.__name__}({part}): opened={tl.opened}, its tracks drawn={drawn}")
+                if not alive:
+                    break
+            worker.join()
+    assert not wrong, wrong[:3]
+    assert tl.opened == [] and [t["label"] for t in tl.tracks] == ["node-00", "node-01", "node-02", "node-03"]
 
 
 def test_a_bad_part_is_named_and_the_rest_drawn(tmp_path: Path) -> None:

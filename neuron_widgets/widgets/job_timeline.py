@@ -55,18 +55,27 @@ class JobTimeline(Timeline):
             self._overview_of = self.density
         return self._overview_profile
 
-    def _reshow(self, keep_view: bool = True) -> None:
-        """Draw the overview with the opened parts in place, keeping the visible range (absolute times)."""
+    def _reshow(self, opened: dict[str, Profile] | None = None, keep_view: bool = True) -> None:
+        """Draw the overview with `opened` (default: the parts open now) in place, keeping the visible
+        range (absolute times); then `opened` is what the widget says is open.
+
+        The opened parts are published only after their tracks: a cell (or a test) reading `opened`
+        and then `tracks` from another thread never sees a part opened whose tracks are not there
+        yet, nor a part closed whose tracks still are.
+        """
         from ..job.view import job_view
 
         with self._job_lock:
-            view = job_view(self._overview(), dict(self._opened))
+            opened = dict(self._opened if opened is None else opened)
+            view = job_view(self._overview(), opened)
             before = self.time_range if keep_view and len(self.profile) else None
-            self._show_profile(view, self.grouping)
-            if before is not None and len(view):
-                lo, hi = max(before[0], view.start_ts), min(before[1], view.end_ts)
-                if hi > lo:
-                    self.time_range = (lo, hi)
+            with self.hold_sync():  # the browser gets the new tracks and range in one message
+                self._show_profile(view, self.grouping)
+                if before is not None and len(view):
+                    lo, hi = max(before[0], view.start_ts), min(before[1], view.end_ts)
+                    if hi > lo:
+                        self.time_range = (lo, hi)
+            self._opened = opened
 
     def _summarise(self) -> None:
         from ..analysis.across import across
@@ -112,8 +121,7 @@ class JobTimeline(Timeline):
         try:
             profile = self.job.load(spec.name)
             with self._job_lock:
-                self._opened[spec.name] = profile
-                self._reshow()
+                self._reshow({**self._opened, spec.name: profile})
             self.status = f"{spec.name}: {len(profile):,} events shown under '{spec.name}/'; close_part('{spec.name}') folds it"
             return profile
         except Exception as exc:
@@ -131,5 +139,5 @@ class JobTimeline(Timeline):
         """Fold an opened part back to its density track."""
         name = self.job.spec(part).name
         with self._job_lock:
-            if self._opened.pop(name, None) is not None:
-                self._reshow()
+            if name in self._opened:
+                self._reshow({p: v for p, v in self._opened.items() if p != name})
