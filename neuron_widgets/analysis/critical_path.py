@@ -1,0 +1,151 @@
+"""The critical path of a profile: the chain of work and waits that bounds the run end to end.
+
+The profile's events become a dependency graph (`critical_path_neuron`, `critical_path_graph`);
+the path is walked back from the latest moment along the dependency that was satisfied last,
+so every segment on it is the reason the next one could not start earlier. Segments are work
+(compute, a collective's transfer, a host call), a launch, a collective's release, or a gap
+the model cannot explain; they cover the run from its first to its last moment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, Graph
+from .devices import kind_of
+from .frame import Frame, frame_of, notes_of
+
+COLUMNS = ["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id",
+           "name", "step", "part"]
+WORKER = ["instance_id", "process_id", "nc_idx", "thread_id"]
+
+
+def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
+    """The profile's graph (built once per profile), or None with the reason."""
+    def build() -> tuple[Graph | None, list[str]]:
+        if len(fr) == 0:
+            return None, ["the profile has no events"]
+        if kind_of(fr) != "neuron":
+            return None, ["the critical path reads Neuron profiles (nc_exec_running on NeuronCores); Kineto and plain "
+                          "Chrome traces are not modelled yet"]
+        from .critical_path_neuron import neuron_graph
+
+        g = neuron_graph(fr)
+        return g, g.notes
+
+    return fr._cached("critical-graph", build)
+
+
+def critical_path(profile: Profile) -> pd.DataFrame:
+    """The critical path, one row per segment in time order; `duration_ns` sums to the run's span.
+
+    Columns: `start_ts`, `end_ts`, `duration_ns`, `kind` (`compute`: an execution's time outside its
+    collectives; `collective`: a `cc_running`, or a collective's release after its last participant
+    arrived; `host`: an `nrt_execute` call's time after its execution ended, or a call that launched
+    nothing; `launch`: from a call's start to its execution's start; `gap`: time no event on the path
+    explains), the worker (`instance_id`, `process_id`, `nc_idx` for work on a NeuronCore,
+    `thread_id` for work on a host thread), `event_id` and `name` of the event the segment is
+    part of (-1 and None for a gap), `step` (the execution's `exec_id`, else its ordinal among its
+    core's runs of its NEFF; -1 unknown) and `part` (None for a Profile). The run is the span of
+    the events the model reads: executions, collectives and `nrt_execute` calls. A path jumps
+    between workers where a segment's worker differs from the one before: a launch (host to core),
+    a return (core to host), a collective (to the core that arrived last).
+    """
+    fr = frame_of(profile)
+    g, notes = graph_of(fr)
+    df = fr._cached("critical-path", lambda: _path(fr, g)) if g is not None else _empty()
+    return notes_of(df.copy(), notes)
+
+
+def _path(fr: Frame, g: Graph) -> pd.DataFrame:
+    is_edge, idx = g.walk()  # latest first: an instant's gap, the work on its binding edge, the next instant...
+    v = np.where(is_edge, 0, idx)
+    e = np.where(is_edge, idx, 0)
+    if g.src.size == 0:
+        e = np.zeros(0, np.int64) if idx.size == 0 else e
+    src = g.src[e] if g.src.size else np.zeros(idx.size, np.int64)
+    w = g.w[e] if g.src.size else np.zeros(idx.size, np.int64)
+    wkind = g.wkind[e] if g.src.size else np.zeros(idx.size, np.int8)
+    start = np.where(is_edge, g.t[src], g.t[v] - g.g[v])
+    end = np.where(is_edge, g.t[src] + w, g.t[v])
+    kind = np.where(is_edge, wkind, g.gkind[v]).astype(np.int64)
+    row = np.where(is_edge, g.wrow[e] if g.src.size else -1, g.grow[v])
+    event = np.where(is_edge, True, g.gevent[v])
+    on_core = np.where(is_edge, np.isin(wkind, (COMPUTE, COLLECTIVE)), g.lane_core[v] >= 0)
+    keep = (end > start) & ~(is_edge & (wkind == DEPENDENCY))
+    keep = np.flatnonzero(keep)[::-1]
+    return segments_frame(fr, g, *(a[keep] for a in (start, end, kind, row, event, on_core)))
+
+
+def segments_frame(fr: Frame, g: Graph, start: np.ndarray, end: np.ndarray, kind: np.ndarray, row: np.ndarray,
+                   event: np.ndarray, on_core: np.ndarray) -> pd.DataFrame:
+    """Segments as the path's frame: their worker and event read at their rows."""
+    cols = worker_columns(fr, row, on_core)
+    ids = fr.profile.array("id")
+    names = np.array([*fr.names, None], dtype=object)
+    return pd.DataFrame({
+        "start_ts": start.astype(np.int64), "end_ts": end.astype(np.int64), "duration_ns": (end - start).astype(np.int64),
+        "kind": pd.Categorical.from_codes(kind, KINDS),
+        **cols,
+        "event_id": np.where(event, ids[row], -1).astype(np.int64),
+        "name": np.where(event, names[fr.name[row]], None),
+        "step": g.row_step[row].astype(np.int64) if row.size else np.zeros(0, np.int64),
+        "part": pd.Series([None] * row.size, dtype=object),
+    })
+
+
+def worker_columns(fr: Frame, row: np.ndarray, on_core: np.ndarray) -> dict[str, pd.api.extensions.ExtensionArray]:
+    """instance_id, process_id, thread_id (None on a core) and nc_idx of the events at rows."""
+    out: dict = {}
+    for c in ("instance_id", "process_id", "thread_id", "nc_idx"):
+        vals = fr.combo_values(c, row) if row.size else np.zeros(0, object)
+        if c == "thread_id":
+            vals = np.where(on_core, None, vals)
+        if c == "instance_id":
+            out[c] = pd.Series(vals, dtype=object).to_numpy()
+        else:
+            out[c] = pd.array([None if x is None or x != x else int(x) for x in vals], dtype="Int64")
+    return out
+
+
+def _empty() -> pd.DataFrame:
+    df = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in COLUMNS})
+    for c in ("instance_id", "name", "part"):
+        df[c] = df[c].astype(object)
+    for c in ("process_id", "thread_id", "nc_idx"):
+        df[c] = df[c].astype("Int64")
+    df["kind"] = pd.Categorical([], categories=KINDS)
+    return df
+
+
+def critical_path_breakdown(profile: Profile) -> pd.DataFrame:
+    """The path's time per worker and kind: `duration_ns`, `share_pct` (of the path), and per worker its
+    total (`worker_ns`, `worker_share_pct`), `steps_on_path` (the steps in which it has a segment on the
+    path) and `steps` (the steps on the path). Workers with most time first; a NeuronCore is
+    (instance_id, process_id, nc_idx), a host thread (instance_id, process_id, thread_id)."""
+    path = critical_path(profile)
+    cols = [*WORKER, "kind", "duration_ns", "share_pct", "worker_ns", "worker_share_pct", "steps_on_path", "steps"]
+    if path.empty:
+        return notes_of(pd.DataFrame(columns=cols), path.attrs.get("notes", []))
+    p = path.copy()
+    p["nc_idx"] = p["nc_idx"].where(p["thread_id"].isna())  # a host thread's calls are that thread's
+    key = p[WORKER].astype(object).where(p[WORKER].notna(), None)
+    p["worker"] = pd.MultiIndex.from_frame(key).factorize()[0]
+    total = int(p["duration_ns"].sum())
+    by = p.groupby(["worker", "kind"], observed=True)["duration_ns"].sum().reset_index()
+    by = by[by["duration_ns"] > 0]
+    per_worker = p.groupby("worker")["duration_ns"].sum()
+    known = p[p["step"] >= 0]
+    steps_on = known.groupby("worker")["step"].nunique()
+    first = p.drop_duplicates("worker").set_index("worker")[WORKER]
+    out = pd.concat([first.loc[by["worker"]].reset_index(drop=True), by[["kind", "duration_ns"]].reset_index(drop=True)],
+                    axis=1)
+    out["share_pct"] = 100.0 * out["duration_ns"] / total if total else 0.0
+    out["worker_ns"] = per_worker.loc[by["worker"]].to_numpy()
+    out["worker_share_pct"] = 100.0 * out["worker_ns"] / total if total else 0.0
+    out["steps_on_path"] = steps_on.reindex(by["worker"]).fillna(0).astype(np.int64).to_numpy()
+    out["steps"] = int(known["step"].nunique())
+    out = out.sort_values(["worker_ns", "duration_ns"], ascending=False, kind="stable", ignore_index=True)
+    return notes_of(out[cols], path.attrs.get("notes", []))

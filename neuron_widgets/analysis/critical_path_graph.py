@@ -1,0 +1,218 @@
+"""The dependency graph behind the critical path and what-if: instants, edges, and their passes (numba).
+
+An instant is a moment some event starts or ends (or a virtual moment: a collective's arrival
+when the core recorded no barrier, a collective's last arrival). An edge u -> v says v cannot
+happen before u: a *work* edge also carries the time of a segment of work (compute, a
+collective's transfer, a host call), a *dependency* edge carries none. Edges the recorded
+times contradict (v before u, clock skew or overlapping records) are dropped, so the graph
+agrees with what was recorded.
+
+Each instant's binding edge is the one whose ready time (t(u) + weight) is latest, ties to the
+smallest (class, u's row, u's role); what is left between that ready time and the instant is
+its *gap*, a time the model keeps but cannot explain (latency, unrecorded host work). An
+instant with no edge into it is a source: its gap runs from the run's start. So replaying the
+graph with unchanged weights gives back the recorded times, and walking back from the latest
+instant along binding edges covers the run end to end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+KINDS = ("compute", "collective", "host", "launch", "gap")
+COMPUTE, COLLECTIVE, HOST, LAUNCH, GAP = range(len(KINDS))
+DEPENDENCY = -1  # an edge's kind when it carries no work
+
+# Roles of an instant: an event's start or end, a virtual arrival, a collective's last arrival.
+START, END, ARRIVAL, LAST_ARRIVAL = range(4)
+
+# Edge classes, in the order ties are broken (lower first).
+OWN, CORE_ORDER, LAUNCHED, RETURNED, OTHERS_ARRIVED, HOST_ORDER = range(6)
+
+
+@dataclass
+class Graph:
+    """Instants and edges. An instant is known by (row, role) (ties are broken on these); its gap is of kind
+    `gkind`, attributed to the event at row `grow` (`gevent`: inside that event, else a gap with no event), on
+    core `lane_core` (-1: on the host thread of `grow`)."""
+
+    t: np.ndarray
+    row: np.ndarray
+    grow: np.ndarray
+    role: np.ndarray
+    gkind: np.ndarray
+    gevent: np.ndarray  # the gap lies inside the instant's event (else it is a gap with no event)
+    lane_core: np.ndarray  # core code, -1: on a host thread
+    src: np.ndarray
+    dst: np.ndarray
+    w: np.ndarray
+    wkind: np.ndarray
+    wrow: np.ndarray
+    cls: np.ndarray
+    n_rows: int
+    notes: list[str] = field(default_factory=list)
+    row_step: np.ndarray | None = None  # per profile row: its step (execution ordinal), -1 unknown
+    row_neff: np.ndarray | None = None  # per profile row: its NEFF code into `neffs`, -1
+    neffs: list[str] = field(default_factory=list)
+    ex_start: np.ndarray | None = None  # the executions' start and end instants (per-step times)
+    ex_end: np.ndarray | None = None
+    # Filled by `bind`.
+    ptr: np.ndarray | None = None
+    g: np.ndarray | None = None
+    binding: np.ndarray | None = None
+    run_start: int = 0
+
+    def __len__(self) -> int:
+        return int(self.t.size)
+
+    def bind(self) -> Graph:
+        """Drop the edges the recorded times contradict, sort edges by target, find each instant's binding edge."""
+        keep = (self.w >= 0) & (self.t[self.src] + self.w <= self.t[self.dst]) & (self.src != self.dst)
+        order = np.flatnonzero(keep)
+        order = order[np.argsort(self.dst[order], kind="stable")]
+        for name in ("src", "dst", "w", "wkind", "wrow", "cls"):
+            setattr(self, name, getattr(self, name)[order])
+        n = len(self)
+        self.ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(self.dst, minlength=n), out=self.ptr[1:])
+        real = self.role != LAST_ARRIVAL
+        self.run_start = int(self.t[real].min()) if real.any() else 0
+        prio = (self.cls.astype(np.int64) * (4 * (self.n_rows + 1)) + (self.row[self.src] + 1) * 4 + self.role[self.src])
+        self.g, self.binding = _bind(self.ptr, self.src, self.w, prio, self.t, self.run_start)
+        source = self.binding < 0
+        self.gkind = np.where(source, GAP, self.gkind).astype(np.int8)
+        self.gevent = self.gevent & ~source
+        return self
+
+    def sink(self) -> int:
+        """The latest instant (ties: the smallest row, then role); -1 when there is none."""
+        real = np.flatnonzero(self.role != LAST_ARRIVAL)
+        if real.size == 0:
+            return -1
+        latest = real[self.t[real] == self.t[real].max()]
+        return int(latest[np.lexsort((self.role[latest], self.row[latest]))[0]])
+
+    def walk(self) -> tuple[np.ndarray, np.ndarray]:
+        """The path back from the sink: (is_edge, index) pairs, latest first: an instant's gap, then the
+        work on its binding edge, then the same at that edge's source, down to a source."""
+        s = self.sink()
+        if s < 0:
+            return np.zeros(0, bool), np.zeros(0, np.int64)
+        return _walk(s, self.binding, self.src, len(self))
+
+    def order(self) -> np.ndarray:
+        """A topological order of the instants (edges kept satisfy t(u) <= t(v); equal times need Kahn)."""
+        return _topo(self.src, self.dst, self.t, len(self))
+
+    def replay(self, w_scale: np.ndarray | None = None, g_scale: np.ndarray | None = None,
+               order: np.ndarray | None = None) -> np.ndarray:
+        """Each instant's time (float64 ns from the run's start: absolute times would lose the last 8 bits)
+        with the work edges' and the gaps' times scaled."""
+        w = self.w.astype(np.float64) * (1.0 if w_scale is None else w_scale)
+        g = self.g.astype(np.float64) * (1.0 if g_scale is None else g_scale)
+        return _replay(self.order() if order is None else order, self.ptr, self.src, w, g, 0.0,
+                       (self.t - self.run_start).astype(np.float64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _bind(ptr, src, w, prio, t, run_start):  # pragma: no cover - numba
+    n = ptr.size - 1
+    g = np.empty(n, np.int64)
+    b = np.full(n, -1, np.int64)
+    for v in range(n):
+        best = np.int64(0)
+        bi = -1
+        for e in range(ptr[v], ptr[v + 1]):
+            r = t[src[e]] + w[e]
+            if bi < 0 or r > best or (r == best and prio[e] < prio[bi]):
+                best = r
+                bi = e
+        b[v] = bi
+        g[v] = t[v] - (run_start if bi < 0 else best)
+    return g, b
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk(sink, binding, src, n):  # pragma: no cover - numba
+    is_edge = np.zeros(2 * n + 2, np.bool_)
+    idx = np.zeros(2 * n + 2, np.int64)
+    k = 0
+    v = sink
+    for _ in range(n + 1):  # a bound: binding edges of equal times could in principle loop
+        idx[k] = v
+        k += 1
+        e = binding[v]
+        if e < 0:
+            break
+        is_edge[k] = True
+        idx[k] = e
+        k += 1
+        v = src[e]
+    return is_edge[:k], idx[:k]
+
+
+@numba.njit(cache=True, nogil=True)
+def _topo(src, dst, t, n):  # pragma: no cover - numba
+    indeg = np.zeros(n, np.int64)
+    for e in range(src.size):
+        indeg[dst[e]] += 1
+    sptr = np.zeros(n + 1, np.int64)
+    for e in range(src.size):
+        sptr[src[e] + 1] += 1
+    for v in range(n):
+        sptr[v + 1] += sptr[v]
+    fill = sptr[:-1].copy()
+    succ = np.empty(src.size, np.int64)
+    for e in range(src.size):
+        succ[fill[src[e]]] = dst[e]
+        fill[src[e]] += 1
+    order = np.empty(n, np.int64)
+    head = 0
+    tail = 0
+    for v in range(n):
+        if indeg[v] == 0:
+            order[tail] = v
+            tail += 1
+    while head < tail:
+        v = order[head]
+        head += 1
+        for j in range(sptr[v], sptr[v + 1]):
+            u = succ[j]
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                order[tail] = u
+                tail += 1
+    if tail < n:  # a cycle of equal times: the rest in time order, from whatever is known then
+        rest = np.flatnonzero(indeg > 0)
+        rest = rest[np.argsort(t[rest], kind="mergesort")]
+        order[tail:] = rest
+    return order
+
+
+@numba.njit(cache=True, nogil=True)
+def _replay(order, ptr, src, w, g, run_start, recorded):  # pragma: no cover - numba
+    out = recorded.copy()
+    for v in order:
+        if ptr[v] == ptr[v + 1]:
+            out[v] = run_start + g[v]
+            continue
+        best = -np.inf
+        for e in range(ptr[v], ptr[v + 1]):
+            r = out[src[e]] + w[e]
+            if r > best:
+                best = r
+        out[v] = best + g[v]
+    return out
+
+
+def warm() -> None:
+    """Compile (or load) the kernels."""
+    z = np.zeros(1, np.int64)
+    ptr = np.zeros(2, np.int64)
+    _bind(ptr, z[:0], z[:0], z[:0], z, 0)
+    _walk(0, np.full(1, -1, np.int64), z[:0], 1)
+    _topo(z[:0], z[:0], z, 1)
+    _replay(np.zeros(1, np.int64), ptr, z[:0], np.zeros(0), np.zeros(1), 0.0, np.zeros(1))

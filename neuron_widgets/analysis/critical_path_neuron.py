@@ -1,0 +1,245 @@
+"""The critical-path graph of a Neuron profile, built with array operations.
+
+- On a core, executions (`nc_exec_running`) run in order: the next starts after the previous ends.
+- An execution is a chain: compute up to its first collective's arrival, the collective, compute
+  up to the next, ..., compute to its end. A collective (matched across cores as `collectives`
+  matches them: NEFF, execution, ordinal in the execution) is a `cc_exec_barrier` with the
+  `cc_running` after it, or either alone; a core arrives at its barrier's start (else its
+  `cc_running`'s start), and its release (the barrier's end, else the `cc_running`'s start) comes
+  no earlier than the last participant's arrival. The `cc_running` is the collective's work.
+- A host thread's `nrt_execute` calls run in order; a call leads to its execution (flow id, else
+  the latest call on that core before it, as `launch_stats` links them) and returns after it ends.
+
+The pieces are per core and per collective label, so a job can later build each part's graph and
+join the parts' arrivals at the collectives by label (NEFF, execution, ordinal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .collectives import _execution_of, ordinal
+from .critical_path_graph import (
+    ARRIVAL,
+    COLLECTIVE,
+    COMPUTE,
+    CORE_ORDER,
+    DEPENDENCY,
+    END,
+    GAP,
+    HOST,
+    HOST_ORDER,
+    LAST_ARRIVAL,
+    LAUNCH,
+    LAUNCHED,
+    OTHERS_ARRIVED,
+    OWN,
+    RETURNED,
+    START,
+    Graph,
+)
+from .devices import BARRIER, EXECUTION, RUNTIME_EXECUTE
+from .devices import COLLECTIVE as CC_RUNNING
+from .frame import Frame
+from .launches import neuron_launchers
+
+THREAD = ("instance_id", "process_id", "thread_id")
+
+
+class _Edges:
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, src, dst, cls: int, kind: int = DEPENDENCY, row=None, w=None, t=None) -> None:
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        n = src.size
+        weight = (t[dst] - t[src]) if kind != DEPENDENCY else np.zeros(n, np.int64)
+        if w is not None:
+            weight = w
+        rows = np.full(n, -1, np.int64) if row is None else np.asarray(row, np.int64)
+        self.parts.append((src, dst, weight.astype(np.int64), np.full(n, kind, np.int8), rows, np.full(n, cls, np.int8)))
+
+    def arrays(self) -> list[np.ndarray]:
+        if not self.parts:
+            return [np.zeros(0, np.int64)] * 3 + [np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int8)]
+        return [np.concatenate([p[k] for p in self.parts]) for k in range(6)]
+
+
+def neuron_graph(fr: Frame) -> Graph:
+    notes: list[str] = []
+    start, end, n_rows = fr.start, fr.end, len(fr)
+    exs, ex_core = fr.on_cores(EXECUTION)
+    bars, bar_core = fr.on_cores(BARRIER)
+    ccs, cc_core = fr.on_cores(CC_RUNNING)
+    rts, _ = fr.on_cores(RUNTIME_EXECUTE)
+    ex_core = ex_core.astype(np.int64)
+    ne, nb, nc, nr = exs.size, bars.size, ccs.size, rts.size
+
+    # Executions: NEFF and step (exec_id, else the ordinal among the core's runs of that NEFF), as stragglers.
+    neff_code, neffs = fr.arg_codes(exs, "model_name") if ne else (np.zeros(0, np.int32), [])
+    neff_code = np.asarray(neff_code, np.int64)
+    ex_id = fr.arg(exs, "exec_id") if ne else np.zeros(0, np.int64)
+    ex_ord = ordinal(ex_core * (len(neffs) + 1) + neff_code + 1, start[exs], exs)
+    ex_key = np.where(ex_id >= 0, ex_id, -2 - ex_ord)
+    ex_step = np.where(ex_id >= 0, ex_id, ex_ord)
+
+    # Collective items: a barrier with the cc_running right after it in its execution, or either alone.
+    rows = np.concatenate([bars, ccs])
+    core = np.concatenate([bar_core, cc_core]).astype(np.int64)
+    kind = np.r_[np.zeros(nb, np.int64), np.ones(nc, np.int64)]
+    own = fr.arg(rows, "exec_id") if rows.size else np.zeros(0, np.int64)
+    match = _execution_of(core, own, start[rows], ex_core, ex_id, start[exs], end[exs], fr.incomplete[exs], exs)
+    found = match >= 0
+    m0 = np.maximum(match, 0)
+    neff = np.where(found, neff_code[m0] if ne else -1, -1)
+    key = np.where(own >= 0, own, np.where(found, ex_key[m0] if ne else -1, -1))
+    o = np.lexsort((rows, kind, start[rows], key, neff, core))
+    rows, core, kind, own, match, neff, key = (a[o] for a in (rows, core, kind, own, match, neff, key))
+    grp = np.stack([core, neff, key], 1)
+    same = (grp[1:] == grp[:-1]).all(axis=1) if rows.size > 1 else np.zeros(0, bool)
+    paired_next = np.r_[same & (kind[:-1] == 0) & (kind[1:] == 1), False] if rows.size else np.zeros(0, bool)
+    consumed = np.r_[False, paired_next[:-1]] if rows.size else np.zeros(0, bool)
+    item = np.flatnonzero(~consumed)
+    it_first = rows[item]
+    it_bar = np.where(kind[item] == 0, rows[item], -1)
+    it_cc = np.where(kind[item] == 1, rows[item], np.where(paired_next[item], rows[np.minimum(item + 1, rows.size - 1)], -1))
+    it_core, it_exec, it_own = core[item], match[item], own[item]
+    it_group = _codes(np.stack([it_core, neff[item], key[item]], 1))
+    it_k = ordinal(it_group, start[it_first], it_first)
+    it_step_label = _codes(np.stack([neff[item], key[item], it_k], 1))
+    n_items = item.size
+    n_steps = int(it_step_label.max()) + 1 if n_items else 0
+
+    # Instants, in blocks.
+    b_ex, b_bar = 0, 2 * ne
+    b_cc = b_bar + 2 * nb
+    alone = np.flatnonzero(it_bar < 0)
+    b_virt = b_cc + 2 * nc
+    b_rt = b_virt + alone.size
+    b_m = b_rt + 2 * nr
+    n = b_m + n_steps
+    bar_pos = np.full(n_rows, -1, np.int64)  # row -> position among its kind (a few kinds only)
+    cc_pos = np.full(n_rows, -1, np.int64)
+    bar_pos[bars] = np.arange(nb)
+    cc_pos[ccs] = np.arange(nc)
+
+    t = np.zeros(n, np.int64)
+    row = np.full(n, -1, np.int64)
+    role = np.zeros(n, np.int8)
+    gkind = np.full(n, GAP, np.int8)
+    gevent = np.zeros(n, bool)
+    grow = np.full(n, -1, np.int64)
+    lane_core = np.full(n, -1, np.int64)
+
+    def block(base: int, r: np.ndarray, times: np.ndarray, rl: int, gk: int, ev: bool, lane: np.ndarray) -> None:
+        sl = slice(base, base + r.size)
+        t[sl], row[sl], grow[sl], role[sl], gkind[sl], gevent[sl], lane_core[sl] = times, r, r, rl, gk, ev, lane
+
+    block(b_ex, exs, start[exs], START, GAP, False, ex_core)
+    block(b_ex + ne, exs, end[exs], END, COMPUTE, True, ex_core)
+    block(b_bar, bars, start[bars], START, COLLECTIVE, True, bar_core)
+    block(b_bar + nb, bars, end[bars], END, COLLECTIVE, True, bar_core)
+    block(b_cc, ccs, start[ccs], START, COLLECTIVE, True, cc_core)
+    block(b_cc + nc, ccs, end[ccs], END, COLLECTIVE, True, cc_core)
+    # A core that recorded no barrier arrived at its cc_running's start, or at the step's first release if
+    # that came earlier: no one is released before the last arrival (the others' cc_running start a little
+    # after their release, as this one's does).
+    released = np.flatnonzero((it_bar >= 0) & ~fr.incomplete[np.maximum(it_bar, 0)])
+    first_release = np.full(n_steps, np.iinfo(np.int64).max)
+    np.minimum.at(first_release, it_step_label[released], end[it_bar[released]])
+    arrive_alone = np.minimum(start[it_cc[alone]], first_release[it_step_label[alone]])
+    block(b_virt, it_cc[alone], arrive_alone, ARRIVAL, COLLECTIVE, True, it_core[alone])
+    thread = fr.combo_codes(THREAD, rts) if nr else np.zeros(0, np.int32)
+    block(b_rt, rts, start[rts], START, GAP, False, np.full(nr, -1))
+    block(b_rt + nr, rts, end[rts], END, HOST, True, np.full(nr, -1))
+
+    # Each item's arrival A, release R and the instant its execution resumes from, E.
+    virt = np.full(n_items, -1, np.int64)
+    virt[alone] = b_virt + np.arange(alone.size)
+    has_bar = it_bar >= 0
+    has_cc = it_cc >= 0
+    bi, ci = bar_pos[np.maximum(it_bar, 0)], cc_pos[np.maximum(it_cc, 0)]
+    A = np.where(has_bar, b_bar + bi, virt)
+    R = np.where(has_bar, b_bar + nb + bi, b_cc + ci)
+    E = np.where(has_cc, b_cc + nc + ci, b_bar + nb + bi)
+    M = b_m + it_step_label
+    last = np.full(n_steps, np.iinfo(np.int64).min)
+    np.maximum.at(last, it_step_label, t[A])
+    block(b_m, np.full(n_steps, -1), last, LAST_ARRIVAL, COLLECTIVE, False, np.full(n_steps, -1))
+
+    ed = _Edges()
+    # Inside an execution: compute between its start, its collectives and its end.
+    inside = np.flatnonzero(it_exec >= 0)
+    inside = inside[np.lexsort((it_first[inside], t[A[inside]], it_exec[inside]))]
+    ex_of = it_exec[inside]
+    first = np.r_[True, ex_of[1:] != ex_of[:-1]] if inside.size else np.zeros(0, bool)
+    lastc = np.r_[ex_of[1:] != ex_of[:-1], True] if inside.size else np.zeros(0, bool)
+    prev_e = np.r_[-1, E[inside][:-1]] if inside.size else np.zeros(0, np.int64)
+    ed.add(np.where(first, b_ex + ex_of, prev_e), A[inside], OWN, COMPUTE, exs[ex_of], t=t)
+    ed.add(E[inside][lastc], b_ex + ne + ex_of[lastc], OWN, COMPUTE, exs[ex_of[lastc]], t=t)
+    bare = np.ones(ne, bool)
+    bare[ex_of] = False
+    ed.add(b_ex + np.flatnonzero(bare), b_ex + ne + np.flatnonzero(bare), OWN, COMPUTE, exs[bare], t=t)
+    # A collective: arrival -> release (its own, and the last participant's), release -> cc_running.
+    ed.add(A, R, OWN)
+    ed.add(A, M, OWN)
+    ed.add(M, R, OTHERS_ARRIVED)
+    paired = has_bar & has_cc
+    ed.add(R[paired], b_cc + ci[paired], OWN)
+    ed.add(b_cc + ci[has_cc], b_cc + nc + ci[has_cc], OWN, COLLECTIVE, it_cc[has_cc], t=t)
+    # A core's executions in order.
+    oc = np.lexsort((exs, start[exs], ex_core))
+    same_core = ex_core[oc][1:] == ex_core[oc][:-1]
+    ed.add((b_ex + ne + oc[:-1])[same_core], (b_ex + oc[1:])[same_core], CORE_ORDER)
+
+    # Calls: launch, return, and a thread's calls in order.
+    row_step = np.full(n_rows, -1, np.int64)
+    row_neff = np.full(n_rows, -1, np.int64)
+    row_step[exs], row_neff[exs] = ex_step, neff_code
+    it_step = np.where(it_own >= 0, it_own, np.where(it_exec >= 0, ex_step[np.maximum(it_exec, 0)] if ne else -1, -1))
+    for r in (it_bar, it_cc):
+        ok = r >= 0
+        row_step[r[ok]] = it_step[ok]
+        row_neff[r[ok]] = np.where(it_exec[ok] >= 0, neff_code[np.maximum(it_exec[ok], 0)] if ne else -1, -1)
+    if nr:
+        launcher, by_flow = neuron_launchers(fr, exs, ex_core, notes)
+        linked = np.flatnonzero(launcher >= 0)
+        ci_of = np.searchsorted(rts, launcher[linked])
+        call_s, call_e = b_rt + ci_of, b_rt + nr + ci_of
+        ex_s, ex_e = b_ex + linked, b_ex + ne + linked
+        ed.add(call_s, ex_s, LAUNCHED)
+        ed.add(ex_e, call_e, RETURNED)
+        # The time between a call's start and its execution's start is the call's (a launch).
+        gkind[ex_s], gevent[ex_s], grow[ex_s], lane_core[ex_s] = LAUNCH, True, rts[ci_of], -1
+        ok = t[ex_e] <= t[call_e]
+        returned = np.zeros(nr, bool)
+        returned[ci_of[ok]] = True
+        ed.add(b_rt + np.flatnonzero(~returned), b_rt + nr + np.flatnonzero(~returned), OWN, HOST,
+               rts[~returned], t=t)
+        call_step = fr.arg(rts, "exec_id").copy()
+        call_step[ci_of[::-1]] = ex_step[linked[::-1]]  # the first execution a call launched
+        row_step[rts] = call_step
+        row_neff[rts[ci_of]] = neff_code[linked]
+        ot = np.lexsort((rts, start[rts], thread))
+        same_thread = thread[ot][1:] == thread[ot][:-1]
+        ed.add((b_rt + nr + ot[:-1])[same_thread], (b_rt + ot[1:])[same_thread], HOST_ORDER)
+        del by_flow
+    else:
+        notes.append("no nrt_execute calls on the cores: the host side is not in the path")
+    if ne == 0:
+        notes.append("no nc_exec_running events: no NeuronCore work to find a critical path in")
+    opened = int(fr.incomplete[exs].sum()) if ne else 0
+    if opened:
+        notes.append(f"{opened} executions never completed: they run to the profile's end")
+
+    src, dst, w, wkind, wrow, cls = ed.arrays()
+    return Graph(t, row, grow, role, gkind, gevent, lane_core, src, dst, w, wkind, wrow, cls, n_rows, notes,
+                 row_step, row_neff, list(neffs), b_ex + np.arange(ne), b_ex + ne + np.arange(ne)).bind()
+
+
+def _codes(cols: np.ndarray) -> np.ndarray:
+    """A dense code per distinct row of a 2-D int array."""
+    if cols.shape[0] == 0:
+        return np.zeros(0, np.int64)
+    _, inv = np.unique(cols, axis=0, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64)

@@ -1,0 +1,207 @@
+"""What a fix would buy: replay a profile's dependency graph with some work or gaps scaled.
+
+What the model cannot see: it knows only the dependencies the profile records (a core's
+executions in order, a thread's `nrt_execute` calls in order, a call's execution, collectives
+across cores). Work that shares a resource without a recorded dependency (two processes on one
+host CPU, DMA queues, the network) is taken to be independent, so speeding one side does not
+slow or speed the other. Inside an execution only the collectives are seen: compute is scaled as
+a whole, whatever engine bounds it. A gap (latency, host work between calls the runtime did not
+record) is kept as recorded unless selected: a host that would also get faster is not predicted.
+A core that recorded no barrier for a collective is taken to have arrived at its `cc_running`'s
+start, so a wait it did not record counts as its compute. The framework's own threads are not in
+the Neuron model: the host side is the `nrt_execute` calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+from .critical_path import graph_of
+from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
+from .frame import Frame, frame_of
+
+FILTER_COLUMNS = ("kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id", "name", "step", "part")
+
+
+@dataclass
+class WhatIf:
+    """The run's span as recorded and as replayed with the changes; `steps`: one row per step (NEFF and
+    execution ordinal) with its recorded and predicted start, end and duration."""
+
+    span_ns: int
+    predicted_span_ns: int
+    saved_ns: int
+    steps: pd.DataFrame
+    selected: int = 0  # how many segments (work or gaps) the changes touched
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def saved_pct(self) -> float:
+        return 100.0 * self.saved_ns / self.span_ns if self.span_ns else 0.0
+
+    def __repr__(self) -> str:
+        return (f"WhatIf(span_ns={self.span_ns:,}, predicted_span_ns={self.predicted_span_ns:,}, "
+                f"saved_ns={self.saved_ns:,} ({self.saved_pct:.1f}%), {len(self.steps)} steps, "
+                f"{self.selected} segments changed)")
+
+
+def what_if(profile: Profile, where: Any = None, scale: float | None = None) -> WhatIf:
+    """Predict the run's span if the selected work or gaps took `scale` times as long.
+
+    `where` selects segments of the graph (those `critical_path` shows, on the path or not): a dict
+    of column filters over `critical_path`'s columns (`kind`, `instance_id`, `process_id`,
+    `thread_id`, `nc_idx`, `event_id`, `name`, `step`; a value, or a list of values), e.g.
+    `{"instance_id": "i-0abc", "process_id": 1234, "nc_idx": 1, "kind": "compute"}`; or a boolean
+    mask over the profile's events (the work and the launch, release and return times of the
+    events it selects). Several changes at once: `what_if(p, [(where, scale), ...])`. A
+    collective's wait is never scaled: it follows from the arrivals.
+
+    The graph is replayed with every dependency and every gap kept (gaps selected are scaled):
+    each moment happens when its last dependency is met, plus its own recorded gap.
+
+    What the model cannot see: dependencies the profile does not record. Work sharing a resource
+    without one (host CPUs, DMA, the network) is independent here; compute inside an execution is
+    scaled as a whole; a faster host is not predicted unless its gaps are selected; a core that
+    recorded no barrier is taken to arrive at its `cc_running`'s start; the framework's threads
+    are not in the Neuron model. Kineto and plain Chrome traces are not modelled yet.
+    """
+    fr = frame_of(profile)
+    changes = _changes(where, scale)
+    g, notes = graph_of(fr)
+    if g is None:
+        return WhatIf(0, 0, 0, _steps_empty(), 0, list(notes))
+    w_scale = np.ones(g.src.size)
+    g_scale = np.ones(len(g))
+    selected = 0
+    for sel, factor in changes:
+        on_edges, on_gaps = _selected(fr, g, sel)
+        w_scale[on_edges] *= factor
+        g_scale[on_gaps] *= factor
+        selected += int(on_edges.sum() + on_gaps.sum())
+    order = fr._cached("critical-order", g.order)
+    t = g.replay(w_scale, g_scale, order)
+    real = g.role != LAST_ARRIVAL
+    span = int(g.t[real].max() - g.run_start) if real.any() else 0
+    predicted = int(round(float(t[real].max()))) if real.any() else 0
+    out_notes = list(notes)
+    if not selected:
+        out_notes.append("the changes select no work or gap: nothing changes")
+    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, out_notes)
+
+
+def _changes(where: Any, scale: float | None) -> list[tuple[Any, float]]:
+    if scale is None:
+        if isinstance(where, Sequence) and not isinstance(where, (str, bytes, np.ndarray, pd.Series)) and \
+                all(isinstance(c, tuple) and len(c) == 2 for c in where):
+            changes = list(where)
+        else:
+            raise ValueError("what_if needs a scale: what_if(p, where, scale), or a list of (where, scale) changes")
+    else:
+        changes = [(where, scale)]
+    out = []
+    for sel, factor in changes:
+        f = float(factor)
+        if not np.isfinite(f) or f < 0:
+            raise ValueError(f"a scale must be a finite number >= 0, not {factor!r}")
+        out.append((sel, f))
+    return out
+
+
+def _selected(fr: Frame, g: Graph, where: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Which work edges and which instants' gaps a selection covers."""
+    work = g.wkind != DEPENDENCY
+    if where is None:
+        return work.copy(), np.ones(len(g), bool)
+    if isinstance(where, (np.ndarray, pd.Series, list)) and not isinstance(where, Mapping):
+        mask = np.asarray(where)
+        if mask.dtype != bool or mask.shape != (len(fr),):
+            raise ValueError(f"a mask must be booleans, one per event of the profile ({len(fr)}), "
+                             f"not {mask.dtype} of shape {mask.shape}")
+        edges = work & mask[np.maximum(g.wrow, 0)] & (g.wrow >= 0)
+        gaps = g.gevent & (g.grow >= 0) & mask[np.maximum(g.grow, 0)]
+        return edges, gaps
+    if not isinstance(where, Mapping):
+        raise TypeError(f"where must be a dict of column filters, a boolean mask over events or None, not "
+                        f"{type(where).__name__}")
+    unknown = [k for k in where if k not in FILTER_COLUMNS]
+    if unknown:
+        raise ValueError(f"where filters on {unknown}: the columns are {list(FILTER_COLUMNS)}")
+    edges, gaps = work.copy(), np.ones(len(g), bool)
+    e_row, v_row = np.maximum(g.wrow, 0), np.maximum(g.grow, 0)
+    e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE))
+    v_core = g.lane_core >= 0
+    for col, want in where.items():
+        edges &= _matches(fr, g, col, want, e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
+        gaps &= _matches(fr, g, col, want, v_row, g.gkind.astype(np.int64), g.gevent, v_core)
+    return edges & (g.wrow >= 0), gaps & (g.grow >= 0)
+
+
+def _values(want: Any) -> list:
+    if isinstance(want, (list, tuple, set, frozenset, np.ndarray, pd.Series, pd.Index)):
+        return list(want)
+    return [want]
+
+
+def _matches(fr: Frame, g: Graph, col: str, want: Any, row: np.ndarray, kind: np.ndarray, event: np.ndarray,
+             on_core: np.ndarray) -> np.ndarray:
+    vals = _values(want)
+    if col == "kind":
+        bad = [v for v in vals if v not in KINDS]
+        if bad:
+            raise ValueError(f"unknown kind {bad}: the kinds are {list(KINDS)}")
+        return np.isin(kind, [KINDS.index(v) for v in vals])
+    if col == "part":
+        return np.full(row.size, any(v is None for v in vals))
+    if col == "event_id":
+        ids = np.where(event, fr.profile.array("id")[row], -1)
+        return np.isin(ids, np.asarray([int(v) for v in vals], np.int64))
+    if col == "step":
+        return np.isin(g.row_step[row], np.asarray([int(v) for v in vals], np.int64))
+    if col == "name":
+        codes = fr.codes_of([v for v in vals if isinstance(v, str)])
+        hit = np.isin(fr.name[row], codes) & event
+        return hit | (~event if any(v is None for v in vals) else False)
+    # A worker column: decided once per combo (instance, process, thread, core), then per row.
+    combos = fr.profile._combo_codes()
+    per_combo = combos.table[col].to_numpy(dtype=object)
+    wanted = set(vals)
+    hit_combo = np.array([(v in wanted) if not _null(v) else any(_null(x) for x in vals) for v in per_combo] or [False])
+    hit = hit_combo[combos.codes[row]]
+    if col == "thread_id":  # work on a core is on no thread
+        hit = np.where(on_core, any(_null(x) for x in vals), hit)
+    return hit
+
+
+def _null(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v) or v is pd.NA
+
+
+def _steps(g: Graph, t: np.ndarray) -> pd.DataFrame:
+    if g.ex_start is None or g.ex_start.size == 0:
+        return _steps_empty()
+    rows = g.row[g.ex_start]
+    df = pd.DataFrame({"neff": g.row_neff[rows], "step": g.row_step[rows],
+                       "start_ts": g.t[g.ex_start], "end_ts": g.t[g.ex_end],
+                       "p_start": t[g.ex_start], "p_end": t[g.ex_end]})
+    by = df.groupby(["neff", "step"], sort=False).agg(start_ts=("start_ts", "min"), end_ts=("end_ts", "max"),
+                                                      p_start=("p_start", "min"), p_end=("p_end", "max")).reset_index()
+    names = np.array([*g.neffs, None], dtype=object)
+    out = pd.DataFrame({"model_name": names[by["neff"].to_numpy()], "step": by["step"].to_numpy(np.int64),
+                        "start_ts": by["start_ts"].to_numpy(np.int64), "end_ts": by["end_ts"].to_numpy(np.int64)})
+    out["duration_ns"] = out["end_ts"] - out["start_ts"]
+    out["predicted_start_ts"] = np.round(by["p_start"].to_numpy()).astype(np.int64) + g.run_start
+    out["predicted_end_ts"] = np.round(by["p_end"].to_numpy()).astype(np.int64) + g.run_start
+    out["predicted_duration_ns"] = out["predicted_end_ts"] - out["predicted_start_ts"]
+    out["saved_ns"] = out["duration_ns"] - out["predicted_duration_ns"]
+    return out.sort_values(["start_ts", "step"], kind="stable", ignore_index=True)
+
+
+def _steps_empty() -> pd.DataFrame:
+    return pd.DataFrame(columns=["model_name", "step", "start_ts", "end_ts", "duration_ns", "predicted_start_ts",
+                                 "predicted_end_ts", "predicted_duration_ns", "saved_ns"])
