@@ -281,6 +281,8 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
         return out, 0, 0
     index = {p: i for i, p in enumerate(out["path"])}
     levels = dict(zip(out["path"], out["level"], strict=True))
+    spans = {p: (int(a), int(b)) for p, a, b in zip(out["path"], out["start_ts"], out["end_ts"], strict=True)}
+    whole = (min((a for a, _ in spans.values()), default=0), max((b for _, b in spans.values()), default=0))
     extra = []
     used = dropped = 0
     rows = [r for r in layers.to_dict("records") if str(r.get("name") or "").strip()]
@@ -326,14 +328,23 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
                        if "/" + "/".join(segs[:k]) in levels), "")
         level = levels[parent] + 1 if parent else 0
         levels[path] = level
+        if "start_ts" not in values or "end_ts" not in values:
+            # No usable times: the parent's span stands in (times stay int64 ns, exact past 2^53).
+            a, b = spans.get(parent, whole)
+            values.setdefault("start_ts", a)
+            values.setdefault("end_ts", max(b, values["start_ts"]))
+            values["duration_ns"] = values["end_ts"] - values["start_ts"]
+        spans[path] = (values["start_ts"], values["end_ts"])
         index[path] = -1
         extra.append({"path": path, "name": segs[-1], "parent": parent, "level": level, "kind": "layer",
                       "instructions": 0, **values})
     if extra:
-        out = pd.concat([out, pd.DataFrame(extra)], ignore_index=True)
-        engines = [c for c in out.columns if c.endswith(("_active_ns", "_wait_ns"))]
-        out[engines] = out[engines].fillna(0).astype("int64")
-        out["instructions"] = out["instructions"].astype("int64")
+        # Every int column filled before the concat: a hole would make it float, rounding ns past 2^53.
+        engines = {c: 0 for c in out.columns if c.endswith(("_active_ns", "_wait_ns"))}
+        add = pd.DataFrame([{**engines, **e} for e in extra])
+        for c in ("start_ts", "end_ts", "duration_ns", "instructions", *engines):
+            add[c] = add[c].astype("int64")
+        out = pd.concat([out, add], ignore_index=True)
     return out, used, dropped
 
 

@@ -209,16 +209,17 @@ def _json_times(df: pd.DataFrame, key: str, warnings: LoadWarnings) -> pd.DataFr
         missing = ~np.isfinite(d)
         negative = ~missing & (d < 0)
         start = df[when].to_numpy(np.int64)
-        room = (TIME_LIMIT - np.maximum(start, 0)).astype(np.float64)
-        long = ~missing & ~negative & (d > room)
+        room = TIME_LIMIT - 1 - np.maximum(start, 0)  # int64: a float room would round up past the limit
+        long = ~missing & ~negative & (d >= room.astype(np.float64))
         warnings.add(f"device JSON {key}: rows without a numeric duration, taken as 0 ns", int(missing.sum()),
                      _example(df, "duration_ns", missing))
         warnings.add(f"device JSON {key}: negative durations, clamped to 0 ns", int(negative.sum()),
                      _example(df, "duration_ns", negative))
         warnings.add(f"device JSON {key}: durations reaching past 2^62 ns, shortened", int(long.sum()),
                      _example(df, "duration_ns", long))
-        d = np.where(missing | negative, 0, np.minimum(np.where(missing, 0, d), room))
-        df["duration_ns"] = _as_int64(df["duration_ns"], d, exact=not (missing | negative | long).any())
+        fixed = missing | negative | long
+        d = np.where(long, room, np.trunc(np.where(fixed, 0, d)).astype(np.int64))
+        df["duration_ns"] = _as_int64(df["duration_ns"], d, exact=not fixed.any())
         df["end_ts"] = start + df["duration_ns"].to_numpy(np.int64)
     elif "end_ts" in df:
         e = _numbers(df["end_ts"])
@@ -250,7 +251,8 @@ def _as_int64(s: pd.Series, checked: np.ndarray, exact: bool = True) -> pd.Serie
             return pd.Series(np.array([int(v) for v in s], dtype=np.int64), index=s.index)
         except (TypeError, ValueError, OverflowError):
             pass
-    return pd.Series(np.trunc(checked).astype(np.int64), index=s.index)
+    return pd.Series(checked.astype(np.int64) if checked.dtype.kind == "i" else np.trunc(checked).astype(np.int64),
+                     index=s.index)
 
 
 def _example(df: pd.DataFrame, col: str, mask: np.ndarray) -> str | None:
