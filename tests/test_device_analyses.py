@@ -88,10 +88,19 @@ def test_the_generator_makes_the_promised_shapes() -> None:
     assert any(t.dma.empty for t in traces) and any("source" in t.dma for t in traces)
     assert any(isinstance(t.instructions["opcode"].dtype, pd.CategoricalDtype) for t in traces if len(t))
     assert any(t.instructions["timeline_track"].isna().any() for t in traces if len(t))
+    # neuron-profile's layout, decided per row: relative layers, full paths, rows without a subgraph.
+    mixed = [t.instructions for t in traces if "fully_qualified_subgraph" in t.instructions and len(t) > 100]
+    assert mixed and all(ins["fully_qualified_subgraph"].isna().any() for ins in mixed)
+    assert any((ins["layer"] == "").any() and ins["layer"].str.startswith("/sg0").any()
+               and ins["layer"].str.match(r"^[a-z]").any() for ins in mixed)
+    assert any("queue_idx" in t.dma and (t.dma["queue_name"].isna() | (t.dma["queue_name"] == "")).any()
+               for t in traces if not t.dma.empty)
 
 
 def neuron_profile_227(path, n_layers: int = 3) -> tuple:
-    """A device JSON laid out as neuron-profile 2.27 writes it, with a layer_summary that agrees with its instructions."""
+    """A device JSON in the older layout where each instruction's `layer` is already a full path (`/sg00`, as its
+    subgraph), with a layer_summary that agrees with its instructions. The real 2.27 layout (layers relative to
+    their subgraph) is neuron_widgets.sample.device_json's, tested in test_device_real_layout.py."""
     rng = np.random.default_rng(7)
     instructions, layers = [], []
     t = 0

@@ -246,10 +246,10 @@ def test_device_traces_get_their_own_summary(sample: nw.Profile, tmp_path) -> No
     c = s.charts
     engines = source(c.engines).data
     assert engines["engine"][:2] == ["Tensor", "TensorMatrix"] and len(engines["engine"]) == 6
-    # Running + waiting is each engine's active share, as engine_time says.
+    # Running is each engine's active share and waiting its semaphore waits, as engine_time says.
     et = DA.engine_time(viewer.device_trace).set_index("engine")
     for e, run, wait in zip(engines["engine"], engines["running"], engines["waiting"], strict=True):
-        assert run + wait == pytest.approx(100 * et.loc[e, "share"])
+        assert (run, wait) == (pytest.approx(100 * et.loc[e, "share"]), pytest.approx(100 * et.loc[e, "wait_share"]))
     assert source(c.engines).data["waiting"][-1] > 0  # the Sync engine's semaphore waits
     layers = source(c.layers).data
     assert layers["label"][0] == "model/layers.0/mlp" and all(b > a for a, b in zip(layers["t0"], layers["t1"],

@@ -49,9 +49,15 @@ def check_pick(page: Page, row: dict) -> None:
 
 
 def test_hierarchy_panel_pick_select_sort_colours_and_dark_theme(page: Page, lab: str, lab_root: Path) -> None:
-    from test_device_analyses import neuron_profile_227
+    import json
 
-    _, layers = neuron_profile_227(lab_root / "device_profile_model_1.json")
+    import numpy as np
+
+    from neuron_widgets.sample import device_json
+
+    # A device JSON laid out as neuron-profile 2.27 writes it (layers relative to their subgraph).
+    path = device_json.write(lab_root / "device_profile_model_1.json", np.random.default_rng(7))
+    layers = json.loads(path.read_text())["layer_summary"]
     notebook(lab_root, "device_tree.ipynb", [CODE, ASK, JSON_227])
     open_notebook(page, lab, "device_tree.ipynb")
     run_cell(page, 0)
@@ -148,6 +154,13 @@ def test_hierarchy_panel_pick_select_sort_colours_and_dark_theme(page: Page, lab
         row = tree.locator(f".nw-tree-row[data-path='{layer['name']}']")
         assert row.locator("td").last.inner_text() == f"{100 * layer['tensor_engine_mfu']:.2f}%"
     assert tree.locator(".nw-tree-row[data-path='/sg00/_dot.0']").count() == 1
+    assert tree.locator(".nw-tree-row[data-path='/sg00'] td").nth(4).inner_text() == \
+        f"{len(json.loads(path.read_text())['instruction']):,}"  # the subgraph holds every instruction
+    # A click on the layer that carries the MFU lights its instructions (the others dim).
+    tree.locator(".nw-tree-row[data-path='/sg00/_dot.0']").click()
+    view2 = f"{second}.__nwView"
+    page.wait_for_function(f"() => {view2}.model.get('picked_node') === '/sg00/_dot.0' && "
+                           f"+{view2}.root.dataset.dimmed > 0", timeout=20_000)
     shot(page, "device-tree-06-neuron-profile-227")
     assert not page.errors  # type: ignore[attr-defined]
 
