@@ -59,7 +59,7 @@ def _perfetto(path: Path) -> DeviceTrace:
     instructions = df[~dma].rename(columns={"track": "timeline_track"}).reset_index(drop=True)
     queues = df[dma].rename(columns={"track": "queue_name", "opcode": "queue_type"}).reset_index(drop=True)
     return DeviceTrace(str(path), "perfetto", instructions, dma=queues,
-                       metadata={"warnings": events.warnings.lines()})
+                       metadata={"warnings": events.warnings.lines()}, warnings=events.warnings)
 
 
 def _args(text: str | None) -> dict[str, Any]:
