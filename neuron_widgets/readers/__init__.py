@@ -76,7 +76,7 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     `cache` (default on): a JSON or Perfetto trace is kept as columns after its first parse
     (in NEURON_WIDGETS_CACHE, default ~/.cache/neuron-widgets), so opening it again is fast.
     `max_inflated_bytes` bounds what a compressed file may inflate to and how large one Perfetto
-    packet may be (default: NEURON_WIDGETS_MAX_INFLATED_BYTES, else 1 GiB or 100 times the compressed
+    packet may be (default: NEURON_WIDGETS_MAX_INFLATED_BYTES, else 256 MiB or 100 times the compressed
     file, whichever is more, and 256 MiB per packet); past it the load stops with a ProfileError.
     """
     prepare = prepare if prepare is not None else os.environ.get("NEURON_WIDGETS_PREPARE", "1") != "0"

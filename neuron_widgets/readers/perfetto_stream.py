@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
@@ -24,7 +25,7 @@ from . import perfetto_wire as wire
 from .perfetto_args import gather
 from .perfetto_clocks import Clocks
 from .perfetto_state import Generations, State, Strings, absorb, finish
-from .sniff import open_stream, stream_errors
+from .sniff import open_stream, packet_limit, stream_errors, too_big
 
 # Decompressed bytes read at a time: the per-packet arrays of one chunk are ~6x this.
 CHUNK_BYTES = 16 << 20
@@ -183,6 +184,48 @@ class _Collect:
                     self.problems, self.other_fields, self.no_ts, self.other_kinds)
 
 
+def _pending(tail: bytes) -> tuple[int, int] | None:
+    """The top-level field at the start of `tail`: how many bytes it takes, and how many of them are
+    its header (tag and length). None while its header is cut short; (-1, 0) if no more bytes could
+    make it a field (a wire type that does not exist, a varint past ten bytes)."""
+    pos, values = 0, []
+    for _ in range(2):
+        v, shift = 0, 0
+        while True:
+            if pos >= len(tail):
+                return None
+            if shift > 63:
+                return -1, 0
+            b = tail[pos]
+            pos += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        values.append(v)
+        wire = values[0] & 7
+        if len(values) == 1 and wire in (1, 5):
+            return pos + (8 if wire == 1 else 4), pos
+        if len(values) == 1 and wire not in (0, 2):
+            return -1, 0
+    return (pos, pos) if values[0] & 7 == 0 else (pos + values[1], pos)
+
+
+def _drain(f: Any, n: int | None, errors: tuple[type[BaseException], ...]) -> tuple[int, str | None]:
+    """Read up to `n` bytes (None: to the end) from `f` and drop them: how many there were, and why
+    the data broke off if it did."""
+    got = 0
+    while n is None or got < n:
+        try:
+            piece = len(f.read(CHUNK_BYTES if n is None else min(n - got, CHUNK_BYTES)))
+        except errors as exc:
+            return got, str(exc) or type(exc).__name__
+        if not piece:
+            break
+        got += piece
+    return got, None
+
+
 def scan(path: Path, warnings: LoadWarnings, chunk_bytes: int | None = None) -> Scan:
     """Read the trace at `path` chunk by chunk (see the module's doc)."""
     step = chunk_bytes or CHUNK_BYTES
@@ -190,6 +233,8 @@ def scan(path: Path, warnings: LoadWarnings, chunk_bytes: int | None = None) -> 
     c = _Collect()
     tail, before = b"", 0  # bytes carried into the next chunk; decompressed bytes before them
     broken: str | None = None
+    limit = packet_limit()
+    before_end: int | None = None  # where the data ended, when it ended inside a packet read past
     with open_stream(path) as f, progress(f"reading {origin}", None, "B") as bar:
         while True:
             try:
@@ -200,15 +245,35 @@ def scan(path: Path, warnings: LoadWarnings, chunk_bytes: int | None = None) -> 
             buf = np.frombuffer(raw, np.uint8)
             off, length, other, stop = wire.frame(buf)
             c.other_fields += other
+            if off.size and int(length.max()) > limit:  # one within a chunk: refused alike, whatever the chunk size
+                big = int(np.argmax(length))
+                raise too_big(path, f"holds a packet of {int(length[big]):,} bytes at byte {before + int(off[big]):,}, "
+                              f"past the bound on one packet ({limit:,} bytes)", limit, int(length[big]))
             if off.size:
                 c.chunk(raw, buf, off, length)
             bar.update(len(data))
             if not data:
                 break
+            need, header = _pending(raw[stop: stop + 24]) or (0, 0)
+            if need < 0 or need > limit:
+                # Held whole, a packet this size would take its size again in memory, and bytes that
+                # cannot be framed would be carried to the end of the file: read on without keeping
+                # them, to tell a packet too big (refused) from a file cut short or broken there.
+                held = len(raw) - stop
+                before += stop
+                del raw, buf, data
+                rest = need - held if need > 0 else None
+                got, broken = _drain(f, rest, stream_errors())
+                if got == rest:
+                    raise too_big(path, f"holds a packet of {need - header:,} bytes at byte {before + header:,}, past "
+                                  f"the bound on one packet ({limit:,} bytes)", limit, need - header)
+                raw, stop = b"", 0  # the packets before it are shown
+                before_end = before + held + got
+                break
             tail, before = raw[stop:], before + stop
             # No whole packet yet (one bigger than a chunk): read more at once, not the same again.
             want = step if off.size else want * 2
-    size = before + len(raw)
+    size = before_end if before_end is not None else before + len(raw)
     end = before + stop
     if broken is not None and c.packets == 0:
         raise ProfileError(path, f"the compressed data is damaged or cut short ({broken})",

@@ -66,13 +66,13 @@ def read_all(path: Path) -> bytes:
             try:
                 # Arrow inflates in one C++ loop, about twice as fast as the gzip module's reads.
                 with pa.input_stream(str(path), compression="gzip") as f:
-                    data = _bounded(path, f, limit)
+                    data = _bounded(path, f, limit, _PIECE)
             except OSError:
                 pass  # damaged or cut short: the gzip module says how, below
         if data is None:
             try:
                 with op(path, "rb") as f:
-                    data = _bounded(path, f, limit)
+                    data = _bounded(path, f, limit, _SMALL_PIECE)
             except _ERRORS as exc:
                 raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
                                    "Copy the file again, or decompress it by hand to see how much is readable") from None
@@ -80,31 +80,34 @@ def read_all(path: Path) -> bytes:
     return data if fixes is None else _repaired(data, fixes)
 
 
-def _bounded(path: Path, f: Any, limit: int) -> bytes:
-    """All of `f`, read a piece at a time; an error as soon as it passes `limit` bytes."""
+def _bounded(path: Path, f: Any, limit: int, step: int) -> bytes:
+    """All of `f`, read `step` bytes at a time; an error as soon as it passes `limit` bytes."""
     parts: list[bytes] = []
     total = 0
     while True:
-        piece = f.read(min(_PIECE, limit + 1 - total))
+        piece = f.read(min(step, limit + 1 - total))
         if not piece:
             break
         parts.append(piece)
         total += len(piece)
         if total > limit:
             del parts
-            raise too_big(path, f"inflates to more than {_size(limit)}", "the bound on decompressed data", limit)
+            raise too_big(path, f"its {_size(path.stat().st_size)} inflate to more than {_size(limit)}, the bound on "
+                          "decompressed data", limit)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-# Decompressed bytes read at a time while a whole document is inflated.
+# Decompressed bytes read at a time while a whole document is inflated: by Arrow's gzip stream, and by
+# Python's bz2 / lzma files (whose reads hold a few times what they return while they join their blocks).
 _PIECE = 16 << 20
+_SMALL_PIECE = 1 << 20
 
 # The bound on decompressed data (see README, "Limits and safety"). Unless set, a compressed JSON
 # document may inflate to the larger of _FLOOR and _RATIO times its compressed size: JSON traces
 # compress 7-20 times, a file of padding ~1000 times. A Perfetto packet (held whole while it is
 # decoded) may be _PACKET bytes: the SDK writes packets of kilobytes. Set, the one number bounds both.
 ENV_MAX_INFLATED = "NEURON_WIDGETS_MAX_INFLATED_BYTES"
-_FLOOR = 1 << 30
+_FLOOR = 256 << 20
 _RATIO = 100
 _PACKET = 256 << 20
 _bound: ContextVar[int | None] = ContextVar("max_inflated_bytes", default=None)
@@ -153,11 +156,14 @@ def packet_limit() -> int:
     return limit if limit is not None else _PACKET
 
 
-def too_big(path: Path, problem: str, what: str, limit: int) -> ProfileError:
-    """The error for data past the bound: what was found, the bound, and how to raise it."""
-    return ProfileError(path, f"{problem}, past {what} ({_size(limit)}); stopped there rather than fill memory",
-                        f"If it is a real trace, raise the bound: load_profile(..., max_inflated_bytes={2 * limit}) "
-                        f"or the environment variable {ENV_MAX_INFLATED}={2 * limit}")
+def too_big(path: Path, problem: str, limit: int, need: int | None = None) -> ProfileError:
+    """The error for data past the bound `limit`: what was found, and how to raise the bound (to a
+    round number past what is needed, when that is known)."""
+    want = max(2 * limit, need or 0)
+    want = -(-want // 10 ** (len(str(want)) - 1)) * 10 ** (len(str(want)) - 1)
+    return ProfileError(path, f"{problem}; stopped there rather than fill memory",
+                        f"If it is a real trace, raise the bound: load_profile(..., max_inflated_bytes={want}) "
+                        f"or the environment variable {ENV_MAX_INFLATED}={want}")
 
 
 def _size(n: int) -> str:
