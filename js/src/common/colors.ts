@@ -46,11 +46,16 @@ export interface Theme {
 }
 
 export function readTheme(el: Element): Theme {
-  const cs = getComputedStyle(el);
+  // An element not yet on the page has no computed style (every variable reads empty): the page's
+  // body carries the theme's variables too. A view made before its element is attached painted
+  // with the fallbacks, a white background under dark headers (issue 35 item 9).
+  const cs = getComputedStyle(el.isConnected ? el : document.body);
   const v = (name: string, fallback: string) => cs.getPropertyValue(name).trim() || fallback;
-  const background = v("--jp-layout-color0", "#ffffff");
-  const dark =
-    document.body.dataset.jpThemeLight === "false" || luminance(background) < 0.4;
+  const given = v("--jp-layout-color0", "");
+  const light = document.body.dataset.jpThemeLight;
+  const dark = light === "false" || (given ? luminance(given) < 0.4 :
+    light !== "true" && typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches);
+  const background = given || (dark ? "#111111" : "#ffffff");
   return {
     dark,
     background,

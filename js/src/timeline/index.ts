@@ -132,10 +132,19 @@ export class TimelineView {
     this.resize = new ResizeObserver(() => this.relayout());
     this.resize.observe(this.root);
     this.resize.observe(this.scroll);
-    const retheme = () => ((this.theme = readTheme(this.root)), this.request());
-    // The theme's CSS variables land after the attribute changes: read them again once they have.
-    this.themeWatch = new MutationObserver(() => (retheme(), window.setTimeout(retheme, 150), window.setTimeout(retheme, 600)));
+    // Each frame reads the theme's colours (draw): a view made before its element was on the page,
+    // or before the theme's CSS variables applied, paints in the page's colours. A theme switch asks
+    // for a frame, and so does the variables' landing (after the attribute changes, or at a page
+    // load with a theme saved): the root's background, var(--jp-layout-color0), starts a transition.
+    this.themeWatch = new MutationObserver(() => this.request());
     this.themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+    const themed = (e: TransitionEvent) => {
+      if (e.target === this.root && e.propertyName === "background-color") this.request();
+    };
+    for (const kind of ["transitionrun", "transitionend"] as const) {
+      this.root.addEventListener(kind, themed);
+      this.cleanup.push(() => this.root.removeEventListener(kind, themed));
+    }
     this.ticker = window.setInterval(() => {
       const now = performance.now();
       this.viewport.tick(now);
@@ -416,6 +425,7 @@ export class TimelineView {
 
   // -- drawing ----------------------------------------------------------------------------
   private draw(): void {
+    this.theme = readTheme(this.root);
     // Not laid out (a theme switch, a hidden tab): keep the canvas's size; the resize observer calls back.
     if (this.scroll.clientWidth <= LABEL_W) return;
     const t = performance.now();
