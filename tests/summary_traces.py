@@ -56,3 +56,15 @@ def neuronx_kineto(path: Path) -> Path:
           {"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 77, "tid": 78, "ts": 100, "dur": 500}]
     path.write_text(json.dumps({"traceEvents": ev, "schemaVersion": 1}))
     return path
+
+
+def kineto_without_launches(path: Path) -> Path:
+    """One rank's Kineto trace whose kernels have no launch call beside them (as an MTIA trace records them)."""
+    ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "MTIA 0"}},
+          {"ph": "M", "name": "process_name", "pid": 5, "args": {"name": "python"}}]
+    ev += [{"ph": "X", "name": f"fused_kernel_{i % 3}", "cat": "kernel", "pid": 0, "tid": 7, "ts": 100 * i, "dur": 60,
+            "args": {"stream": 7, "device": 0}} for i in range(30)]
+    ev += [{"ph": "X", "name": "aten::linear", "cat": "cpu_op", "pid": 5, "tid": 5, "ts": 100 * i, "dur": 40}
+           for i in range(30)]
+    path.write_text(json.dumps({"traceEvents": ev, "schemaVersion": 1, "deviceProperties": [{"id": 0}]}))
+    return path

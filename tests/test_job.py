@@ -242,7 +242,7 @@ def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: 
     assert np.nanargmax(np.nanmean(m.values, axis=1)) == late  # its row is the brightest
     assert c.stragglers.select_one({"type": ColumnDataSource}).data["device"][0] == m.rows[late]
     # A click on its cell at the tenth step opens node-02 at that step, its arrival selected.
-    c.click.data = {"row": [late], "col": [10], "n": [1]}
+    c.cells.selected.image_indices = [{"index": late, "i": 10, "j": 0, "flat_index": 10}]
     tl = s.part_timeline
     assert isinstance(tl, Timeline) and s.part_shown == "node-02" and tl.profile is job.load("node-02")
     t0, t1 = tl.time_range
@@ -251,7 +251,7 @@ def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: 
     assert sel is not None and sel["name"] in ("cc_exec_barrier", "cc_running") and int(sel["nc_idx"]) == 2
     # A core's bar opens its part at its worst step; another part replaces the timeline.
     first = s.part_timeline
-    c.click.data = {"row": [0], "col": [3], "n": [2]}
+    c.cells.selected.image_indices = [{"index": 0, "i": 3, "j": 0, "flat_index": 3}]
     assert s.part_shown == "node-00" and s.part_timeline is not first
     src = c.stragglers.select_one({"type": ColumnDataSource})
     src.selected.indices = [0]
@@ -330,3 +330,133 @@ def test_across_summary_and_timeline_run_from_a_plain_script(how: str, job_dir: 
     assert "across computed,computed,computed node-02" in lines, out.stdout
     assert "summary True True" in lines, out.stdout
     assert "timeline 3 ''" in lines, out.stdout
+
+
+# -- the result cache: keyed on content, names from the job at hand (issue 36) -----------------
+def test_a_renamed_copy_of_a_job_reports_its_own_part_names_and_paths(job_dir: Path, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    first = A.across(nw.load_job(job_dir, results=results), ["stragglers", "errors_and_hangs"], scheduler="sync")
+    assert first["stragglers"]["part"].iat[0] == "node-02"
+    copy = tmp_path / "ranks"
+    copy.mkdir()
+    for old, new in (("node-00", "rank-a"), ("node-01", "rank-b"), ("node-02", "rank-c")):
+        shutil.copytree(job_dir / old, copy / new)
+    job = nw.load_job(copy, results=results)
+    got = A.across(job, ["stragglers", "errors_and_hangs"], scheduler="sync")
+    assert got["parts"]["status"].tolist() == ["cached"] * 3  # found by content...
+    assert got["parts"]["part"].tolist() == ["rank-a", "rank-b", "rank-c"]  # ...named by this job
+    assert got["parts"]["path"].tolist() == [str(copy / n) for n in ("rank-a", "rank-b", "rank-c")]
+    late = got["stragglers"]["part"].iat[0]
+    assert late == "rank-c" and set(got["stragglers"]["part"]) <= {"rank-a", "rank-b", "rank-c"}
+    assert set(got["errors_and_hangs"]["part"]) == {"rank-a", "rank-c"}
+    assert len(job.load(late)) == int(job.parts.set_index("part").loc[late, "events"])
+    # The same from the parts' own tasks (a worker reads the store itself).
+    from neuron_widgets.analysis.across import _tag, part_task
+
+    again = [part_task(spec, ["stragglers", "errors_and_hangs"], {}, job.store, _tag(["stragglers", "errors_and_hangs"], {}))
+             for spec in job.specs]
+    assert [g["status"] for g in again] == ["cached"] * 3
+    assert [(g["part"], g["path"]) for g in again] == [(n, str(copy / n)) for n in ("rank-a", "rank-b", "rank-c")]
+
+
+def _chrome_part(path: Path, dur: int) -> None:
+    events = [{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1000 * i, "dur": dur} for i in range(50)]
+    path.write_text(json.dumps({"traceEvents": events}))
+
+
+@pytest.mark.parametrize("aged", [False, True], ids=["just-written", "stat-trusted"])
+def test_a_same_size_edit_with_its_mtime_put_back_is_computed_again(aged: bool, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import neuron_widgets.job.parts as parts_module
+
+    if aged:  # as if the files were written long ago: their stat is trusted and indexed
+        monkeypatch.setattr(parts_module, "RACY_NS", 0)
+    root = tmp_path / "job"
+    root.mkdir()
+    _chrome_part(root / "a.json", 100)
+    _chrome_part(root / "b.json", 100)
+    results = tmp_path / "results"
+    first = A.across(nw.load_job(root, results=results), ["busy_density"], scheduler="sync")
+    assert A.across(nw.load_job(root, results=results), ["busy_density"],
+                    scheduler="sync")["parts"]["status"].tolist() == ["cached"] * 2
+    before = (root / "b.json").stat()
+    _chrome_part(root / "b.json", 900)  # same size: 100 -> 900
+    os.utime(root / "b.json", ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (root / "b.json").stat().st_size == before.st_size and (root / "b.json").stat().st_mtime_ns == before.st_mtime_ns
+    got = A.across(nw.load_job(root, results=results), ["busy_density"], scheduler="sync")
+    assert got["parts"]["status"].tolist() == ["cached", "computed"]
+    busy = got["busy_density"].groupby("part")["busy_ns"].sum()
+    assert busy["b"] == 9 * busy["a"] == 9 * first["busy_density"].groupby("part")["busy_ns"].sum()["b"]
+
+
+def test_other_filters_are_other_results(job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import neuron_widgets.job.parts as parts_module
+
+    monkeypatch.setattr(parts_module, "RACY_NS", 0)  # the stat index in use
+    results = tmp_path / "results"
+    whole = A.across(nw.load_job(job_dir, results=results), ["temporal_breakdown"], scheduler="sync")
+    one = A.across(nw.load_job(job_dir, results=results, neuron_cores=[0]), ["temporal_breakdown"], scheduler="sync")
+    assert one["parts"]["status"].tolist() == ["computed"] * 3
+    assert set(one["temporal_breakdown"]["nc_idx"]) == {0} and set(whole["temporal_breakdown"]["nc_idx"]) == {0, 1, 2}
+
+
+WRITE_ON_A_FULL_DISK = '''
+import resource, signal, sys
+from pathlib import Path
+from neuron_widgets.job.store import ResultStore
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+store = ResultStore(sys.argv[1])
+store.put("k0", "t", {"tables": b"x" * 10})  # small: written (and the directories made)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+store.put("k1", "t", {"tables": b"y" * 100_000})  # cut off part-way
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+print(store.get("k0", "t") is not None, store.get("k1", "t") is None)
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_the_result_store_leaves_nothing_behind_when_a_write_fails(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", WRITE_ON_A_FULL_DISK, str(tmp_path / "store")], capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
+    files = [p for p in (tmp_path / "store").rglob("*") if p.is_file()]
+    assert len(files) == 1 and not any(p.name.endswith(".tmp") for p in files), files
+
+
+def test_a_part_given_twice_is_analysed_once(job_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(job_dir / "node-01", target_is_directory=True)
+    job = nw.load_job([job_dir / "node-00", job_dir / "node-01", job_dir / "node-00", tmp_path / "link"],
+                      results=tmp_path / "results")
+    assert job.parts["part"].tolist() == ["node-00", "node-01"]
+    assert len(job.notes) == 2 and all("analysed once" in n for n in job.notes)
+    assert str(tmp_path / "link") in job.notes[1] and str(job_dir / "node-01") in job.notes[1]
+    got = A.across(job, ["temporal_breakdown"], scheduler="sync")
+    assert got["parts"]["part"].tolist() == ["node-00", "node-01"]
+    assert sum("analysed once" in n for n in got["parts"].attrs["notes"]) == 2
+    # A job directory holding a link to one of its own parts: the same.
+    root = tmp_path / "job"
+    root.mkdir()
+    (root / "node-00").symlink_to(job_dir / "node-00", target_is_directory=True)
+    (root / "node-00-again").symlink_to(job_dir / "node-00", target_is_directory=True)
+    assert nw.load_job(root).parts["part"].tolist() == ["node-00"]
+
+
+def test_a_missing_part_is_left_out_and_named_and_a_missing_job_is_an_error(job_dir: Path, tmp_path: Path) -> None:
+    gone = tmp_path / "node-09"
+    job = nw.load_job([job_dir / "node-00", gone, job_dir / "node-02"], results=tmp_path / "results")
+    assert job.parts["part"].tolist() == ["node-00", "node-09", "node-02"]
+    assert job.parts.set_index("part").loc["node-09", "format"] == "missing"
+    assert any(str(gone) in n and "left out" in n for n in job.notes)
+    got = A.across(job, ["temporal_breakdown", "stragglers"], scheduler="sync")
+    parts = got["parts"].set_index("part")
+    assert parts["status"].tolist() == ["computed", "left out", "computed"]
+    assert "no such file" in parts.loc["node-09", "error"]
+    assert any("node-09" in n and "left out" in n for n in got["stragglers"].attrs["notes"])
+    assert set(got["temporal_breakdown"]["part"]) == {"node-00", "node-02"}
+    with pytest.raises(ProfileError, match="none of the 2 parts given exists"):
+        nw.load_job([gone, tmp_path / "node-10"])
+    with pytest.raises(ProfileError, match="no such file") as err:
+        nw.load_job(tmp_path / "no-such-run")
+    assert "no-such-run" in str(err.value)

@@ -333,3 +333,31 @@ def test_tables_do_not_ask_for_jquery_ui() -> None:
     c = build.SummaryCharts(nw.sample_profile(), A.all_analyses(nw.sample_profile()))
     tables = list(c.layout.select({"type": DataTable}))
     assert tables and all(t.reorderable is False for t in tables)
+
+
+def test_no_empty_charts(tmp_path: Path) -> None:
+    """Issue 35 item 5: a Kineto trace without launch calls gets no launch chart; a one-rank Kineto Summary
+    rebuilt for an export (from its results) hides the straggler charts as the widget does."""
+    import summary_traces as T
+
+    s = Summary(nw.load_profile(T.kineto_without_launches(tmp_path / "mtia.json"), cache=False))
+    assert s.done.wait(60) and s.kind == "kineto"
+    assert not s.charts.launches.visible and not s.charts._launch_row.visible
+    one = Summary(nw.load_profile(real_trace("hta/nccl_data.json.gz")))
+    assert one.done.wait(60) and one.ranks == 1
+    assert one.charts.launches.visible
+    exported = SummaryCharts(one.profile, one.results)  # as export_html rebuilds it
+    assert not exported.stragglers.visible and not exported.steps.visible and exported.launches.visible
+    assert exported.stragglers not in [c for r in exported.layout.children for c in getattr(r, "children", [])]
+
+
+def test_tables_hold_eight_rows_of_wrapped_text(summary) -> None:
+    """Issue 35 item 8: rows of three wrapped lines, eight of them before a table scrolls."""
+    from neuron_widgets.summary import charts as C
+
+    _, s = summary
+    t = s.charts.problems
+    assert t.row_height >= 45 and t.height == C.table_height(3) == C.HEADER_PX + 3 * t.row_height + 4
+    assert C.table_height(40) == C.HEADER_PX + 8 * C.ROW_PX + 4
+    css = t.stylesheets[0].css
+    assert "white-space: normal" in css and "overflow-wrap: anywhere" in css

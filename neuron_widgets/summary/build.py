@@ -28,10 +28,10 @@ EMPTY = {"kind": "neuron", "temporal": pd.DataFrame(), "idle": pd.DataFrame(), "
          "stragglers": pd.DataFrame(), "straggler_steps": pd.DataFrame(), "problems": NOT_YET}
 
 
-def _wrap(*children: Any) -> Any:
+def _wrap(*children: Any, min_width: int = 320) -> Any:
     """Side by side when there is room, one under the other when not (400 to 1600 px)."""
     for c in children:
-        c.min_width = 320  # two side by side from ~660 px, one under the other below
+        c.min_width = min_width  # 320: two side by side from ~660 px, one under the other below
     return row(*children, sizing_mode="stretch_width", styles={"flex-wrap": "wrap", "gap": "8px"})
 
 
@@ -40,11 +40,13 @@ class SummaryCharts:
 
     def __init__(self, profile: Profile, results: dict[str, Any] | None = None, *, dark: bool = False,
                  range_note: str = "", device_numbers: int | None = 16, compare: Profile | None = None,
-                 kind: str | None = None, ranks: int = 2) -> None:
+                 kind: str | None = None, ranks: int | None = None) -> None:
         self.profile = profile
         # The kind decides the charts: given (a widget that has no results yet), else the results'.
         self.kind = kind or (results or EMPTY)["kind"]
         self.dark = dark
+        # How many ranks, given or as the results say (an export rebuilds from them): one rank has no stragglers.
+        ranks = ranks if ranks is not None else int((results or {}).get("ranks", 2))
         r = {**EMPTY, **(results or {}), "kind": self.kind, "ranks": ranks}
         self.ranks = ranks
         self.head = C.headline_div(D.headline(profile, r, range_note))
@@ -64,6 +66,8 @@ class SummaryCharts:
         self.problems = C.problems_table(self._problem_cols(r, profile), neuron=self.kind == "neuron")
         self.longest = C.longest_table(self._longest_cols(r)) if self.kind == "chrome" else None
         self.launches = C.launch_chart(D.launch_columns(r["launches"])) if self.kind == "kineto" else None
+        if self.launches is not None:  # a trace without launch calls (MTIA's) gets no empty axis
+            self.launches.visible = bool(len(r["launches"]))
         # Charts that do not apply to this kind of trace are not drawn (the headline says why).
         self.idle.visible = self.kind != "chrome"
         shown = self.kind == "neuron" or (self.kind == "kineto" and ranks >= 2)
@@ -99,7 +103,9 @@ class SummaryCharts:
             else (_wrap(self.temporal, self.idle),)
         parts: list[Any] = [self.head, *first, _wrap(self.top_a, self.top_b)]
         if self.launches is not None:
-            parts.append(_wrap(self.launches))
+            self._launch_row = _wrap(self.launches)
+            self._launch_row.visible = self.launches.visible
+            parts.append(self._launch_row)
         if self.stragglers.visible:
             parts.append(_wrap(self.stragglers, self.steps))
         if self.longest is not None:
@@ -135,7 +141,9 @@ class SummaryCharts:
             self._set(self.temporal, self._temporal_click(tcols, r), "device")
             self._set(self.idle, D.idle_columns(r["idle"], tcols["device"]), "device")
             if self.launches is not None:
-                self._set(self.launches, D.launch_columns(r["launches"]), "device")
+                cols = D.launch_columns(r["launches"])
+                self._set(self.launches, cols, "device")
+                self.launches.visible = self._launch_row.visible = bool(cols["device"])
         if wanted("kernels"):
             a, b = self._top_cols(r)
             self._set(self.top_a, a, "label", reverse=False)
@@ -144,9 +152,11 @@ class SummaryCharts:
             self._set(self.stragglers, self._straggler_cols(r), "device")
             self.sources[id(self.steps)].data = self._step_cols(r)
         if wanted("problems"):
-            self.problems.source.data = self._problem_cols(r, profile or self.profile)
+            self.problems.source.data = cols = self._problem_cols(r, profile or self.profile)
+            self.problems.height = C.table_height(len(cols["kind"]))
         if wanted("kernels") and self.longest is not None:
-            self.longest.source.data = self._longest_cols(r)
+            self.longest.source.data = cols = self._longest_cols(r)
+            self.longest.height = C.table_height(len(cols["name"]))
 
     def set_devices(self, df: pd.DataFrame) -> None:
         """Fill the device-profile table with its numbers (read after the rest: it reads device tables)."""
@@ -159,6 +169,7 @@ class SummaryCharts:
             self.devices.columns = columns
         if dict(self.devices.source.data) != cols:
             self.devices.source.data = cols
+            self.devices.height = C.table_height(len(df))
 
     def _set(self, fig: Any, cols: dict[str, list], factor: str, reverse: bool = True) -> None:
         src = self.sources[id(fig)]

@@ -44,7 +44,26 @@ TABLE_CSS = """
 .slick-header-column, .slick-cell, .slick-row, .bk-data-table, .slick-viewport, .grid-canvas
   { color: var(--nw-fg) !important; background: var(--nw-bg) !important; border-color: var(--nw-line) !important; }
 .slick-row.active .slick-cell, .slick-cell.selected { background: rgba(47, 126, 216, .25) !important; }
+.slick-cell { white-space: normal !important; overflow-wrap: anywhere; line-height: 15px !important;
+              padding-top: 2px !important; }
 """
+# Rows hold three lines of wrapped text (a long NRT meaning, a device profile's name); a table shows
+# up to TABLE_ROWS rows before it scrolls.
+ROW_PX = 50
+TABLE_ROWS = 8
+HEADER_PX = 30
+
+
+def table_height(n: int, row_px: int = ROW_PX) -> int:
+    """A table's height for `n` rows: all of them up to TABLE_ROWS, then TABLE_ROWS and a scroll bar."""
+    return HEADER_PX + row_px * min(max(n, 1), TABLE_ROWS) + 4
+
+
+def text_table(src: ColumnDataSource, columns: list, n: int, name: str, row_px: int = ROW_PX) -> DataTable:
+    """A DataTable of wrapped text rows, tall enough for TABLE_ROWS of them (see table_height); `row_px` 28
+    for a table of one-line cells."""
+    return DataTable(reorderable=False, source=src, columns=columns, height=table_height(n, row_px), row_height=row_px,
+                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=name)
 
 
 def _table_css() -> InlineStyleSheet:
@@ -190,8 +209,7 @@ def problems_table(cols: dict[str, list], name: str = "nw-problems", neuron: boo
                TableColumn(field="code", title="code", formatter=text, width=50),
                TableColumn(field="meaning", title="meaning", formatter=text, width=330),
                TableColumn(field="t_ms", title="at (ms)", formatter=NumberFormatter(format="0,0.000"), width=80)]
-    return DataTable(reorderable=False, source=src, columns=columns, height=min(60 + 25 * max(len(cols["kind"]), 1), 260),
-                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
+    return text_table(src, columns, len(cols["kind"]), f"{name}-table")
 
 
 def longest_table(cols: dict[str, list], name: str = "nw-longest"):
@@ -202,16 +220,14 @@ def longest_table(cols: dict[str, list], name: str = "nw-longest"):
                TableColumn(field="thread", title="thread", formatter=text, width=160),
                TableColumn(field="t_ms", title="start (ms)", formatter=NumberFormatter(format="0.000"), width=80),
                TableColumn(field="duration", title="duration", formatter=text, width=80)]
-    return DataTable(reorderable=False, source=src, columns=columns, height=min(60 + 25 * max(len(cols["name"]), 1), 300),
-                     sizing_mode="stretch_width", index_position=None, name=f"{name}-table", stylesheets=[_table_css()])
+    return text_table(src, columns, len(cols["name"]), f"{name}-table")
 
 
 def device_table(df: pd.DataFrame, name: str = "nw-devices"):
     """Device profiles with their summary numbers (MFU, HFU, MBU, engine active shares, DMA)."""
     cols, columns = _device_columns(df)
     src = _source(name, cols)
-    return DataTable(reorderable=False, source=src, columns=columns, height=min(60 + 25 * max(len(df), 1), 320),
-                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
+    return text_table(src, columns, len(df), f"{name}-table")
 
 
 def _device_columns(df: pd.DataFrame) -> tuple[dict[str, list], list[TableColumn]]:
@@ -289,8 +305,7 @@ def compare_table(df: pd.DataFrame, name: str = "nw-compare", n: int = 25):
     columns = [TableColumn(field="key", title=str(key), formatter=text, width=220)]
     columns += [TableColumn(field=c, title=c.replace("_", " "), formatter=num if c.startswith("count") else text)
                 for c in cols if c != "key"]
-    return DataTable(reorderable=False, source=_source(name, cols), columns=columns, height=min(60 + 25 * max(len(top), 1), 400),
-                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=f"{name}-table")
+    return text_table(_source(name, cols), columns, len(top), f"{name}-table")
 
 
 def apply_theme(root: Any, dark: bool, figures: list | None = None) -> None:

@@ -3,8 +3,9 @@
 Built from `analysis.across` results. The lag heat map has a row per core (per node when a
 job has more cores than a chart can show) and a column per collective step (steps binned when
 there are more than fit), coloured by how long after the step's first arrival the core arrived.
-A click on the map, a core's bar or a step reports (part, step start) through a small data
-source the widget listens to. Profile text reaches the charts only as column data.
+A click on the map (a selected cell) or on a core's bar tells the widget (part, step start). No chart
+carries code to compile in the page (an export's content security policy forbids it). Profile text
+reaches the charts only as column data.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from bokeh.layouts import column
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
-    CustomJS,
-    CustomJSHover,
     Div,
     FixedTicker,
     HoverTool,
@@ -56,6 +55,7 @@ class LagMatrix:
     col_start: np.ndarray  # each column's first step start (ns)
     col_end: np.ndarray  # each column's last arrival (ns)
     col_label: list[str]
+    col_step: list[int] = field(default_factory=list)  # each column's first step number
     per_node: bool = False
     binned: int = 1
     notes: list[str] = field(default_factory=list)
@@ -65,7 +65,7 @@ def lag_matrix(lag: pd.DataFrame, max_rows: int = MAX_ROWS, max_cols: int = MAX_
     keys = [c for c in ("part", "instance_id", "process_id", "nc_idx", "rank") if c in lag.columns]
     if lag.empty:
         return LagMatrix(np.zeros((0, 0)), [], [], pd.DataFrame(columns=keys), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                         [])
+                         [], [])
     lag = lag.copy()
     lag["arrive"] = lag["start_ts"] + lag["lag_ns"]
     cores = lag[keys].drop_duplicates().sort_values(keys, kind="stable", ignore_index=True)
@@ -100,11 +100,21 @@ def lag_matrix(lag: pd.DataFrame, max_rows: int = MAX_ROWS, max_cols: int = MAX_
     col_label = label[::binned] if binned == 1 else [f"{label[i]} to {label[min(i + binned, len(label)) - 1]}"
                                                      for i in range(0, len(label), binned)]
     rows = list(cores["part"]) if per_node else core_labels(cores)
-    return LagMatrix(values, rows, list(cores["part"]), cores, col_start, col_end, col_label, per_node, binned, notes)
+    numbers = pd.to_numeric(steps["step"], errors="coerce").fillna(-1).to_numpy(np.int64) if "step" in steps.columns \
+        else np.arange(len(steps))
+    col_step = [int(x) for x in numbers[::binned]]
+    return LagMatrix(values, rows, list(cores["part"]), cores, col_start, col_end, col_label, col_step, per_node, binned,
+                     notes)
 
 
-def heat_map(m: LagMatrix, click: ColumnDataSource, name: str = "nw-job-lag"):
-    """The lag heat map (rows top to bottom in node order); a tap writes (row, col) into `click`."""
+def heat_map(m: LagMatrix, name: str = "nw-job-lag") -> tuple[Any, ColumnDataSource]:
+    """The lag heat map (rows top to bottom in node order) and its cells' source; a tap selects a cell
+    (`selected.image_indices`: the row is the image, `i` the column).
+
+    Each row is an image of its own, so hover reads the row's label from a column of text and the step
+    from a column of step numbers, all by bokeh's templates: no code compiled in the page, which an
+    exported page's content security policy forbids (no eval).
+    """
     n_rows, n_cols = m.values.shape
     height = int(min(max(n_rows * 6, 220), 720))
     f = C._figure("How late each core arrived at each collective (µs after the first)", height, name,
@@ -112,16 +122,17 @@ def heat_map(m: LagMatrix, click: ColumnDataSource, name: str = "nw-job-lag"):
     finite = m.values[np.isfinite(m.values)]
     high = float(np.percentile(finite, 99)) if finite.size else 1.0
     mapper = LinearColorMapper(palette=Inferno256, low=0.0, high=max(high, 1e-3), nan_color="rgba(0,0,0,0)")
+    rows = [np.ascontiguousarray(m.values[r:r + 1]) for r in range(n_rows)] or [np.zeros((1, 1))]
+    steps = np.asarray(m.col_step, np.int64).reshape(1, -1) if n_cols else np.zeros((1, 1), np.int64)
     # Image row r spans y in [r, r + 1]; the y axis runs downwards, so row 0 (the first node's first core) is on top.
-    src = ColumnDataSource({"image": [np.ascontiguousarray(m.values) if n_rows else np.zeros((1, 1))]},
-                           name=f"{name}-image")
-    img = f.image(image="image", x=0, y=0, dw=max(n_cols, 1), dh=max(n_rows, 1), color_mapper=mapper, source=src)
+    src = ColumnDataSource({"image": rows, "y": list(range(len(rows))), "row_label": list(m.rows) or [""],
+                            "step": [steps] * len(rows)}, name=f"{name}-image")
+    img = f.image(image="image", x=0, y="y", dw=max(n_cols, 1), dh=1, color_mapper=mapper, source=src)
+    img.nonselection_glyph = None  # a tapped cell opens its part; the map is not dimmed around it
     f.add_layout(ColorBar(color_mapper=mapper, title="µs", width=10), "right")
-    rows_js = CustomJSHover(args={"labels": m.rows}, code="const i = Math.floor(value); return labels[i] || '';")
-    cols_js = CustomJSHover(args={"labels": m.col_label}, code="const i = Math.floor(value); return labels[i] || '';")
-    f.add_tools(HoverTool(renderers=[img], tooltips=[("core" if not m.per_node else "node", "$y{row}"),
-                                                     ("step", "$x{col}"), ("lag", "@image{0,0.0} µs")],
-                          formatters={"$y": rows_js, "$x": cols_js}))
+    step = "@step{0}" + (f" and the next {m.binned - 1}" if m.binned > 1 else "")
+    f.add_tools(HoverTool(renderers=[img], tooltips=[("core" if not m.per_node else "node", "@row_label"),
+                                                     ("step", step), ("lag", "@image{0,0.0} µs")]))
     # Ticks at each node's first row, labelled with the node.
     first = [i for i, p in enumerate(m.row_part) if i == 0 or m.row_part[i - 1] != p]
     every = max(1, len(first) // 40)
@@ -129,12 +140,8 @@ def heat_map(m: LagMatrix, click: ColumnDataSource, name: str = "nw-job-lag"):
     f.yaxis.ticker = FixedTicker(ticks=[t + 0.5 for t in ticks])
     f.yaxis.major_label_overrides = {t + 0.5: m.row_part[t] for t in ticks}
     f.xaxis.axis_label = "collective steps in time order" + (f" ({m.binned} per column)" if m.binned > 1 else "")
-    f.js_on_event("tap", CustomJS(args={"click": click, "rows": n_rows, "cols": n_cols}, code="""
-        const r = Math.floor(cb_obj.y), c = Math.floor(cb_obj.x);
-        if (r >= 0 && r < rows && c >= 0 && c < cols) { click.data = {row: [r], col: [c], n: [Date.now()]}; }
-    """))
-    f.select_one(TapTool).renderers = []
-    return f
+    f.select_one(TapTool).renderers = [img]
+    return f, src
 
 
 def node_columns(t: pd.DataFrame, kind: str = "neuron") -> dict[str, list]:
@@ -179,6 +186,40 @@ def headline(results: dict[str, Any]) -> str:
             f"average; the others waited {D.duration(top['wait_caused_ns'])} for it in all.")
 
 
+def problems_sentence(problems: pd.DataFrame) -> str:
+    """How many errors and hangs the parts hold, and where (the table under the charts lists them)."""
+    if problems is None or problems.empty:
+        return "No error or hang in any part."
+    said = []
+    for kind, word in (("error", "error"), ("hang", "hang"), ("incomplete", "unfinished event")):
+        mine = problems[problems["kind"] == kind]
+        if len(mine):
+            where = ", ".join(dict.fromkeys(str(p) for p in mine["part"]))
+            said.append(f"{len(mine)} {word}{'s' if len(mine) > 1 else ''} ({where})")
+    return "Found " + " and ".join(said) + ": see Errors and hangs below."
+
+
+def problem_columns(problems: pd.DataFrame, parts: pd.DataFrame) -> dict[str, list]:
+    """The parts' errors and hangs as the Summary's problems table shows them; times from the job's start."""
+    if problems is None or problems.empty:
+        return {"kind": ["none found"], "name": [""], "device": [""], "exec_id": [""], "model": [""], "code": [""],
+                "meaning": ["no error, hang or unfinished event in any part"], "t_ms": [float("nan")], "event_id": [""],
+                "part": [""]}
+
+    def text(v: Any) -> str:
+        return "" if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v)
+
+    starts = pd.to_numeric(parts.get("start_ts"), errors="coerce").dropna()
+    origin = int(starts.min()) if len(starts) else int(problems["start_ts"].min())
+    device = [f"{x.part}/{text(x.process_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else
+              f"{x.part}/PID:{text(x.process_id)}/TID:{text(x.thread_id)}" for x in problems.itertuples()]
+    return {"kind": problems["kind"].astype(str).tolist(), "name": [text(x) for x in problems["name"]], "device": device,
+            "exec_id": [text(x) for x in problems["exec_id"]], "model": [text(x) for x in problems["model_name"]],
+            "code": [text(x) for x in problems["code"]], "meaning": [text(x) for x in problems["meaning"]],
+            "t_ms": ((problems["start_ts"].to_numpy(np.int64) - origin) / 1e6).tolist(),
+            "event_id": [str(int(x)) for x in problems["id"]], "part": problems["part"].astype(str).tolist()}
+
+
 def parts_table_columns(parts: pd.DataFrame) -> dict[str, list]:
     return {"part": parts["part"].astype(str).tolist(), "status": parts["status"].astype(str).tolist(),
             "events": ["" if pd.isna(e) else f"{int(e):,}" for e in parts["events"]],
@@ -187,36 +228,42 @@ def parts_table_columns(parts: pd.DataFrame) -> dict[str, list]:
 
 
 class JobSummaryCharts:
-    """Every chart of a job's Summary; `click` carries (row, col) taps of the heat map to Python."""
+    """Every chart of a job's Summary; a tap on the heat map selects a cell of `cells` (image_indices)."""
 
     def __init__(self, results: dict[str, Any], kind: str = "neuron") -> None:
-        from bokeh.models import DataTable, TableColumn
+        from bokeh.models import TableColumn
 
         self.results = results
         self.kind = kind
         self.matrix = lag_matrix(results["straggler_lag"])
-        self.click = ColumnDataSource({"row": [], "col": [], "n": []}, name="nw-job-click")
-        self.sentence = Div(text=headline(results), render_as_text=True, name="nw-job-headline", sizing_mode="stretch_width",
+        problems = results.get("errors_and_hangs")
+        self.sentence = Div(text=f"{headline(results)} {problems_sentence(problems)}", render_as_text=True,
+                            name="nw-job-headline", sizing_mode="stretch_width",
                             styles={"color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "13px", "font-weight": "600"})
         notes = self.matrix.notes + [n for n in results["parts"].attrs.get("notes", [])]
         self.notes = Div(text="\n".join(notes), render_as_text=True, name="nw-job-notes", sizing_mode="stretch_width",
                          styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px", "white-space": "pre-line"})
-        self.heat = heat_map(self.matrix, self.click)
+        self.heat, self.cells = heat_map(self.matrix)
         t = results.get("temporal_breakdown", pd.DataFrame())
+        # Titles and legends in a few words: two charts share a row from about 960 px.
         self.nodes = C.temporal_chart(node_columns(t, kind), kind, name="nw-job-nodes",
-                                      title="Where each node's time goes (% of its cores' summed spans)")
+                                      title="Each node's time (% of its cores' spans)")
         worst = core_columns(t, kind)
         shown = len(worst["device"])
-        # Said in a few words: the title is drawn on one line over a third of the page's width.
         self.cores = C.temporal_chart(worst, kind, name="nw-job-cores",
                                       title=f"Least compute: {shown} of {len(t)} cores (% of span)" if shown < len(t)
-                                      else "Each core's time (% of its span), least compute first")
+                                      else "Cores, least compute first (% of span)")
         self.stragglers = C.straggler_chart(straggler_columns(results["stragglers"]), name="nw-job-stragglers")
+        pcols = problem_columns(problems, results["parts"])
+        self.problems = C.problems_table(pcols, name="nw-job-problems", neuron=kind == "neuron")
         pt = parts_table_columns(results["parts"])
-        self.parts = DataTable(reorderable=False, source=ColumnDataSource(pt, name="nw-job-parts"), name="nw-job-parts",
-                               columns=[TableColumn(field=k, title=k) for k in pt], index_position=None,
-                               height=min(28 + 25 * len(pt["part"]), 260), sizing_mode="stretch_width")
+        self.parts = C.text_table(ColumnDataSource(pt, name="nw-job-parts"), [TableColumn(field=k, title=k) for k in pt],
+                                  len(pt["part"]), "nw-job-parts", row_px=28)
         self.figures = [self.heat, self.nodes, self.cores, self.stragglers]
         self.heat.sizing_mode = "stretch_width"
-        self.layout = column(self.sentence, self.notes, self.heat,
-                             _wrap(self.stragglers, self.nodes, self.cores), self.parts, sizing_mode="stretch_width")
+        label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
+        self.layout = column(self.sentence, self.notes, self.heat, _wrap(self.stragglers, self.nodes, min_width=460),
+                             _wrap(self.cores, min_width=460),
+                             Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems,
+                             Div(text="Parts", render_as_text=True, styles=label), self.parts,
+                             sizing_mode="stretch_width")

@@ -71,9 +71,10 @@ class JobSummaryMixin:
             return
         with self._lock:
             self.results, self.charts = results, charts
-            charts.click.on_change("data", lambda _a, _o, new: self._cell_clicked(new))
+            charts.cells.selected.on_change("image_indices", lambda _a, _o, new: self._cell_clicked(new))
             src = _source_of(charts.stragglers)
             src.selected.on_change("indices", lambda _a, _o, new: self._core_clicked(src, new))
+            charts.problems.source.selected.on_change("indices", lambda _a, _o, new: self._problem_clicked(new))
             self.bokeh = self._chart_view()
             self._arrange()  # type: ignore[attr-defined]
             apply_theme(None, self._dark, charts.figures)
@@ -95,15 +96,28 @@ class JobSummaryMixin:
                 apply_theme(None, dark, self.charts.figures)
 
     # -- clicks ---------------------------------------------------------------------------
-    def _cell_clicked(self, data: dict[str, list]) -> None:
-        if not data.get("row"):
+    def _cell_clicked(self, cells: list[Any]) -> None:
+        """A tapped cell of the heat map: its image is the row, its `i` the column."""
+        if not cells:
             return
+        cell = cells[0]
+        get = cell.get if isinstance(cell, dict) else lambda k: getattr(cell, k)
         m = self.charts.matrix
-        r, c = int(data["row"][0]), int(data["col"][0])
+        r, c = int(get("index")), int(get("i"))
         if not (0 <= r < len(m.rows) and 0 <= c < len(m.col_start)):
             return
         keys = m.row_keys.iloc[r].to_dict()
         self.open_part(m.row_part[r], (int(m.col_start[c]), int(m.col_end[c])), keys)
+
+    def _problem_clicked(self, indices: list[int]) -> None:
+        """An error or hang row opens its part at the event, selected."""
+        problems = self.results.get("errors_and_hangs")
+        if not indices or problems is None or not 0 <= indices[0] < len(problems):
+            return
+        p = problems.iloc[indices[0]]
+        start = int(p["start_ts"])
+        tl = self.open_part(str(p["part"]), (start, start + 1))
+        tl.select(int(p["id"]), focus=False)
 
     def _core_clicked(self, src: Any, indices: list[int]) -> None:
         if not indices:

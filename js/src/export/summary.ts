@@ -57,12 +57,19 @@ function darken(doc: BkDocument): void {
   for (const m of doc.all_models) {
     const p = m.properties;
     if ("major_label_text_color" in p) {
-      m.setv({ major_label_text_color: DARK.muted, axis_label_text_color: DARK.muted, axis_line_color: DARK.grid,
-        major_tick_line_color: DARK.grid });
+      // Axes, and colour bars (which have a title, not an axis label): only what the model has.
+      setSome(m, { major_label_text_color: DARK.muted, axis_label_text_color: DARK.muted, title_text_color: DARK.muted,
+        axis_line_color: DARK.grid, major_tick_line_color: DARK.grid, background_fill_alpha: 0 });
     } else if ("grid_line_color" in p && m.grid_line_color != null) m.setv({ grid_line_color: DARK.grid });
-    else if ("label_text_color" in p) m.setv({ label_text_color: DARK.text });
+    // Legends: dark text on no box (a white box would hide the light labels).
+    else if ("label_text_color" in p) setSome(m, { label_text_color: DARK.text, background_fill_alpha: 0, border_line_alpha: 0 });
     else if ("text_color" in p && "text" in p && "align" in p) m.setv({ text_color: DARK.text });
   }
+}
+
+/** BokehJS throws on a property a model does not have: set those it has. */
+function setSome(m: BkModel, attrs: Record<string, unknown>): void {
+  m.setv(Object.fromEntries(Object.entries(attrs).filter(([k]) => k in m.properties)));
 }
 
 function link(doc: BkDocument, host: TimelineHost): void {

@@ -1,0 +1,74 @@
+"""Summary(job)'s charts: the parts' errors and hangs shown and said, no code compiled in the page, and titles
+that fit two charts to a row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bokeh.document import Document
+
+import neuron_widgets as nw
+from neuron_widgets.analysis.across import across
+from neuron_widgets.sample.job import write_job
+from neuron_widgets.summary.job import JobSummaryCharts
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    where = tmp_path_factory.mktemp("job")
+    job = nw.load_job(write_job(where / "job", nodes=3, events=30_000, processes=1, cores=3, seed=4),
+                      results=where / "results")
+    return across(job, ["temporal_breakdown", "stragglers", "errors_and_hangs"], scheduler="sync")
+
+
+def test_the_parts_errors_and_hangs_are_shown_and_said(results: dict) -> None:
+    problems = results["errors_and_hangs"]
+    assert set(zip(problems["part"], problems["kind"], strict=True)) == {("node-02", "error"), ("node-00", "hang")}
+    c = JobSummaryCharts(results)
+    rows = c.problems.source.data
+    assert sorted(zip(rows["kind"], rows["device"], rows["code"], strict=True)) == [
+        ("error", "node-02/2495392 NC2", "1003"), ("error", "node-02/2495392 NC2", "1003"),
+        ("hang", "node-00/2563698 NC0", "")]
+    assert all(0 <= t < 1000 for t in rows["t_ms"])  # ms from the job's start
+    assert "Found 2 errors (node-02) and 1 hang (node-00)" in c.sentence.text
+    assert c.problems in c.layout.children
+
+
+def test_no_errors_say_so(results: dict) -> None:
+    quiet = {**results, "errors_and_hangs": results["errors_and_hangs"].iloc[:0]}
+    c = JobSummaryCharts(quiet)
+    assert c.problems.source.data["kind"] == ["none found"] and "No error or hang in any part." in c.sentence.text
+
+
+def test_no_chart_compiles_code_in_the_page(results: dict) -> None:
+    """An exported page's content security policy forbids eval: no CustomJS or CustomJSHover anywhere; hover
+    reads the row's label and the step from columns."""
+    c = JobSummaryCharts(results)
+    doc = Document()
+    doc.add_root(c.layout)
+    kinds = {type(m).__name__ for m in doc.models}
+    assert not {k for k in kinds if k.startswith("CustomJS")}, kinds
+    data = c.cells.data
+    assert len(data["image"]) == len(c.matrix.rows) == len(data["row_label"])
+    assert data["row_label"] == c.matrix.rows and list(data["step"][0].ravel()) == c.matrix.col_step
+
+
+def test_two_charts_to_a_row_with_short_titles(results: dict) -> None:
+    c = JobSummaryCharts(results)
+    for f in (c.nodes, c.stragglers, c.cores):
+        assert f.min_width >= 460
+        # ~7.5 px a character of 13 px bold text: a title fits the chart's minimum width beside its axis labels.
+        assert len(f.title.text) * 7.5 < f.min_width - 150, f.title.text
+
+
+def test_the_widget_opens_a_problems_part_at_its_event(tmp_path: Path, results: dict) -> None:
+    from neuron_widgets.widgets import Summary
+
+    job = nw.load_job(write_job(tmp_path / "job", nodes=3, events=30_000, processes=1, cores=3, seed=4),
+                      results=tmp_path / "results")
+    s = Summary(job)
+    assert s.done.wait(120), s.status.value
+    kinds = s.charts.problems.source.data["kind"]
+    s.charts.problems.source.selected.indices = [kinds.index("hang")]
+    assert s.part_shown == "node-00" and s.part_timeline.selection["name"] == "nc_exec_running"
