@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from random_neuron import BASE, _Events, write_profile
 
 import neuron_widgets as nw
@@ -97,8 +96,8 @@ def simulate(job: Job, compute_scale: dict[int, float] | None = None,
             ex_start[c] = max(call_start[c] + int(job.launch_lat[c, s]), exec_end[c])
             cursor[c] = ex_start[c]
 
-        def comp(c: int, j: int) -> int:
-            return int(round(job.compute[s, c, j] * compute_scale.get(c, 1.0)))
+        def comp(c: int, j: int, s: int = s) -> int:
+            return round(job.compute[s, c, j] * compute_scale.get(c, 1.0))
 
         hung = job.hang[0] if job.hang and job.hang[1] == s and job.hang[0] in running else None
         coll_events: dict[int, list[tuple]] = {c: [] for c in running}

@@ -10,6 +10,7 @@ import numpy as np
 
 from .across import across
 from .compare import compare
+from .critical_path import critical_path, critical_path_breakdown
 from .density import busy_density
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
@@ -19,19 +20,23 @@ from .problems import NRT_STATUS, errors_and_hangs, last_events
 from .stragglers import stragglers
 from .suite import all_analyses
 from .temporal import temporal_breakdown
+from .what_if import WhatIf, what_if
 
-__all__ = ["NRT_STATUS", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare", "errors_and_hangs",
-           "idle_time_breakdown",
-           "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown"]
+__all__ = ["NRT_STATUS", "WhatIf", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare",
+           "critical_path", "critical_path_breakdown", "errors_and_hangs", "idle_time_breakdown",
+           "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown",
+           "what_if"]
 
 
 def _warm() -> None:
     from ..model.device_hierarchy import warm as warm_hierarchy
+    from .critical_path_graph import warm as warm_path
     from .intervals import warm
     from .kernels import group_stats
 
     warm()
     warm_hierarchy()
+    warm_path()
     group_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), 1)
 
 

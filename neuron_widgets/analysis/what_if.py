@@ -88,7 +88,7 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None) -> 
     t = g.replay(w_scale, g_scale, order)
     real = g.role != LAST_ARRIVAL
     span = int(g.t[real].max() - g.run_start) if real.any() else 0
-    predicted = int(round(float(t[real].max()))) if real.any() else 0
+    predicted = round(float(t[real].max())) if real.any() else 0
     out_notes = list(notes)
     if not selected:
         out_notes.append("the changes select no work or gap: nothing changes")

@@ -1,0 +1,306 @@
+"""A slow, obviously right critical path and what-if: the graph built event by event in dicts, as the README says.
+
+Nodes are moments: ("s", row) an event's start, ("e", row) its end, ("v", row) the arrival of a core
+that recorded no barrier, ("m", step) a collective's last arrival. Edges are (source, weight, kind,
+row, class). Nothing here is shared with the package but `reference_neuron.events` (the rows).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import pandas as pd
+from reference_neuron import events
+
+KINDS = ("compute", "collective", "host", "launch", "gap")
+OWN, CORE_ORDER, LAUNCHED, RETURNED, OTHERS_ARRIVED, HOST_ORDER = range(6)
+ROLE = {"s": 0, "e": 1, "v": 2, "m": 3}
+
+
+def _int(e: dict, key: str) -> int | None:
+    v = e["args"].get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+class Model:
+    def __init__(self, profile) -> None:
+        self.profile = profile
+        evs = events(profile)
+        self.evs = evs
+        on_core = [e for e in evs if e["core"] is not None]
+        execs = sorted((e for e in on_core if e["name"] == "nc_exec_running"), key=lambda e: e["row"])
+        calls = sorted((e for e in on_core if e["name"] == "nrt_execute"), key=lambda e: e["row"])
+        colls = [e for e in on_core if e["name"] in ("cc_exec_barrier", "cc_running")]
+        self.t: dict[Any, int] = {}
+        self.preds: dict[Any, list[tuple]] = defaultdict(list)
+        self.gap_of: dict[Any, tuple[str, int, bool, bool]] = {}  # node -> (kind, row, inside the event, on a core)
+        self.step: dict[int, int] = {}
+        self.neff: dict[int, str | None] = {}
+
+        def node(key: Any, t: int, gap: tuple[str, int, bool, bool]) -> None:
+            self.t[key] = t
+            self.gap_of[key] = gap
+
+        # Executions: NEFF, exec_id, ordinal among the core's runs of the NEFF.
+        for e in execs:
+            mn = e["args"].get("model_name")
+            e["neff"] = mn if isinstance(mn, str) else None
+            e["exec_id"] = _int(e, "exec_id")
+        runs: dict[tuple, list[dict]] = defaultdict(list)  # a core's runs of a NEFF, in time order
+        for e in sorted(execs, key=lambda x: (x["start"], x["row"])):
+            runs[(e["core"], e["neff"])].append(e)
+        for e in execs:
+            k = runs[(e["core"], e["neff"])].index(e)
+            e["key"] = e["exec_id"] if e["exec_id"] is not None else -2 - k
+            self.step[e["row"]] = e["exec_id"] if e["exec_id"] is not None else k
+            self.neff[e["row"]] = e["neff"]
+            node(("s", e["row"]), e["start"], ("gap", e["row"], False, True))
+            node(("e", e["row"]), e["end"], ("compute", e["row"], True, True))
+
+        # Collectives: each barrier / cc_running to its execution, then barrier + the cc_running after it.
+        on_this: dict[Any, list[dict]] = defaultdict(list)
+        for e in execs:
+            on_this[e["core"]].append(e)
+        for c in colls:
+            own = _int(c, "exec_id")
+            ex = None
+            if own is not None:
+                same = [x for x in on_this[c["core"]] if x["exec_id"] == own]
+                ex = min(same, key=lambda x: (x["start"], x["row"])) if same else None
+            if ex is None:
+                before = [x for x in on_this[c["core"]] if x["start"] <= c["start"]]
+                if before:
+                    last = max(before, key=lambda x: (x["start"], x["row"]))
+                    if last["end"] > c["start"] or last["open"]:
+                        ex = last
+            c["ex"] = ex
+            c["neff"] = ex["neff"] if ex else None
+            c["key"] = own if own is not None else (ex["key"] if ex else None)
+            c["own"] = own
+            c["kind"] = 0 if c["name"] == "cc_exec_barrier" else 1
+        groups: dict[tuple, list[dict]] = defaultdict(list)
+        for c in colls:
+            groups[(c["core"], c["neff"], c["key"])].append(c)
+        items = []
+        for (_core, neff, key), cs in groups.items():
+            cs.sort(key=lambda x: (x["start"], x["kind"], x["row"]))
+            made, i = [], 0
+            while i < len(cs):
+                if cs[i]["kind"] == 0 and i + 1 < len(cs) and cs[i + 1]["kind"] == 1:
+                    made.append({"bar": cs[i], "cc": cs[i + 1]})
+                    i += 2
+                else:
+                    made.append({"bar": cs[i] if cs[i]["kind"] == 0 else None, "cc": cs[i] if cs[i]["kind"] == 1 else None})
+                    i += 1
+            first = lambda m: m["bar"] or m["cc"]  # noqa: E731
+            made.sort(key=lambda m: (first(m)["start"], first(m)["row"]))
+            for k, m in enumerate(made):
+                f = first(m)
+                m.update(label=(neff, key, k), ex=f["ex"], core=f["core"], first=f)
+                items.append(m)
+        for m in items:
+            step = m["first"]["own"] if m["first"]["own"] is not None else (self.step[m["ex"]["row"]] if m["ex"] else -1)
+            for x in (m["bar"], m["cc"]):
+                if x is not None:
+                    self.step[x["row"]] = step
+                    self.neff[x["row"]] = m["ex"]["neff"] if m["ex"] else None
+        first_release: dict[tuple, int] = {}
+        for m in items:
+            if m["bar"] is not None and not m["bar"]["open"]:
+                lab = m["label"]
+                first_release[lab] = min(first_release.get(lab, m["bar"]["end"]), m["bar"]["end"])
+        for m in items:
+            b, c = m["bar"], m["cc"]
+            if b is not None:
+                node(("s", b["row"]), b["start"], ("collective", b["row"], True, True))
+                node(("e", b["row"]), b["end"], ("collective", b["row"], True, True))
+            if c is not None:
+                node(("s", c["row"]), c["start"], ("collective", c["row"], True, True))
+                node(("e", c["row"]), c["end"], ("collective", c["row"], True, True))
+            if b is None:
+                arrive = min(c["start"], first_release.get(m["label"], c["start"]))
+                node(("v", c["row"]), arrive, ("collective", c["row"], True, True))
+            m["A"] = ("s", b["row"]) if b is not None else ("v", c["row"])
+            m["R"] = ("e", b["row"]) if b is not None else ("s", c["row"])
+            m["E"] = ("e", c["row"]) if c is not None else ("e", b["row"])
+            m["M"] = ("m", m["label"])
+        arrivals: dict[tuple, list[int]] = defaultdict(list)
+        for m in items:
+            arrivals[m["label"]].append(self.t[m["A"]])
+        for m in items:
+            node(m["M"], max(arrivals[m["label"]]), ("collective", -1, False, False))
+
+        def edge(src, dst, cls, kind=None, row=-1) -> None:
+            w = self.t[dst] - self.t[src] if kind is not None else 0
+            self.preds[dst].append((src, w, kind, row, cls))
+
+        # Inside each execution: compute from its start to its first collective's arrival, between, to its end.
+        in_exec: dict[int, list[dict]] = defaultdict(list)
+        for m in items:
+            if m["ex"] is not None:
+                in_exec[m["ex"]["row"]].append(m)
+        for e in execs:
+            mine = sorted(in_exec[e["row"]], key=lambda m: (self.t[m["A"]], m["first"]["row"]))
+            at = ("s", e["row"])
+            for m in mine:
+                edge(at, m["A"], OWN, "compute", e["row"])
+                at = m["E"]
+            edge(at, ("e", e["row"]), OWN, "compute", e["row"])
+        for m in items:
+            edge(m["A"], m["R"], OWN)
+            edge(m["A"], m["M"], OWN)
+            edge(m["M"], m["R"], OTHERS_ARRIVED)
+            if m["bar"] is not None and m["cc"] is not None:
+                edge(m["R"], ("s", m["cc"]["row"]), OWN)
+            if m["cc"] is not None:
+                edge(("s", m["cc"]["row"]), ("e", m["cc"]["row"]), OWN, "collective", m["cc"]["row"])
+        by_core: dict[Any, list[dict]] = defaultdict(list)
+        for e in execs:
+            by_core[e["core"]].append(e)
+        for mine in by_core.values():
+            mine.sort(key=lambda x: (x["start"], x["row"]))
+            for a, b in itertools.pairwise(mine):
+                edge(("e", a["row"]), ("s", b["row"]), CORE_ORDER)
+
+        # Calls: each execution's launcher (a shared flow id on its core, else the latest call on its core before it).
+        for r in calls:
+            node(("s", r["row"]), r["start"], ("gap", r["row"], False, False))
+            node(("e", r["row"]), r["end"], ("host", r["row"], True, False))
+        launched: dict[int, list[dict]] = defaultdict(list)
+        calls_on: dict[Any, list[dict]] = defaultdict(list)
+        for r in calls:
+            calls_on[r["core"]].append(r)
+        for e in execs:
+            best = None
+            for f in e["flows"]:
+                with_f = [r for r in calls_on[e["core"]] if f in r["flows"]]
+                if with_f:
+                    latest = max(with_f, key=lambda r: (r["start"], r["row"]))
+                    if latest["start"] <= e["start"] and (best is None or (latest["start"], latest["row"]) >
+                                                          (best["start"], best["row"])):
+                        best = latest
+            if best is None:
+                before = [r for r in calls_on[e["core"]] if r["start"] <= e["start"]]
+                best = max(before, key=lambda r: (r["start"], r["row"])) if before else None
+            if best is not None:
+                launched[best["row"]].append(e)
+                edge(("s", best["row"]), ("s", e["row"]), LAUNCHED)
+                edge(("e", e["row"]), ("e", best["row"]), RETURNED)
+                self.gap_of[("s", e["row"])] = ("launch", best["row"], True, False)
+        threads: dict[Any, list[dict]] = defaultdict(list)
+        for r in calls:
+            ex = launched.get(r["row"], [])
+            if not any(e["end"] <= r["end"] for e in ex):
+                edge(("s", r["row"]), ("e", r["row"]), OWN, "host", r["row"])
+            first_ex = min(ex, key=lambda e: e["row"]) if ex else None
+            self.step[r["row"]] = self.step[first_ex["row"]] if first_ex else (_int(r, "exec_id") if _int(r, "exec_id")
+                                                                               is not None else -1)
+            threads[r["thread"]].append(r)
+        for mine in threads.values():
+            mine.sort(key=lambda x: (x["start"], x["row"]))
+            for a, b in itertools.pairwise(mine):
+                edge(("e", a["row"]), ("s", b["row"]), HOST_ORDER)
+        self.execs = execs
+        self._bind()
+
+    def _ident(self, key: Any) -> tuple[int, int]:
+        return (-1, 3) if key[0] == "m" else (key[1], ROLE[key[0]])
+
+    def _bind(self) -> None:
+        for v in list(self.preds):
+            self.preds[v] = [p for p in self.preds[v] if p[1] >= 0 and p[0] != v and self.t[p[0]] + p[1] <= self.t[v]]
+        real = [k for k in self.t if k[0] != "m"]
+        self.run_start = min(self.t[k] for k in real) if real else 0
+        self.g: dict[Any, int] = {}
+        self.bind: dict[Any, tuple | None] = {}
+        for v in self.t:
+            ps = self.preds.get(v, [])
+            if not ps:
+                self.bind[v] = None
+                self.g[v] = self.t[v] - self.run_start
+                self.gap_of[v] = ("gap", self.gap_of[v][1], False, self.gap_of[v][3])
+                continue
+            best = max(ps, key=lambda p: (self.t[p[0]] + p[1], -p[4], tuple(-x for x in self._ident(p[0]))))
+            self.bind[v] = best
+            self.g[v] = self.t[v] - (self.t[best[0]] + best[1])
+
+    # -- the path ------------------------------------------------------------------------------
+    def path(self) -> list[tuple[int, int, str, int, bool, bool]]:
+        """(start, end, kind, row, inside the event, on a core) per segment, in time order."""
+        real = [k for k in self.t if k[0] != "m"]
+        if not real:
+            return []
+        latest = max(self.t[k] for k in real)
+        v = min((k for k in real if self.t[k] == latest), key=self._ident)
+        out = []
+        seen = set()
+        while v is not None and v not in seen:
+            seen.add(v)
+            kind, row, inside, core = self.gap_of[v]
+            out.append((self.t[v] - self.g[v], self.t[v], kind, row, inside, core))
+            b = self.bind[v]
+            if b is None:
+                break
+            src, w, wkind, wrow, _ = b
+            if wkind is not None:
+                out.append((self.t[src], self.t[src] + w, wkind, wrow, True, wkind in ("compute", "collective")))
+            v = src
+        return [s for s in reversed(out) if s[1] > s[0]]
+
+    def path_frame(self) -> pd.DataFrame:
+        recs = [{"start_ts": s, "end_ts": e, "duration_ns": e - s, **self.segment_attrs(kind, row, inside, core)}
+                for s, e, kind, row, inside, core in self.path()]
+        return pd.DataFrame(recs, columns=["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id",
+                                           "thread_id", "nc_idx", "event_id", "name", "step"])
+
+    # -- what-if -------------------------------------------------------------------------------
+    def segment_attrs(self, kind: str, row: int, inside: bool, core: bool) -> dict[str, Any]:
+        r = self.evs[row]
+        inst, pid, tid = r["thread"]
+        return {"kind": kind, "instance_id": inst, "process_id": _opt(pid), "thread_id": None if core else _opt(tid),
+                "nc_idx": r["core"][2] if r["core"] else None, "event_id": r["id"] if inside else -1,
+                "name": r["name"] if inside else None, "step": self.step.get(row, -1)}
+
+    def replay(self, changes: list[tuple[dict, float]]) -> tuple[int, int]:
+        """(span, predicted span) with each change's selected work and gaps scaled."""
+        def factor(kind: str, row: int, inside: bool, core: bool) -> float:
+            f = 1.0
+            if row < 0:
+                return f
+            attrs = self.segment_attrs(kind, row, inside, core)
+            for where, scale in changes:
+                if all(attrs[c] in (v if isinstance(v, list) else [v]) for c, v in where.items()):
+                    f *= scale
+            return f
+
+        done: dict[Any, float] = {}
+        succ: dict[Any, list] = defaultdict(list)
+        indeg = {v: 0 for v in self.t}
+        for v, ps in self.preds.items():
+            for p in ps:
+                succ[p[0]].append(v)
+                indeg[v] += 1
+        queue = [v for v in self.t if indeg[v] == 0]
+        while queue:
+            v = queue.pop()
+            kind, row, inside, core = self.gap_of[v]
+            gap = self.g[v] * factor(kind, row, inside, core)
+            ps = self.preds.get(v, [])
+            if not ps:
+                done[v] = gap
+            else:
+                done[v] = max(done[p[0]] + (p[1] * factor(p[2], p[3], True, p[2] in ("compute", "collective"))
+                                            if p[2] is not None else 0) for p in ps) + gap
+            for u in succ[v]:
+                indeg[u] -= 1
+                if indeg[u] == 0:
+                    queue.append(u)
+        real = [k for k in self.t if k[0] != "m"]
+        span = max(self.t[k] for k in real) - self.run_start
+        return span, round(max(done[k] for k in real))
+
+
+def _opt(v: Any) -> int | None:
+    return None if v is None or v != v or v is pd.NA else int(v)
