@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,11 +24,13 @@ class ProfileError(ValueError):
 
 
 @dataclass
-class LoadWarnings:
+class LoadWarnings(Sequence[str]):
     """Problems found while loading that did not stop the load.
 
     Each kind of problem is counted, with a few examples, so nothing is dropped or
-    altered without the user being able to see it.
+    altered without the user being able to see it. A sequence of the kinds in the order they were
+    found (`w[0]`, `w[:6]` is a LoadWarnings of the first six, with their counts and examples),
+    and by kind its count (`w[kind]`).
     """
 
     counts: Counter[str] = field(default_factory=Counter)
@@ -57,14 +60,26 @@ class LoadWarnings:
     def __len__(self) -> int:
         return len(self.counts)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.counts)
 
     def __contains__(self, kind: object) -> bool:
         return kind in self.counts
 
-    def __getitem__(self, kind: str) -> int:
-        return self.counts[kind]
+    def __getitem__(self, key: str | int | slice) -> int | str | LoadWarnings:  # type: ignore[override]
+        if isinstance(key, str):
+            return self.counts[key]
+        kinds = list(self.counts)
+        if isinstance(key, slice):
+            part = LoadWarnings(max_examples=self.max_examples)
+            for kind in kinds[key]:
+                part.counts[kind] = self.counts[kind]
+                if kind in self.examples:
+                    part.examples[kind] = list(self.examples[kind])
+            return part
+        if isinstance(key, int):
+            return kinds[key]
+        raise TypeError(f"LoadWarnings are read by kind (a str), position (an int) or slice, not {type(key).__name__}")
 
     def lines(self) -> list[str]:
         out = []
