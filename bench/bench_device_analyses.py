@@ -86,6 +86,7 @@ def main() -> None:
         def breakdown(trace=trace):
             trace.__dict__.pop("_hierarchy", None)
             trace.__dict__.pop("_combos", None)
+            trace.__dict__.pop("_engine_times", None)  # the engine times the analyses share
             return device_breakdown(trace)
 
         events = DeviceEvents.of(trace)

@@ -359,15 +359,18 @@ def finite(v: Any) -> float | None:
 
 def _tree_order(df: pd.DataFrame) -> pd.DataFrame:
     """Parents before children, siblings by start time (then name)."""
+    # Plain lists read once: a frame lookup per node cost seconds on a wide tree.
+    parents, paths = df["parent"].tolist(), df["path"].tolist()
+    starts, names = df["start_ts"].tolist(), [str(n) for n in df["name"].tolist()]
     children: dict[str, list[int]] = {}
-    for i, parent in enumerate(df["parent"]):
+    for i, parent in enumerate(parents):
         children.setdefault(parent, []).append(i)
     for kids in children.values():
-        kids.sort(key=lambda i: (df["start_ts"].iat[i], str(df["name"].iat[i])))
+        kids.sort(key=lambda i: (starts[i], names[i]))
     order: list[int] = []
     stack = list(reversed(children.get("", [])))
     while stack:
         i = stack.pop()
         order.append(i)
-        stack.extend(reversed(children.get(df["path"].iat[i], [])))
+        stack.extend(reversed(children.get(paths[i], [])))
     return df.iloc[order].reset_index(drop=True)
