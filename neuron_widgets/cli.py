@@ -122,19 +122,24 @@ def parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="summarise a profile")
     info.add_argument("path", nargs="?", help="a Neuron Explorer Parquet directory or a Chrome/PyTorch trace")
     info.add_argument("--sample", action="store_true", help="use the bundled sample profile")
-    info.add_argument("--neuron-cores", help="e.g. 0,2-3")
-    info.add_argument("--event-types", help="e.g. hardware,^cc_exec_barrier")
-    info.add_argument("--instances", help="comma-separated instance ids")
-    info.add_argument("--time-range", help="START:END, e.g. 10ms:20ms from the profile start, or ns")
+    info.add_argument("--neuron-cores", help="only these NeuronCores, e.g. 0,2-3 (events tied to no core are kept)")
+    info.add_argument("--event-types", help="only these event types, comma separated: hardware, software, names, "
+                                            "* wildcards; ^ excludes, e.g. hardware,^cc_exec_barrier")
+    info.add_argument("--instances", help="only these instances: comma-separated ids, or patterns with *")
+    info.add_argument("--time-range", help="only events overlapping START:END, e.g. 10ms:20ms from the profile start, "
+                                           "or absolute ns")
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
     info.set_defaults(run=_info)
     sample = sub.add_parser("sample", help="write a sample profile in the Neuron Explorer Parquet layout")
-    sample.add_argument("directory")
-    sample.add_argument("--events", type=int, default=20_000)
-    sample.add_argument("--seed", type=int, default=0)
-    sample.add_argument("--instances", type=int, default=2)
-    sample.add_argument("--processes", type=int, default=2)
-    sample.add_argument("--cores", type=int, default=2)
+    sample.add_argument("directory", help="where to write it (created if missing; files there are overwritten)")
+    sample.add_argument("--events", type=int, default=20_000,
+                        help="about how many system events to write (default %(default)s; at least 3 training steps)")
+    sample.add_argument("--seed", type=int, default=0,
+                        help="random seed: the same seed and options write the same profile (default %(default)s)")
+    sample.add_argument("--instances", type=int, default=2,
+                        help="EC2 instances in the profile (default %(default)s; with --nodes, one per node instead)")
+    sample.add_argument("--processes", type=int, default=2, help="training processes per instance (default %(default)s)")
+    sample.add_argument("--cores", type=int, default=2, help="NeuronCores per process (default %(default)s)")
     sample.add_argument("--nodes", type=int, default=None,
                         help="write a multi-node job instead: one profile per node in DIRECTORY/node-NN, with a "
                              "straggler on the last node and a hang on the first (--events counts the whole job)")
@@ -145,9 +150,10 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", required=True, help="the HTML file to write")
     export.add_argument("--grouping", help="the grouping shown first: default, cpu_device, neuron_core, thread, "
                                            "process or instance")
-    export.add_argument("--range", help="START:END to export, e.g. 12.5ms:40ms from the profile start, or absolute ns")
+    export.add_argument("--range", help="START:END to export, e.g. 12.5ms:40ms from the profile start, or absolute ns "
+                                        "(default: the whole profile)")
     export.add_argument("--max-mb", type=float, default=25.0, help="size budget of the file in MB (default 25)")
-    export.add_argument("--title", help="the page's title")
+    export.add_argument("--title", help="the page's title (default: the file's name and its number of events)")
     export.set_defaults(run=_export)
     convert = sub.add_parser("convert", help="write a profile as a Perfetto trace or in the Neuron Explorer Parquet layout")
     convert.add_argument("path", help="any profile neuron-widgets reads")
