@@ -9,6 +9,7 @@ so each grouping mode is computed on that small table and mapped back to events 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .track_names import TrackNames
+from .track_order import sortable
 
 GROUPINGS: dict[str, str] = {
     "default": "Default",
@@ -123,22 +125,33 @@ class Combos:
         # Any event of a combo can stand for it: all share the combo's columns.
         rep = np.zeros(k, dtype=np.int64)
         rep[combo] = np.arange(n)
-        rows = table.select(list(COMBO_COLUMNS)).take(rep).to_pylist()
-        frame = pd.DataFrame(rows, columns=list(COMBO_COLUMNS), dtype=object)
+        frame = pd.DataFrame({name: _objects(table.column(name).take(pa.array(rep))) for name in COMBO_COLUMNS},
+                             columns=list(COMBO_COLUMNS), dtype=object)
         frame["transfer"] = pd.Series([None if t == 0 else _DIRECTIONS[t - 1] for t in transfer[rep].tolist()],
                                       dtype=object)
         return cls(combo, frame)
+
+
+def _objects(col: pa.ChunkedArray) -> np.ndarray:
+    """A column as Python values (None for null), a million rows in tens of milliseconds."""
+    chunk = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if pa.types.is_dictionary(chunk.type):
+        values = np.fromiter([*chunk.dictionary.to_pylist(), None], dtype=object)
+        return values[chunk.indices.fill_null(len(chunk.dictionary)).to_numpy(zero_copy_only=False)]
+    if pa.types.is_integer(chunk.type) and chunk.null_count == 0:
+        return chunk.to_numpy(zero_copy_only=False).astype(object)  # Python ints, as to_pylist gives
+    return np.fromiter(chunk.to_pylist(), dtype=object, count=len(chunk))
 
 
 # framework_stream_id of a Chrome trace's async events: this prefix, then their category (readers/chrome.py).
 ASYNC_STREAM = "async:"
 
 
-def _tier(row: dict, names: TrackNames) -> tuple[str, tuple]:
+def _tier(row: dict, thread: tuple[str | None, Any]) -> tuple[str, tuple]:
     """The last label segment of the Default mode, and its sort key."""
     src, nc, pcore, tid, stream = (row["trace_event_source"], row["nc_idx"], row["pcore_idx"],
                                    row["thread_id"], row["framework_stream_id"])
-    inst, pid = row["instance_id"], row["process_id"]
+    thread_name, thread_key = thread
     if src == "neuron_hw" and nc is not None:
         if pcore is None:
             return f"NC:{nc}", (1, nc, -1, 0)
@@ -146,16 +159,18 @@ def _tier(row: dict, names: TrackNames) -> tuple[str, tuple]:
     if src == "neuron_rt" and nc is not None:
         return f"NC:{nc}", (1, nc, -1, 0)
     if src == "device":
-        return names.thread_label(inst, pid, tid) or f"Stream:{tid}", (2, names.thread_key(inst, pid, tid), 0, 0)
+        return thread_name or f"Stream:{tid}", (2, thread_key, 0, 0)
     if isinstance(stream, str) and stream.startswith(ASYNC_STREAM):
         # A Chrome trace's async events, a row per category as Perfetto gives them (not a framework stream).
         return f"{stream[len(ASYNC_STREAM):]} (async)", (3, 0, 0, str(stream))
     if stream is not None:
         return f"Stream:{stream}", (3, 0, 0, str(stream))
-    return names.thread_label(inst, pid, tid) or f"TID:{tid}", (0, names.thread_key(inst, pid, tid), 0, 0)
+    return thread_name or f"TID:{tid}", (0, thread_key, 0, 0)
 
 
-def _label(row: dict, mode: str, names: TrackNames, neuron: bool) -> tuple[str, tuple]:
+def _label(row: dict, mode: str, names: TrackNames, neuron: bool,
+           thread: tuple[str | None, Any]) -> tuple[str, tuple]:
+    """A combo's track label and sort key; `thread`: its thread's name (None: unnamed) and sort key."""
     inst, pid, tid, src = row["instance_id"], row["process_id"], row["thread_id"], row["trace_event_source"]
     if src == SUMMARY_SOURCE:
         # One track per summarised part in every mode, placed before the part's own tracks once loaded.
@@ -164,41 +179,36 @@ def _label(row: dict, mode: str, names: TrackNames, neuron: bool) -> tuple[str, 
     nc = row["nc_idx"]
     proc = names.process_label(inst, pid) or f"PID:{pid}"
     pkey = names.process_key(inst, pid)
-    thread = names.thread_label(inst, pid, tid) or f"TID:{tid}"
-    thread_key = (inst, pkey, names.thread_key(inst, pid, tid))
+    thread_name, tkey = thread
+    thread_text = thread_name or f"TID:{tid}"
+    thread_key = (inst, pkey, tkey)
     if mode == "instance":
         return f"{inst}", (inst,)
     if mode == "process":
         return f"{inst}/{proc}", (inst, pkey)
     if mode == "thread":
-        return f"{inst}/{proc}/{thread}", thread_key
+        return f"{inst}/{proc}/{thread_text}", thread_key
     if mode == "neuron_core":
         if nc is None:
-            return f"{inst}/{proc}/{thread}", (inst, 1, pkey, thread_key[2])
+            return f"{inst}/{proc}/{thread_text}", (inst, 1, pkey, thread_key[2])
         return f"{inst}/NC:{nc}", (inst, 0, nc, 0)
     if mode == "cpu_device":
         if src in DEVICE_SOURCES:
             worker = row["worker_gid"] if row["worker_gid"] is not None else nc
             if worker is None:
-                stream = names.thread_label(inst, pid, tid) or f"Stream:{tid}"
+                stream = thread_name or f"Stream:{tid}"
                 return f"{inst}/{proc}/{stream}/{src}", (inst, pkey, 1, thread_key[2], rank)
             return f"{inst}/{proc}/Worker:{worker}/{src}", (inst, pkey, 1, worker, rank)
-        return f"{inst}/{proc}/{thread}/{src}", (inst, pkey, 0, thread_key[2], rank)
+        return f"{inst}/{proc}/{thread_text}/{src}", (inst, pkey, 0, thread_key[2], rank)
     transfer = row.get("transfer")
     if transfer is not None and nc is not None:
         return f"{inst}/NC:{nc}/{transfer}_transfers", (inst, (3, 0), 9, str(src), nc, 0 if transfer == "host_to_device" else 1)
-    tier, tier_key = _tier(row, names)
+    tier, tier_key = _tier(row, thread)
     if not neuron:
         # A trace from another program: its sources (framework, device) are not Neuron's tiers, and
         # its own process and thread names say what a row is.
         return f"{inst}/{proc}/{tier}", (inst, pkey, rank, *tier_key)
     return f"{inst}/{proc}/{src}/{tier}", (inst, pkey, rank, str(src), *tier_key)
-
-
-def _sortable(key: tuple) -> tuple:
-    # Nulls and mixed types must still sort: numbers, then nested keys (a process's sort key), then text.
-    return tuple((0, v, ()) if isinstance(v, int | float) else (1, 0, _sortable(v)) if isinstance(v, tuple)
-                 else (2, 0, (str(v),)) for v in key)
 
 
 def tracks_of(combos: pd.DataFrame, mode: str, names: TrackNames | None = None) -> tuple[np.ndarray, pd.DataFrame]:
@@ -207,13 +217,25 @@ def tracks_of(combos: pd.DataFrame, mode: str, names: TrackNames | None = None) 
     `names`: the process and thread names the trace carries (labels and order); Neuron
     profiles have none. The Default mode's source tier (framework, neuron_rt, neuron_hw) is
     shown for profiles with Neuron events, not for traces of other programs.
+    Labels and order are those of `tracks_by_rows`, computed per key template (track_order.py)
+    so that a trace with a million threads is grouped in seconds.
     """
     check_grouping(mode)
     names = names if names is not None else TrackNames()
+    from .grouping_many import tracks_by_templates
+
+    got = tracks_by_templates(combos, mode, names) if len(combos) else None
+    return got if got is not None else tracks_by_rows(combos, mode, names)
+
+
+def tracks_by_rows(combos: pd.DataFrame, mode: str, names: TrackNames) -> tuple[np.ndarray, pd.DataFrame]:
+    """`tracks_of` one combo at a time: the reference, and the way for keys the templates cannot take."""
     rows = combos.to_dict("records")
     neuron = any(r["trace_event_source"] in ("neuron_rt", "neuron_hw") for r in rows)
-    labelled = [_label(r, mode, names, neuron) for r in rows]
-    order = sorted(range(len(rows)), key=lambda i: (_sortable(labelled[i][1]), labelled[i][0]))
+    labelled = [_label(r, mode, names, neuron, (names.thread_label(r["instance_id"], r["process_id"], r["thread_id"]),
+                                               names.thread_key(r["instance_id"], r["process_id"], r["thread_id"])))
+                for r in rows]
+    order = sorted(range(len(rows)), key=lambda i: (sortable(labelled[i][1]), labelled[i][0]))
     track_of_label: dict[str, int] = {}
     track_rows: list[dict] = []
     for i in order:
@@ -226,7 +248,11 @@ def tracks_of(combos: pd.DataFrame, mode: str, names: TrackNames | None = None) 
                                "trace_event_source": r["trace_event_source"]})
     combo_track = np.array([track_of_label[lab] for lab, _ in labelled], dtype=np.int32)
     tracks = pd.DataFrame(track_rows, columns=["label", "instance_id", "process_id", "trace_event_source"])
-    # A track that mixes sources (Process, Instance modes) names none of them.
-    srcs = pd.Series([r["trace_event_source"] for r in rows]).groupby(combo_track).nunique()
+    return combo_track, mixed_sources(tracks, combo_track, combos["trace_event_source"])
+
+
+def mixed_sources(tracks: pd.DataFrame, combo_track: np.ndarray, sources: pd.Series) -> pd.DataFrame:
+    """A track that mixes sources (Process, Instance modes) names none of them."""
+    srcs = pd.Series(sources.to_numpy(dtype=object)).groupby(combo_track).nunique()
     tracks.loc[srcs[srcs > 1].index, "trace_event_source"] = None
-    return combo_track, tracks
+    return tracks
