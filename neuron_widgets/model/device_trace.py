@@ -82,5 +82,7 @@ class DeviceTrace:
         return cached.copy()
 
     def __repr__(self) -> str:
+        warned = sum(self.warnings.counts.values())
         return (f"<DeviceTrace {self.format} {self.source!r}: {len(self.instructions):,} instructions, "
-                f"{len(self.dma):,} DMA, {self.alignment}>")
+                f"{len(self.dma):,} DMA, {self.alignment}" + (f", {warned:,} rows dropped or clamped (.warnings)"
+                                                              if warned else "") + ">")
