@@ -17,6 +17,7 @@ join the parts' arrivals at the collectives by label (NEFF, execution, ordinal).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .collectives import _execution_of, ordinal
 from .critical_path_graph import (
@@ -238,8 +239,12 @@ def neuron_graph(fr: Frame) -> Graph:
 
 
 def _codes(cols: np.ndarray) -> np.ndarray:
-    """A dense code per distinct row of a 2-D int array."""
+    """A dense code per distinct row of a 2-D int array: each column coded, the codes packed, coded again."""
     if cols.shape[0] == 0:
         return np.zeros(0, np.int64)
-    _, inv = np.unique(cols, axis=0, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64)
+    packed = np.zeros(cols.shape[0], np.int64)
+    for k in range(cols.shape[1]):
+        code, uniq = pd.factorize(cols[:, k])
+        packed = packed * len(uniq) + code  # fewer distinct packed values than rows: no overflow
+        packed = pd.factorize(packed)[0].astype(np.int64)
+    return packed

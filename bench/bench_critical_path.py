@@ -1,0 +1,83 @@
+"""Critical path and what-if on 1M-event Neuron profiles.
+
+For each profile: `load_profile(prepare=False)`, then `critical_path` (first call: reads the
+arguments and flow ids it needs, builds the graph, walks the path), `critical_path` again (kept),
+`critical_path_breakdown`, and `what_if` (a replay of the whole graph; the graph is kept from the
+path). Medians over fresh loads. Goals (issue 37): the path of a 1M-event profile in 2 s or less,
+a what-if replay at 1M events in 1 s or less.
+
+Profiles: the 1M-event sample (2 instances x 2 processes x 2 cores, most events framework and
+runtime children the model does not read) and a 1M-event sample with 16 cores per process, where
+the model reads more of the events.
+
+    python bench/bench_critical_path.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import OUT, machine, sample
+
+CODE = """
+import json, time
+import neuron_widgets as nw
+from neuron_widgets import analysis as A
+from neuron_widgets.analysis.critical_path import graph_of
+from neuron_widgets.analysis.frame import frame_of
+p = nw.load_profile({path!r}, prepare=False)
+t0 = time.perf_counter()
+path = A.critical_path(p)
+t1 = time.perf_counter()
+A.critical_path(p)
+t2 = time.perf_counter()
+A.critical_path_breakdown(p)
+t3 = time.perf_counter()
+w = A.what_if(p, {{"kind": "compute", "nc_idx": 0}}, 0.5)
+t4 = time.perf_counter()
+w = A.what_if(p, [({{"kind": "compute"}}, 0.5), ({{"kind": "gap"}}, 0.0)])
+t5 = time.perf_counter()
+g, _ = graph_of(frame_of(p))
+print(json.dumps({{"events": len(p), "instants": len(g), "edges": int(g.src.size), "segments": len(path),
+                  "path_s": t1 - t0, "path_again_s": t2 - t1, "breakdown_s": t3 - t2, "what_if_s": t4 - t3,
+                  "what_if_two_changes_s": t5 - t4, "saved_pct": w.saved_pct}}))
+"""
+
+
+def dense_sample(events: int) -> Path:
+    import neuron_widgets as nw
+
+    path = OUT / f"sample_{events}_16cores"
+    if not (path / "SystemProfileEvents.parquet").exists():
+        nw.write_sample(path, events=events, cores=16)
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    args = ap.parse_args()
+    from common import in_child
+
+    results = {"machine": machine()}
+    for label, path in (("sample", sample(args.events)), ("sample, 16 cores per process", dense_sample(args.events))):
+        in_child(CODE.format(path=str(path)))  # numba's cache and the parse cache warm
+        runs = [in_child(CODE.format(path=str(path))) for _ in range(args.repeat)]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        results[label] = med
+        print(f"{label}: {med['events']:,.0f} events, graph {med['instants']:,.0f} instants / {med['edges']:,.0f} edges, "
+              f"path {med['segments']:,.0f} segments: critical_path {med['path_s']:.2f} s (again {med['path_again_s']:.3f} s), "
+              f"breakdown {med['breakdown_s']:.3f} s, what_if {med['what_if_s']:.3f} s "
+              f"(two changes {med['what_if_two_changes_s']:.3f} s)", flush=True)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "bench_critical_path.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
