@@ -31,7 +31,7 @@ from .chrome_events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair,
 from .chrome_flows import SliceIndex, bind_flows
 from .chrome_gathered import Gathered, microseconds_to_ns, text_id
 from .chrome_names import track_names
-from .columns import ADVICE_JSON, ArgsLazy, event_source
+from .columns import ADVICE_JSON, TS_LIMIT, ArgsLazy, event_source
 from .sniff import head, looks_like_json, read_all
 
 _UNSUPPORTED = {"P": "sample", "O": "object snapshot", "N": "object created", "D": "object destroyed",
@@ -323,12 +323,20 @@ class _Builder:
     def assemble(self, g: Gathered) -> tuple[pa.Table, LazyColumns, pd.DataFrame | None]:
         w, origin = self.warnings, self.origin
         n = g.start.size
-        start = g.start + self.base_ns
+        start = g.start + self.base_ns  # no wrap: each is within 2^62
+        far = g.ok_ts & ((start > TS_LIMIT) | (start < -TS_LIMIT))
+        w.add(f"{origin}: events whose ts is past 146 years from the clock's zero (int64 nanoseconds), dropped",
+              int(far.sum()))
+        start = np.where(far, 0, start)
         neg = (g.dur < 0) & g.ok_dur
         dur = np.where(g.ok_dur & ~neg, g.dur, 0)
         w.add(f"{origin}: events with a negative duration, shown with zero duration", int(neg.sum()))
         end = start + dur
-        ok_ts, flag = g.ok_ts, g.incomplete
+        long = (end > TS_LIMIT) & g.ok_ts & ~far
+        w.add(f"{origin}: events whose duration ends past 146 years from the clock's zero (int64 nanoseconds), shown "
+              "with zero duration", int(long.sum()))
+        end = np.where(long, start, end)
+        ok_ts, flag = g.ok_ts & ~far, g.incomplete
         if flag.any():
             # A thread's unclosed B runs to the trace end (a hang shows as such); an async begin that
             # never ended is an open-ended marker at its start: hundreds of them must not each hold a
@@ -391,7 +399,11 @@ class _Builder:
         df = pd.DataFrame(rows, columns=["ts_us", "instance_id", "process_id", "name", "series", "value"])
         df["process_id"] = _int_ids(df["process_id"].tolist(), self.pid_names, "pid")  # the events' process codes
         ts, ok = _ns(df["ts_us"].tolist(), self.warnings, self.origin, "counter ts")
-        df = df.assign(timestamp=ts + self.base_ns).loc[ok].drop(columns="ts_us")
+        ts = ts + self.base_ns
+        far = ok & (ts > TS_LIMIT)
+        self.warnings.add(f"{self.origin}: counter values whose ts is past 146 years from the clock's zero, skipped",
+                          int(far.sum()))
+        df = df.assign(timestamp=ts).loc[ok & ~far].drop(columns="ts_us")
         return df[["timestamp", "instance_id", "process_id", "name", "series", "value"]].reset_index(drop=True)
 
 

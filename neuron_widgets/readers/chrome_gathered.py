@@ -17,8 +17,9 @@ import pyarrow as pa
 from ..errors import LoadWarnings
 from ..model.lazy import LazyColumns
 from .chrome_events import h
+from .columns import TS_LIMIT
 
-_US_LIMIT = 9.2e15  # microseconds beyond which nanoseconds overflow int64
+_US_LIMIT = TS_LIMIT / 1000  # microseconds past which a time leaves the range a Profile holds (columns.TS_LIMIT)
 
 
 @dataclass

@@ -22,6 +22,9 @@ from .sniff import read_all
 
 ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 INT64 = (-(2**63), 2**63)
+# Times in a Profile are int64 ns within +-TS_LIMIT (146 years from the clock's zero), so that the
+# difference of any two fits in int64; readers drop (or zero, for a duration) what lands past it.
+TS_LIMIT = 2**62 - 1
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "gpu_op",
                                "Kernel", "Memcpy", "Memset", "mtia_ccp_events"})
 _RUNTIME_PREFIXES = ("nrt", "kbl_", "kmgr", "dmem_", "sync_exec", "device_exec", "runtime_execute", "model_load")

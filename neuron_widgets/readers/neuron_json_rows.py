@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings
 from ..model.schema import HARDWARE_EVENTS, ROW
-from .columns import Codes, batches, ints, valued_ints
+from .columns import TS_LIMIT, Codes, batches, ints, valued_ints
 
 BATCH = 100_000
 FRAMEWORK_TYPE = 99999
@@ -78,6 +78,18 @@ def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes)
     scale = np.array([UNIT.get(e.timestamp_unit, 1) if type(e.timestamp_unit) is str else 1 for e in events], np.int64)
     start, ok_ts = ints([e.timestamp for e in events], LoadWarnings(), "")
     dur, ok_dur = ints([e.duration for e in events], LoadWarnings(), "")
+    # In nanoseconds, a time or duration past TS_LIMIT would wrap (seconds past 2^63 ns): such a time
+    # drops its event, such a duration, or one ending past the limit, shows as zero; each counted.
+    room = TS_LIMIT // scale
+    far_ts = ok_ts & ((start > room) | (start < -room))
+    ok_ts &= ~far_ts
+    start = np.where(ok_ts, start, 0) * scale
+    far_dur = ok_dur & ((dur > room) | (dur < -room))
+    dur = np.where(ok_dur & ~far_dur, dur, 0) * scale
+    end = start + dur  # no wrap: both within TS_LIMIT
+    far_dur |= ok_dur & ((end > TS_LIMIT) | (end < -TS_LIMIT))
+    ok_dur &= ~far_dur
+    dur = np.where(far_dur, 0, dur)
     name = [v if type(v) is str else ("" if v is None else str(v)) for v in (e.name for e in events)]
     # Groups name the core (`nrt-nc-000`) or the framework thread (`framework-80375131`): there are
     # few, so each distinct one is read once.
@@ -92,7 +104,7 @@ def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes)
     tid = [a if (a := e.thread_id) is not None else b if b is not None else 0 for e, b in zip(events, group_tid, strict=True)]
     ids, ok_id = ints([e.id for e in events], LoadWarnings(), "")
     pid, _ = ints([e.process_id for e in events], LoadWarnings(), "")
-    out = {"start": start * scale, "ok_ts": ok_ts, "dur": np.where(ok_dur, dur, 0) * scale, "ok_dur": ok_dur,
+    out = {"start": start, "ok_ts": ok_ts, "far_ts": far_ts, "dur": dur, "ok_dur": ok_dur, "far_dur": far_dur,
            "name": names.add(name), "source": sources.add(source),
            "instance": instances.add([v if type(v) is str else str(v) if v else "" for v in (e.instance_id for e in events)]),
            "id": ids, "ok_id": ok_id, "pid": pid,
@@ -117,9 +129,14 @@ def table(parts: list[dict[str, np.ndarray]], name_dict: list[str], source_dict:
           instance: str, warnings: LoadWarnings, origin: str) -> pa.Table:
     """The events table from the batches' arrays; rows without a usable timestamp are counted and dropped."""
     c = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    ok_ts = c["ok_ts"]
-    warnings.add(f"{origin}: events without a usable timestamp, dropped", int((~ok_ts).sum()))
-    warnings.add(f"{origin}: events without a usable duration, shown with zero duration", int((~c["ok_dur"] & ok_ts).sum()))
+    ok_ts, far_ts, far_dur = c["ok_ts"], c["far_ts"], c["far_dur"]
+    warnings.add(f"{origin}: events whose timestamp is past 146 years from the clock's zero (int64 nanoseconds), dropped",
+                 int(far_ts.sum()))
+    warnings.add(f"{origin}: events without a usable timestamp, dropped", int((~ok_ts & ~far_ts).sum()))
+    warnings.add(f"{origin}: events whose duration ends past 146 years from the clock's zero (int64 nanoseconds), "
+                 "shown with zero duration", int((far_dur & ok_ts).sum()))
+    warnings.add(f"{origin}: events without a usable duration, shown with zero duration",
+                 int((~c["ok_dur"] & ~far_dur & ok_ts).sum()))
     _inherit_from_parents(c)
     # An event with no instance of its own (none, or empty) is on the document's.
     named = pa.array([v or instance for v in instance_dict], pa.string())

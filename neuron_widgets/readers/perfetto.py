@@ -152,7 +152,7 @@ class _Builder:
         self.n_events = 0
 
     def build(self) -> Profile:
-        from .perfetto_clocks import to_primary
+        from .perfetto_clocks import far, to_primary
 
         s, state, w, origin = self.scan, self.state, self.warnings, self.origin
         ev = s.events
@@ -162,6 +162,13 @@ class _Builder:
         w.add(f"{origin}: track events of an unspecified or unknown type (not drawn)", int(unknown.sum()))
         ts = to_primary(ev.ts, ev.clock, state, w, origin)
         ev.clock = _NONE
+        gone = far(ts)  # never a wrapped time: a time past the range is dropped, and said so
+        if gone.any():
+            w.add(f"{origin}: track events whose time, in int64 nanoseconds, is past 146 years from the clock's zero "
+                  "(dropped; a slice that loses its end is kept as unended)", int(gone.sum()))
+            unknown |= gone
+            kept = ~gone[ev.counter_event]
+            ev.counter_event, ev.counter_value = ev.counter_event[kept], ev.counter_value[kept]
         codes, uuids = pd.factorize(ev.track)
         codes = codes.astype(np.int32)
         identities = self._identities(uuids.tolist())
@@ -179,9 +186,10 @@ class _Builder:
         open_ = end < 0
         w.add(f"{origin}: slices that never ended (kept, marked incomplete, drawn to the end of the trace)", int(open_.sum()))
         start = ts[begin]
-        drawn = ts[typ != _COUNTER]  # counter samples do not extend the trace an unended slice runs to
-        last = int(drawn.max()) if drawn.size else (int(ts.max()) if ts.size else 0)
-        del drawn
+        drawn = ts[(typ != _COUNTER) & ~gone]  # counter samples do not extend the trace an unended slice runs to
+        kept_ts = ts[~gone] if gone.any() else ts
+        last = int(drawn.max()) if drawn.size else (int(kept_ts.max()) if kept_ts.size else 0)
+        del drawn, kept_ts, gone
         stop = np.where(open_, last, ts[np.where(open_, begin, end)])
         neg = stop < start
         w.add(f"{origin}: slices that end before they begin (shown with zero duration)", int(neg.sum()))

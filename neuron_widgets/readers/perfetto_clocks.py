@@ -13,11 +13,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LoadWarnings
+from .columns import TS_LIMIT
 from .perfetto_state import BOOTTIME, State
 from .perfetto_wire import Packets
 
 _BUILTIN_CLOCKS = {1: "REALTIME", 2: "REALTIME_COARSE", 3: "MONOTONIC", 4: "MONOTONIC_COARSE",
                    5: "MONOTONIC_RAW", 6: "BOOTTIME"}
+# A time that would land past TS_LIMIT is set to FAR (never wrapped) and the reader drops its event.
+FAR = np.iinfo(np.int64).max
+
+
+def far(ts: np.ndarray) -> np.ndarray:
+    """Where times are past the range a Profile holds (FAR included)."""
+    return (ts > TS_LIMIT) | (ts < -TS_LIMIT)
 
 
 class Clocks:
@@ -40,6 +48,7 @@ class Clocks:
             clock = np.where(unset, defaults[inv.reshape(-1)], clock)
         clock[clock == 0] = BOOTTIME  # the proto's default
         ts = p.timestamp.astype(np.int64)
+        ts[p.timestamp > np.uint64(TS_LIMIT)] = FAR  # at or past 2^63 the cast would wrap to a negative time
         # A snapshot starts its sequence's clock even in a chunk with no packet on that clock.
         scoped = {c for c in np.unique(clock).tolist() if c >= 64} | {c for _, _, cs in snapshots for c in cs if c >= 64}
         for c in sorted(scoped):
@@ -66,10 +75,9 @@ class Clocks:
                 if run is None or sel.size == 0:
                     continue  # before any snapshot of this sequence: kept as recorded
                 value, incremental, unit, base, last = run
-                local = last + np.cumsum(ts[sel]) if incremental else ts[sel]
+                ts[sel], end = _scoped(p.timestamp[sel], bool(incremental), last, value, unit, base)
                 if incremental:
-                    run[4] = int(local[-1])
-                ts[sel] = base + (local - value) * unit
+                    run[4] = end
 
 
 def to_primary(ts: np.ndarray, clock: np.ndarray, state: State, warnings: LoadWarnings, origin: str) -> np.ndarray:
@@ -84,8 +92,37 @@ def to_primary(ts: np.ndarray, clock: np.ndarray, state: State, warnings: LoadWa
             warnings.add(f"{origin}: events on {name} with no clock snapshot relating it to the trace clock "
                          "(kept as recorded; they may sit apart from the rest)", int(where.sum()))
         else:
-            ts[where] += offset
+            moved = ts[where]
+            out = far(moved) | (np.abs(moved.astype(np.float64) + float(offset)) > TS_LIMIT)
+            if abs(offset) >= 2**63:  # then every time lands past the limit
+                out[:] = True
+                offset = 0
+            with np.errstate(over="ignore"):  # what wraps is past the limit, and replaced
+                ts[where] = np.where(out, FAR, moved + np.int64(offset))
     return ts
+
+
+def _scoped(raw: np.ndarray, incremental: bool, last: int, value: int, unit: int, base: int) -> tuple[np.ndarray, int]:
+    """Times on a sequence-scoped clock (uint64 as written: deltas when incremental) on the primary
+    clock, FAR where they land past TS_LIMIT; and the clock's running value after them (exact)."""
+    d = raw.astype(np.float64)
+    approx = float(base) + ((float(last) + np.cumsum(d) if incremental else d) - float(value)) * float(unit)
+    beyond = ~(np.abs(approx) <= TS_LIMIT * 0.999)  # near the limit, rounding could go either way: the exact road
+    if not beyond.any() and max(abs(base), abs(last), abs(value), unit) <= TS_LIMIT:
+        with np.errstate(over="ignore"):
+            local = last + np.cumsum(raw.astype(np.int64)) if incremental else raw.astype(np.int64)
+            return base + (local - value) * unit, int(local[-1]) if incremental else last
+    # Some time is far, or a snapshot holds a value past int64: Python's integers, which cannot wrap.
+    steps = [int(v) for v in raw.tolist()]
+    if incremental:
+        running, exact = last, []
+        for v in steps:
+            running += v
+            exact.append(running)
+    else:
+        running, exact = last, steps
+    times = [base + (x - value) * unit for x in exact]
+    return np.array([t if -TS_LIMIT <= t <= TS_LIMIT else FAR for t in times], np.int64), running
 
 
 def _offset(state: State, c: int) -> int | None:

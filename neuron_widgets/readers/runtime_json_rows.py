@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings
 from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW
-from .columns import Codes, WorkedOutArgs, batches, ints, json_text, valued_ints
+from .columns import TS_LIMIT, Codes, WorkedOutArgs, batches, ints, json_text, valued_ints
 
 BATCH = 100_000
 START, STOP, OTHER = 0, 1, 2
@@ -152,6 +152,12 @@ def pair(c: dict[str, np.ndarray], warnings: LoadWarnings, origin: str) -> tuple
     """Each row's start event and stop event (-1: it never stopped), as the events pair in time order."""
     ok = c["ok_ts"]
     warnings.add(f"{origin}: events without a usable timestamp_ns, dropped", int((~ok).sum()))
+    # Past TS_LIMIT a duration (stop - start) could wrap: such events are dropped (a stop left without
+    # its start is then counted below, a start without its stop kept as unended).
+    far = ok & ((c["ts"] > TS_LIMIT) | (c["ts"] < -TS_LIMIT))
+    warnings.add(f"{origin}: events whose timestamp_ns is past 146 years from the clock's zero (int64 nanoseconds), "
+                 "dropped", int(far.sum()))
+    ok = ok & ~far
     usable = np.flatnonzero(ok)
     order = usable[np.argsort(c["ts"][usable], kind="stable")]
     n_keys = int(c["key"].max()) + 1 if c["key"].size else 0
