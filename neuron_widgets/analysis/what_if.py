@@ -32,7 +32,9 @@ FILTER_COLUMNS = ("kind", "instance_id", "process_id", "thread_id", "nc_idx", "e
 @dataclass
 class WhatIf:
     """The run's span as recorded and as replayed with the changes; `steps`: one row per step (NEFF and
-    execution ordinal) with its recorded and predicted start, end and duration."""
+    execution ordinal; from its first execution's start to its last one's end over the cores) with its
+    recorded and predicted start, end and duration, `saved_ns` (duration less predicted duration) and
+    `ends_earlier_ns` (how much earlier the step ends: the gain accumulated by then)."""
 
     span_ns: int
     predicted_span_ns: int
@@ -199,9 +201,10 @@ def _steps(g: Graph, t: np.ndarray) -> pd.DataFrame:
     out["predicted_end_ts"] = np.round(by["p_end"].to_numpy()).astype(np.int64) + g.run_start
     out["predicted_duration_ns"] = out["predicted_end_ts"] - out["predicted_start_ts"]
     out["saved_ns"] = out["duration_ns"] - out["predicted_duration_ns"]
+    out["ends_earlier_ns"] = out["end_ts"] - out["predicted_end_ts"]  # the gain accumulated by the step's end
     return out.sort_values(["start_ts", "step"], kind="stable", ignore_index=True)
 
 
 def _steps_empty() -> pd.DataFrame:
     return pd.DataFrame(columns=["model_name", "step", "start_ts", "end_ts", "duration_ns", "predicted_start_ts",
-                                 "predicted_end_ts", "predicted_duration_ns", "saved_ns"])
+                                 "predicted_end_ts", "predicted_duration_ns", "saved_ns", "ends_earlier_ns"])
