@@ -116,7 +116,8 @@ def test_brush_summarises_the_range_newest_wins(summary) -> None:
     time.sleep(0.5)
     assert s.done.wait(30)
     assert "20 ms to 60 ms" in s.status.value and "brushed range" in s.status.value
-    assert s.charts.head.children[2].text == ""  # said once, by the status line
+    # Said under the headline too, with how to see the whole (issue 35 item 7: the cards alone read as the whole).
+    assert "brushed range (20 ms to 60 ms)" in s.charts.head.children[2].text
     t = s.results["temporal"]
     assert (t["span_ns"] < 41_000_000).all()  # the range, not the whole profile
     assert s.charts.head.children[0].children[1].text != f"Events\n{len(tl.profile):,}"
@@ -361,3 +362,28 @@ def test_tables_hold_eight_rows_of_wrapped_text(summary) -> None:
     assert C.table_height(40) == C.HEADER_PX + 8 * C.ROW_PX + 4
     css = t.stylesheets[0].css
     assert "white-space: normal" in css and "overflow-wrap: anywhere" in css
+
+
+def test_a_brushed_range_says_so_and_what_the_whole_holds(sample: nw.Profile) -> None:
+    """Issue 35 item 7: a Summary made after a brush (the tour's order) never reads as the whole profile."""
+    tl = Timeline(sample)
+    tl.time_range = ("20ms", "45ms")
+    tl.brush_range = ("25ms", "30ms")
+    s = Summary(tl)
+    assert s.done.wait(60)
+    cards = {d.text.split("\n")[0]: d.text.split("\n")[1] for d in s.charts.head.children[0].children}
+    whole = A.errors_and_hangs(sample)
+    errors, hangs = int((whole["kind"] == "error").sum()), int((whole["kind"] == "hang").sum())
+    assert (errors, hangs) == (2, 1)
+    ranged = A.errors_and_hangs(sample.filter(time_range=tl.brush_range))
+    in_range = int((ranged["kind"] == "error").sum())
+    assert cards["Errors"] == (f"{in_range} of 2" if in_range != 2 else "2")
+    note = s.charts.head.children[2].text
+    assert "brushed range" in note and "which has 2 errors and 1 hang." in note and "tl.brush_range = None" in note
+    tl.brush_range = None  # the whole again: no note, plain counts
+    deadline = time.time() + 30
+    while time.time() < deadline and s.charts.head.children[2].text:
+        time.sleep(0.1)
+    assert s.done.wait(60)
+    cards = {d.text.split("\n")[0]: d.text.split("\n")[1] for d in s.charts.head.children[0].children}
+    assert (cards["Errors"], cards["Hangs"]) == ("2", "1") and s.charts.head.children[2].text == ""

@@ -12,6 +12,7 @@ import pytest
 from nbclient import NotebookClient
 
 TOUR = Path(__file__).resolve().parents[1] / "notebooks" / "tour.ipynb"
+TRACKED = TOUR.read_bytes()  # as it was before any test ran it
 
 
 def _text(cell: nbformat.NotebookNode) -> str:
@@ -82,3 +83,11 @@ def test_the_environment_points_the_tour_at_a_recorded_trace(tmp_path: Path) -> 
         else:
             os.environ["NEURON_WIDGETS_TRACES"] = old
     assert Path(scope["kineto"].source) == recorded
+
+
+def test_running_the_tour_leaves_the_tracked_notebook_as_it_was(ran: nbformat.NotebookNode) -> None:
+    """Issue 35 item 13: the tests run a copy; the tracked notebook keeps no outputs and is not rewritten."""
+    assert TOUR.read_bytes() == TRACKED
+    tracked = nbformat.reads(TRACKED.decode(), as_version=4)
+    assert not any(c.get("outputs") for c in tracked.cells if c.cell_type == "code")
+

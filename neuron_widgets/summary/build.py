@@ -156,7 +156,7 @@ class SummaryCharts:
             self.problems.height = C.table_height(len(cols["kind"]))
         if wanted("kernels") and self.longest is not None:
             self.longest.source.data = cols = self._longest_cols(r)
-            self.longest.height = C.table_height(len(cols["name"]))
+            self.longest.height = C.table_height(len(cols["name"]), C.LONGEST_ROW_PX)
 
     def set_devices(self, df: pd.DataFrame) -> None:
         """Fill the device-profile table with its numbers (read after the rest: it reads device tables)."""

@@ -50,6 +50,7 @@ TABLE_CSS = """
 # Rows hold three lines of wrapped text (a long NRT meaning, a device profile's name); a table shows
 # up to TABLE_ROWS rows before it scrolls.
 ROW_PX = 50
+LONGEST_ROW_PX = 34  # event names and threads: two lines
 TABLE_ROWS = 8
 HEADER_PX = 30
 
@@ -220,7 +221,7 @@ def longest_table(cols: dict[str, list], name: str = "nw-longest"):
                TableColumn(field="thread", title="thread", formatter=text, width=160),
                TableColumn(field="t_ms", title="start (ms)", formatter=NumberFormatter(format="0.000"), width=80),
                TableColumn(field="duration", title="duration", formatter=text, width=80)]
-    return text_table(src, columns, len(cols["name"]), f"{name}-table")
+    return text_table(src, columns, len(cols["name"]), f"{name}-table", row_px=LONGEST_ROW_PX)
 
 
 def device_table(df: pd.DataFrame, name: str = "nw-devices"):

@@ -107,9 +107,15 @@ class Headline:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def cards(self) -> list[tuple[str, str]]:
+        # A brushed range's counts beside the whole profile's ("0 of 2"), so a range is never read as the whole.
+        whole = self.extra.get("whole") or {}
+
+        def count(n: int, key: str) -> str:
+            return f"{n:,} of {whole[key]:,}" if key in whole and whole[key] != n else f"{n:,}"
+
         return [("Span", duration(self.span_ns)), ("Events", f"{self.events:,}"),
                 (self.device_word, f"{self.devices:,}"), ("Busy", f"{self.busy_pctg:.1f}%"),
-                ("Errors", f"{self.errors:,}"), ("Hangs", f"{self.hangs:,}")]
+                ("Errors", count(self.errors, "errors")), ("Hangs", count(self.hangs, "hangs"))]
 
 
 def headline(profile: Profile, results: dict[str, Any], range_note: str = "") -> Headline:
@@ -129,7 +135,8 @@ def headline(profile: Profile, results: dict[str, Any], range_note: str = "") ->
     hangs = int((problems["kind"] == "hang").sum()) if len(problems) else 0
     return Headline(span_ns=profile.duration_ns, events=len(profile), devices=len(t),
                     device_word={"neuron": "NeuronCores", "kineto": "Ranks"}.get(kind, "Threads"), busy_pctg=busy,
-                    errors=errors, hangs=hangs, sentence=sentence(results), range_note=range_note)
+                    errors=errors, hangs=hangs, sentence=sentence(results), range_note=range_note,
+                    extra={"whole": results["whole"]} if results.get("whole") else {})
 
 
 def sentence(results: dict[str, Any]) -> str:

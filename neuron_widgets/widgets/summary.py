@@ -240,6 +240,29 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         origin = self.profile.origin_ts
         return f"{duration(window[0] - origin)} to {duration(window[1] - origin)} (the timeline's brushed range)"
 
+    def _range_note(self, window: tuple[int, int] | None, whole: dict[str, int] | None = None) -> str:
+        """Under the headline: that a brushed range is shown, what the whole profile holds, how to see it."""
+        if window is None:
+            return ""
+        origin = self.profile.origin_ts
+        said = (f"This is the timeline's brushed range ({duration(window[0] - origin)} to "
+                f"{duration(window[1] - origin)}), not the whole profile")
+        if whole:
+            e, h = whole["errors"], whole["hangs"]
+            said += f", which has {e:,} error{'s' * (e != 1)} and {h:,} hang{'s' * (h != 1)}"
+        return said + ". Clear the brush (Esc in the timeline, or tl.brush_range = None) to summarise all of it."
+
+    def _whole_counts(self) -> dict[str, int]:
+        """The whole profile's errors and hangs (looked for once)."""
+        with self._lock:
+            known = getattr(self, "_whole", None)
+        if known is None:
+            problems = errors_and_hangs(self.profile)
+            known = {"errors": int((problems["kind"] == "error").sum()), "hangs": int((problems["kind"] == "hang").sum())}
+            with self._lock:
+                self._whole = known
+        return known
+
     def _compute(self, window: tuple[int, int] | None, generation: int) -> None:
         started = time.perf_counter()
         try:
@@ -261,6 +284,7 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
                      ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
             if kind == "kineto" and self.ranks < 2:  # one rank: stragglers do not apply, so are not computed
                 steps = tuple(s for s in steps if s[0] != "stragglers")
+            range_note = self._range_note(window)
             for label, work, parts in steps:
                 r.update(work())
                 if label == "temporal" and kind == "neuron":
@@ -268,8 +292,14 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
                     fr.prefetch()
                 if not self._current(generation):
                     return
-                self._apply(r, "", parts, generation, p)  # the status line says what was summarised
+                self._apply(r, range_note, parts, generation, p)
                 self._say(f"Summarising {self._describe(window)}… ({label} done)", busy=True)
+            if window is not None:
+                # A range's "Errors 0" must not read as the whole profile's: its counts go beside.
+                r["whole"] = self._whole_counts()
+                if not self._current(generation):
+                    return
+                self._apply(r, self._range_note(window, r["whole"]), ("headline",), generation, p)
             self.results = r
             if window is None and self.charts.devices is not None and self.device_numbers:
                 numbers = device_profile_summary(self.profile, limit=self.device_numbers)

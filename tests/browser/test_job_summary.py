@@ -16,6 +16,17 @@ CELL = """(a) => { for (const v of Bokeh.index.all_views()) {
     return {x: b.left + v.frame.x_scale.compute(a.col + 0.5), y: b.top + v.frame.y_scale.compute(a.row + 0.5)}; } }"""
 
 
+# The job's charts on the page: whether each title (measured as the canvas draws it) and legend fits.
+FITS = """() => [...Bokeh.index.all_views()].filter(v => v.model.type === 'Figure' && v.el.isConnected
+    && (v.model.name ?? '').startsWith('nw-job-')).map(v => {
+  const t = v.model.title, ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${t.text_font_style} ${t.text_font_size} ${t.text_font}`;
+  const legends = [...v.computed_renderer_views ?? []].filter(r => r.model.type === 'Legend').map(l => l.bbox.x1);
+  const fits = v.frame.bbox.left + ctx.measureText(t.text).width <= v.bbox.width + 1
+    && Math.max(0, ...legends) <= v.bbox.width + 1;
+  return {name: v.model.name, fits}; })"""
+
+
 def test_job_summary_heat_map_and_a_click_into_a_part(page: Page, lab: str, lab_root: Path) -> None:
     notebook(lab_root, "job.ipynb", [
         "import neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\n"
@@ -42,6 +53,14 @@ def test_job_summary_heat_map_and_a_click_into_a_part(page: Page, lab: str, lab_
         let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n / (d.length / 4); }""")
     assert painted > 0.8, painted
     shot(page, "job-summary-lab")
+    # Issue 35 item 6: at 1150 px every title and legend fits its chart, and the parts' errors and hang are listed.
+    page.set_viewport_size({"width": 1150, "height": 1000})
+    page.wait_for_function(f"() => ({FITS})().length === 4 && ({FITS})().every(c => c.fits)", timeout=30_000)
+    text = page.evaluate(f"() => ({DEEP_TEXT})('.nw-summary-widget')")
+    assert "Found 2 errors (node-02) and 1 hang (node-00)" in text and "NRT_EXEC_COMPLETED_WITH_NUM_ERR" in text
+    page.locator(".nw-summary-widget").scroll_into_view_if_needed()
+    shot(page, "job-summary-lab-1150")
+    page.set_viewport_size({"width": 1600, "height": 1000})
     pt = page.evaluate(CELL, {"row": 8, "col": 10})
     page.mouse.click(pt["x"], pt["y"])
     page.wait_for_function("() => { const w = document.querySelector('.nw-summary-widget'); const t = w.querySelector("

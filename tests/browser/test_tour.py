@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .lab import find_item, open_notebook, run_all, settle, shot, through_notebook, wait_cells_done
+from .lab import DEEP_TEXT, find_item, open_notebook, run_all, settle, shot, through_notebook, wait_cells_done
 
 
 def drawn_pixels(page: Page, index: int) -> int:
@@ -136,6 +136,10 @@ def test_tour_notebook(page: Page, lab: str) -> None:
 
     through_notebook(page, summary_drawn)
     assert drawn, "no Summary in the tour's outputs"
+    # Issue 35 item 7: the timeline has a brushed range, so the Summary says it shows that range, what the whole
+    # profile holds (2 errors, 1 hang) and how to see it; its cards give the whole's counts beside the range's.
+    page.wait_for_function(f"() => /brushed range .*which has 2 errors and 1 hang\\. Clear the brush/"
+                           f".test(({DEEP_TEXT})('.nw-summary-widget'))", timeout=60_000)
     shot(page, "tour-06-summary")
     # Issue 26: a fresh Run All leaves the console clean (SlickGrid errors, bokeh's range and
     # jquery-ui warnings came from our charts and tables).
