@@ -272,3 +272,26 @@ def test_older_layouts_keep_their_full_paths(tmp_path: Path) -> None:
     assert h.loc["/sg00", "instructions"] == 3 and h.loc["/sg00/_dot.3", "instructions"] == 2
     assert h.loc["/model/mlp", "instructions"] == 1 and h.loc["/model", "instructions"] == 1
     assert len(h) == 4
+
+
+def test_nan_and_infinity_literals_are_read_and_their_rows_counted(tmp_path: Path) -> None:
+    """Python's json writes NaN and Infinity, which strict JSON has not: the file is read, those rows dropped or
+    clamped, and each kind counted."""
+    path = write(tmp_path, 0, SHAPES[1])
+    doc = json.loads(path.read_text())
+    good = len(doc["instruction"])
+    doc["instruction"] += [{"timestamp": float("nan"), "duration": 5, "label": "Vector", "opcode": "X"},
+                           {"timestamp": float("inf"), "duration": 5, "label": "Vector", "opcode": "X"},
+                           {"timestamp": 40, "duration": float("nan"), "label": "Vector", "opcode": "X"},
+                           {"timestamp": 50, "duration": float("-inf"), "label": "Vector", "opcode": "X"}]
+    path.write_text(json.dumps(doc))  # allow_nan: NaN, Infinity, -Infinity literals
+    assert "NaN" in path.read_text() and "Infinity" in path.read_text()
+    trace = nw.load_device_trace(path)
+    w = trace.warnings
+    assert w["device JSON: NaN / Infinity literals (not JSON) read as numbers"] == 1
+    assert w["device JSON instruction: rows without a numeric timestamp, dropped"] == 2
+    assert w["device JSON instruction: rows without a numeric duration, taken as 0 ns"] == 2
+    assert len(trace) == good + 2 and (trace.instructions["end_ts"] >= trace.instructions["start_ts"]).all()
+    path.write_text(path.read_text()[:-40])  # cut short: still a clear error naming the file
+    with pytest.raises(nw.ProfileError, match=re.escape(path.name)):
+        nw.load_device_trace(path)

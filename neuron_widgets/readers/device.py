@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.device_trace import DeviceTrace
-from .columns import read_json
+from .columns import TS_LIMIT, read_json
 from .parquet import table_files
 
 _PARQUET_TABLES = {"instructions": "Instruction", "dma": "DmaPacket", "semaphores": "SemaphoreUpdate",
@@ -141,12 +141,12 @@ def _require(df: pd.DataFrame, cols: tuple[str, ...], where: Path) -> None:
 
 def _json(path: Path) -> DeviceTrace:
     """A neuron-profile device JSON: each key a list of row objects (a lone object read as one row)."""
-    doc = read_json(path)
+    warnings = LoadWarnings()
+    doc = _document(path, warnings)
     if not isinstance(doc, dict) or "instruction" not in doc:
         # Nothing of the document is echoed (its keys may be secrets): only what was expected.
         raise ProfileError(path, "is not a device profile JSON (expected an object with an 'instruction' list)",
                            "Pass device_profile_model_<id>.json or a neuron-profile JSON export")
-    warnings = LoadWarnings()
     frames: dict[str, pd.DataFrame] = {}
     for attr, key in _JSON_TABLES.items():
         rows = doc.get(key)
@@ -166,6 +166,28 @@ def _json(path: Path) -> DeviceTrace:
     return DeviceTrace(str(path), "neuron-json", instr, metadata=meta, warnings=warnings, **frames)
 
 
+def _document(path: Path, warnings: LoadWarnings) -> Any:
+    """The parsed file; one that holds NaN or Infinity (Python's json module writes them, strict JSON has
+    none) is read again leniently, its non-numbers then dropped or clamped row by row and counted."""
+    try:
+        return read_json(path)
+    except ProfileError as strict:
+        import json
+        import re
+
+        from .sniff import read_all
+
+        data = read_all(path)
+        if not re.search(rb"\bNaN\b|\bInfinity\b", data):
+            raise
+        try:
+            doc = json.loads(data)
+        except (ValueError, RecursionError):
+            raise strict from None
+        warnings.add("device JSON: NaN / Infinity literals (not JSON) read as numbers", 1)
+        return doc
+
+
 # Identifiers the JSON writes as integers past 2^53: a float column would round them.
 _ID_COLUMNS = ("id", "pc", "raw_bir_id", "raw_penguin_id", "crc", "crc_in", "crc_out", "block_id", "semaphore_id",
                "packet_aggregation_id")
@@ -182,8 +204,9 @@ def _exact_ids(df: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:
     return df
 
 
-# Device times are ns from the profile's start (or the epoch): past 2^62 ns (146 years) a value is no time.
-TIME_LIMIT = 2**62
+# Device times are ns from the profile's start (or the epoch): past 2^62 ns (146 years) a value is no
+# time; the limit is the one every reader keeps Profile times within.
+TIME_LIMIT = TS_LIMIT + 1
 
 
 def _json_times(df: pd.DataFrame, key: str, warnings: LoadWarnings) -> pd.DataFrame:
