@@ -160,9 +160,9 @@ def sample_profile(kind: str = "neuron", **filters):
 
 def kineto_sample_paths() -> list[Path]:
     """The Kineto sample's rank files (written once per machine into the temporary directory)."""
-    from .kineto import RANKS, write_kineto
+    from .kineto import RANKS, VERSION, write_kineto
 
-    path = Path(tempfile.gettempdir()) / "neuron-widgets-kineto-sample-v1"
+    path = Path(tempfile.gettempdir()) / f"neuron-widgets-kineto-sample-v{VERSION}"
     files = [path / f"rank-{r}.pt.trace.json.gz" for r in range(RANKS)]
     if not all(f.exists() for f in files):
         tmp = Path(tempfile.mkdtemp())

@@ -20,6 +20,9 @@ COMPUTE = ("ampere_sgemm_128x64_tn", "void at::native::vectorized_elementwise_ke
            "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>")
 OPS = ("aten::linear", "aten::gelu", "aten::matmul", "aten::sum")
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+STREAMS = (7, 20)  # compute, NCCL
+# Part of the cached sample's directory name: bump it when what job_events writes changes.
+VERSION = 2
 
 
 def job_events(seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank: int = 0) -> list[dict]:
@@ -28,11 +31,16 @@ def job_events(seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank:
     events: list[list[dict]] = []
     for rank in range(ranks):
         host_pid = 4100 + rank
+        # As Kineto writes a GPU: a process whose pid is the device index, named after the host
+        # process and labelled "GPU n" (what Perfetto and the Timeline show), its streams as threads.
         events.append([
-            {"ph": "M", "name": "process_name", "pid": host_pid, "args": {"name": "python"}},
-            {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": f"GPU {rank}"}},
-            {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
-            {"ph": "M", "name": "thread_name", "pid": 0, "tid": 20, "args": {"name": "stream 20"}}])
+            {"ph": "M", "name": "process_name", "pid": host_pid, "tid": 0, "args": {"name": "python"}},
+            {"ph": "M", "name": "process_labels", "pid": host_pid, "tid": 0, "args": {"labels": "CPU"}},
+            {"ph": "M", "name": "process_name", "pid": rank, "tid": 0, "args": {"name": "python"}},
+            {"ph": "M", "name": "process_labels", "pid": rank, "tid": 0, "args": {"labels": f"GPU {rank}"}},
+            {"ph": "M", "name": "process_sort_index", "pid": rank, "tid": 0, "args": {"sort_index": 0x1000000 + rank}},
+            *({"ph": "M", "name": "thread_name", "pid": rank, "tid": stream, "args": {"name": f"stream {stream} "}}
+              for stream in STREAMS)])
     correlation = [1000 * (r + 1) for r in range(ranks)]
     t = 1_000.0
     for step in range(steps):
@@ -53,11 +61,11 @@ def job_events(seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank:
                 ev.append({"ph": "X", "cat": "cuda_runtime", "name": api, "pid": host_pid, "tid": tid, "ts": clock + 4,
                            "dur": 8.0, "args": {"correlation": c, "External id": i}})
                 start = max(clock + 12 + float(rng.uniform(3, 12)), gpu)
-                ev.append({"ph": "X", "cat": cat, "name": kernel, "pid": 0, "tid": 7, "ts": start, "dur": dur,
+                ev.append({"ph": "X", "cat": cat, "name": kernel, "pid": rank, "tid": 7, "ts": start, "dur": dur,
                            "args": {"correlation": c, "stream": 7, "device": rank, "External id": i}})
                 ev.append({"ph": "s", "id": c, "cat": "ac2g", "name": "ac2g", "pid": host_pid, "tid": tid,
                            "ts": clock + 4, "bp": "e"})
-                ev.append({"ph": "f", "id": c, "cat": "ac2g", "name": "ac2g", "pid": 0, "tid": 7, "ts": start,
+                ev.append({"ph": "f", "id": c, "cat": "ac2g", "name": "ac2g", "pid": rank, "tid": 7, "ts": start,
                            "bp": "e"})
                 gpu = start + dur
                 # The host sometimes stalls (a data-loader wait): the GPU runs dry.
@@ -74,11 +82,11 @@ def job_events(seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank:
                        "ts": clock, "dur": 18.0, "args": {"External id": 99}})
             ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": host_pid, "tid": host_pid,
                        "ts": clock + 4, "dur": 8.0, "args": {"correlation": c, "External id": 99}})
-            ev.append({"ph": "X", "cat": "kernel", "name": ALLREDUCE, "pid": 0, "tid": 20, "ts": arrive,
+            ev.append({"ph": "X", "cat": "kernel", "name": ALLREDUCE, "pid": rank, "tid": 20, "ts": arrive,
                        "dur": done - arrive, "args": {"correlation": c, "stream": 20, "device": rank, "External id": 99}})
             ev.append({"ph": "s", "id": c, "cat": "ac2g", "name": "ac2g", "pid": host_pid, "tid": host_pid,
                        "ts": clock + 4, "bp": "e"})
-            ev.append({"ph": "f", "id": c, "cat": "ac2g", "name": "ac2g", "pid": 0, "tid": 20, "ts": arrive, "bp": "e"})
+            ev.append({"ph": "f", "id": c, "cat": "ac2g", "name": "ac2g", "pid": rank, "tid": 20, "ts": arrive, "bp": "e"})
             ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": host_pid,
                        "tid": host_pid, "ts": t, "dur": done + 20 - t})
         t = done + 30
