@@ -370,7 +370,7 @@ def test_a_same_size_edit_with_its_mtime_put_back_is_computed_again(aged: bool, 
     import neuron_widgets.job.parts as parts_module
 
     if aged:  # as if the files were written long ago: their stat is trusted and indexed
-        monkeypatch.setattr(parts_module, "RACY_NS", 0)
+        monkeypatch.setattr(parts_module, "RACY_NS", 0, raising=False)
     root = tmp_path / "job"
     root.mkdir()
     _chrome_part(root / "a.json", 100)
@@ -392,7 +392,7 @@ def test_a_same_size_edit_with_its_mtime_put_back_is_computed_again(aged: bool, 
 def test_other_filters_are_other_results(job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import neuron_widgets.job.parts as parts_module
 
-    monkeypatch.setattr(parts_module, "RACY_NS", 0)  # the stat index in use
+    monkeypatch.setattr(parts_module, "RACY_NS", 0, raising=False)  # the stat index in use
     results = tmp_path / "results"
     whole = A.across(nw.load_job(job_dir, results=results), ["temporal_breakdown"], scheduler="sync")
     one = A.across(nw.load_job(job_dir, results=results, neuron_cores=[0]), ["temporal_breakdown"], scheduler="sync")

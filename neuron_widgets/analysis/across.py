@@ -33,8 +33,9 @@ from .problems import errors_and_hangs
 from .stragglers import job_stragglers, part_arrivals
 from .temporal import temporal_breakdown
 
-# Bumped when what a part's task returns changes: results kept from before are not used.
-VERSION = 2
+# Bumped when what a part's task returns or stores changes: results kept from before are not used
+# (3: entries hold no part name or path).
+VERSION = 3
 
 PER_PART: dict[str, Callable[..., Any]] = {
     "temporal_breakdown": temporal_breakdown, "idle_time_breakdown": idle_time_breakdown,
@@ -84,8 +85,8 @@ def run_parts(job: Any, wanted: list[str], client: Any = None, *, scheduler: str
     for i, spec in enumerate(job.specs):
         key = store.known_key(spec) if store is not None else None
         hit = store.get(key, tag) if key is not None else None
-        if hit is not None:
-            out[i] = {**hit, "status": "cached", "seconds": 0.0}
+        if hit is not None:  # what the bytes say from the store; the name and path from this job
+            out[i] = {**hit, "part": spec.name, "path": spec.path, "status": "cached", "seconds": 0.0}
         else:
             todo.append(i)
     if todo:
@@ -116,16 +117,17 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
         _one_thread()
     try:
         key = store.content_key(spec) if store is not None else None
-        hit = store.get(key, tag) if key is not None else None
+        hit = store.get(key.content, tag) if key is not None else None
         if hit is not None:
-            return {**hit, "status": "cached", "seconds": time.perf_counter() - t0}
+            return {**hit, "part": spec.name, "path": spec.path, "status": "cached",
+                    "seconds": time.perf_counter() - t0}
         profile = spec.load()
         tables = {name: _call(_function(name), profile, kw) for name in wanted}
         start, end = (profile.start_ts, profile.end_ts) if len(profile) else (None, None)
         done = {"part": spec.name, "path": spec.path, "tables": tables, "events": len(profile), "start_ts": start,
                 "end_ts": end, "error": None}
-        if key is not None:
-            store.put(key, tag, done)
+        if key is not None and store.still(spec, key):  # kept only under the key of the bytes analysed
+            store.put(key.content, tag, done)
         del profile
         _let_go()
         return {**done, "status": "computed", "seconds": time.perf_counter() - t0}
@@ -156,6 +158,7 @@ def _put_together(job: Any, wanted: list[str], got: list[dict[str, Any]]) -> dic
         parts[c] = parts[c].astype("Int64")
     ok = [g for g in got if g["error"] is None]
     left = [f"{g['part']} ({g['path']}) was left out: {g['error']}" for g in got if g["error"] is not None]
+    opened = [str(n) for n in getattr(job, "notes", [])]  # what opening the job set aside
     out: dict[str, Any] = {}
     for name in wanted:
         if name == "stragglers":
@@ -171,7 +174,7 @@ def _put_together(job: Any, wanted: list[str], got: list[dict[str, Any]]) -> dic
             if name == "errors_and_hangs" and len(df):
                 df = notes_of(df.sort_values(["start_ts", "part"], kind="stable", ignore_index=True), df.attrs["notes"])
             out[name] = df
-    out["parts"] = notes_of(parts, left)
+    out["parts"] = notes_of(parts, opened + left)
     return out
 
 

@@ -26,7 +26,10 @@ class Job:
     start_ts, end_ts, bytes), read from metadata only."""
 
     def __init__(self, paths: list[Path], *, filters: dict[str, Any] | None = None, keep: int = 2,
-                 results: str | os.PathLike[str] | None = None) -> None:
+                 results: str | os.PathLike[str] | None = None, notes: list[str] | None = None) -> None:
+        # What opening set aside or found wrong (a part given twice, a listed path that is not there);
+        # across() repeats them in its `parts` notes.
+        self.notes = list(notes or [])
         self.filters = {k: v for k, v in (filters or {}).items() if v is not None}
         names = part_names(paths)
         self.specs = [PartSpec(n, str(p), self.filters) for n, p in zip(names, paths, strict=True)]
@@ -76,12 +79,16 @@ class Job:
 def load_job(where: str | os.PathLike[str] | list | tuple, *, neuron_cores=None, event_types=None,
              time_range=None, keep: int = 2, results: str | os.PathLike[str] | None = None) -> Job:
     """Open a job: a directory with one profile (directory or file) per node or rank, a glob
-    (`"run/node-*"`), or a list of paths, in any format `load_profile` reads.
+    (`"run/node-*"`), or a list of paths, in any format `load_profile` reads. A part given twice
+    (the same file or directory, links followed) is kept once; a listed path that does not exist
+    is left out of the analyses and named (`job.notes`, `across(...)["parts"]`); a job directory
+    or pattern that is not there raises ProfileError.
 
     Opening reads metadata only (Parquet footers, the parse cache); a part's events are read when
     `job.load(part)` or an analysis asks for them. The filters (as for load_profile) are pushed
     into every part's load. `keep` parts stay loaded for `job.load`. `results` is where each
     part's analysis results are kept (default: beside the parse cache).
     """
-    return Job(find_parts(where), filters={"neuron_cores": neuron_cores, "event_types": event_types,
-                                           "time_range": time_range}, keep=keep, results=results)
+    paths, notes = find_parts(where)
+    return Job(paths, filters={"neuron_cores": neuron_cores, "event_types": event_types, "time_range": time_range},
+               keep=keep, results=results, notes=notes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob as globbing
 import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ import pyarrow.parquet as pq
 from ..errors import ProfileError
 from ..model.profile import Profile
 
+# A file's stat vouches for its bytes once its ctime is this old (as for the parse cache: readers/cache.py).
+RACY_NS = 2_000_000_000
 # Files beside the profiles that are not parts (notes, scripts, a job's own outputs).
 _NOT_PARTS = (".md", ".txt", ".py", ".sh", ".log", ".yaml", ".yml", ".html", ".csv", ".ipynb")
 
@@ -42,14 +45,32 @@ class PartSpec:
         p = Path(self.path)
         if p.is_file():
             return [p]
+        if not p.is_dir():
+            raise ProfileError(p, "no such file or directory (the part was moved or deleted)",
+                               "Check the path of this part; the job's other parts are analysed")
         return sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith("."))
 
-    def stamp(self) -> str:
-        """What the files look like now (names, sizes, modification times): a change shows here."""
+    def stamp(self) -> str | None:
+        """What `stat` says of the part now (its files' resolved names, sizes, mtime_ns, ctime_ns, inodes
+        and devices) and its filters, hashed; None when the stat cannot vouch for the bytes.
+
+        mtime can be put back by anyone (`os.utime`, `touch -d`); ctime cannot: every write and every
+        mtime change sets it to the kernel's clock. It is not trusted within RACY_NS of a change
+        (its clock is coarse: a second write in the same tick leaves the stat as it was), nor on a
+        file system that reports no ctime or inode: such a part is hashed on every run.
+        """
         h = hashlib.blake2b(digest_size=16)
-        for f in self.files():
+        now = time.time_ns()
+        files = self.files()
+        if not files:
+            return None
+        for f in files:
             st = f.stat()
-            h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            if st.st_ino == 0 or st.st_ctime_ns <= 0 or now - st.st_ctime_ns < RACY_NS:
+                return None
+            h.update(f"{f.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{st.st_dev}\n"
+                     .encode())
+        h.update(repr(sorted(self.filters.items())).encode())
         return h.hexdigest()
 
     def content_key(self) -> str:
@@ -65,25 +86,30 @@ class PartSpec:
         return h.hexdigest()
 
 
-def find_parts(where: str | os.PathLike[str] | list | tuple) -> list[Path]:
-    """The part paths of a job given as a directory of parts, a glob pattern or a list."""
+def find_parts(where: str | os.PathLike[str] | list | tuple) -> tuple[list[Path], list[str]]:
+    """The part paths of a job given as a directory of parts, a glob pattern or a list, and notes on
+    what was set aside: a part given twice (the same resolved path) is kept once; a listed path that
+    does not exist stays a part (left out by its task, and named) unless none of them exists."""
     if isinstance(where, list | tuple):
         paths = [Path(os.fspath(p)).expanduser() for p in where]
         if not paths:
             raise ProfileError(None, "an empty list of parts was given", "Pass the node or rank profiles of the job")
-        for p in paths:
-            if not p.exists():
-                raise ProfileError(p, "no such file or directory", "Check the path of this part")
-        return paths
+        if not any(p.exists() for p in paths):
+            raise ProfileError(paths[0], f"none of the {len(paths)} parts given exists" if len(paths) > 1
+                               else "no such file or directory", "Check the paths of the job's parts")
+        paths, notes = _once(paths)
+        notes += [f"{p}: no such file or directory; this part is left out" for p in paths if not p.exists()]
+        return paths, notes
     text = os.fspath(where)
     if any(c in text for c in "*?["):
         paths = [Path(p) for p in sorted(globbing.glob(os.path.expanduser(text)))]
         if not paths:
             raise ProfileError(text, "the pattern matches no file or directory", "Check the pattern")
-        return paths
+        return _once(paths)
     root = Path(text).expanduser()
     if not root.exists():
-        raise ProfileError(root, "no such file or directory", "Check the path; relative paths start from " + os.getcwd())
+        raise ProfileError(root, "no such file or directory", "Check the path of the job; relative paths start from "
+                           + os.getcwd())
     if not root.is_dir():
         raise ProfileError(root, "is one file, not a job", "Pass a directory of node or rank profiles, a glob or a list; "
                            "nw.load_profile reads one profile")
@@ -93,7 +119,24 @@ def find_parts(where: str | os.PathLike[str] | list | tuple) -> list[Path]:
     paths = sorted(p for p in root.iterdir() if not p.name.startswith(".") and not p.name.endswith(_NOT_PARTS))
     if not paths:
         raise ProfileError(root, "holds no profiles", "A job directory holds one profile (directory or file) per node or rank")
-    return paths
+    return _once(paths)
+
+
+def _once(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """Each part once, by resolved path (links followed): the first mention is kept, the others named."""
+    seen: dict[Path, Path] = {}
+    kept, notes = [], []
+    for p in paths:
+        try:
+            real = p.resolve()
+        except (OSError, RuntimeError):  # a link loop: not the same as any other part
+            real = p.absolute()
+        if real in seen:
+            notes.append(f"{p} is the same part as {seen[real]} ({real}): analysed once")
+            continue
+        seen[real] = p
+        kept.append(p)
+    return kept, notes
 
 
 def part_names(paths: list[Path]) -> list[str]:
@@ -116,6 +159,8 @@ def describe(path: Path) -> dict[str, Any]:
     """A part's row of `job.parts`, from metadata only."""
     row: dict[str, Any] = {"format": None, "events": None, "instances": None, "cores": None, "start_ts": None,
                            "end_ts": None, "bytes": 0}
+    if not path.exists():
+        return {**row, "format": "missing", "error": f"{path}: no such file or directory"}
     try:
         files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file()]
         row["bytes"] = sum(f.stat().st_size for f in files)
