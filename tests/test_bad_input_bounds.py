@@ -119,10 +119,14 @@ def test_max_inflated_bytes_must_be_a_positive_int(tmp_path: Path, bad: object) 
 
 
 def test_bound_reaches_each_input_of_a_folder(tmp_path: Path) -> None:
-    (tmp_path / "a.json").write_text('[{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]')
     (tmp_path / "b.json.gz").write_bytes(_compressed([_HEADS["chrome"], b"]}"], "gz", b" ", 8))
     with pytest.raises(nw.ProfileError, match=r"b\.json\.gz: its .* inflate to more than"):
         nw.load_profile(tmp_path, cache=False, prepare=False, max_inflated_bytes=BOUND)
+    # Beside an input that reads, the bomb is left out and named.
+    (tmp_path / "a.json").write_text('[{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]')
+    p = nw.load_profile(tmp_path, cache=False, prepare=False, max_inflated_bytes=BOUND)
+    assert len(p) == 1
+    assert any("b.json.gz: its" in line and "inflate to more than" in line for line in p.warnings.lines())
 
 
 def _trace_with_big_packet(pad: int) -> tuple[bytes, bytes]:

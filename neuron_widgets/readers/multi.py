@@ -16,14 +16,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..errors import LoadWarnings
+from ..errors import LoadWarnings, ProfileError
 from ..model.lazy import LazyColumns, take_lazy
 from ..model.profile import Counters, Profile
 from ..model.schema import ROW
 from . import cache
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # timestamps before this cannot be wall-clock times of a capture
-_INPUT_SUFFIXES = (".json", ".json.gz", ".json.bz2", ".json.xz")
 
 
 @dataclass
@@ -141,16 +140,32 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def sniff(path: Path) -> bool:
-    return path.is_dir() and bool(inputs_in(path))
+    return path.is_dir() and bool(inputs_in(path)[0])
 
 
 def read(path: Path, filters) -> Profile:
+    """Every input of the folder; one that cannot be read is left out and named in the warnings
+    (all of them failing is the first one's error)."""
     from . import load_profile
 
-    found = inputs_in(path)
-    if len(found) == 1:
-        return load_profile(found[0], **filters.as_kwargs(), **_inner())
-    return load_many(found, filters, str(path))
+    found, left_out = inputs_in(path)
+    profiles, names, failed = [], [], []
+    for p in found:
+        try:
+            profiles.append(load_profile(p, **filters.as_kwargs(), **_inner()))
+            names.append(p)
+        except ProfileError as exc:
+            failed.append(exc)
+    if not profiles:
+        raise failed[0]
+    merged = profiles[0] if len(profiles) == 1 else merge(profiles, _unique_names(names), str(path))
+    merged.extra["filters_applied"] = True
+    for exc in failed:
+        merged.warnings.add(f"{path.name}: inputs that could not be read, left out", 1,
+                            f"{Path(exc.path or '').name}: {exc.problem}")
+    for name, why in left_out:
+        merged.warnings.add(f"{path.name}: files no reader takes, left out ({why})", 1, name)
+    return merged
 
 
 def load_many(paths: list[Path], filters, source: str) -> Profile:
@@ -175,16 +190,36 @@ def _unique_names(paths: list[Path]) -> list[str]:
     return [str(p) for p in paths]
 
 
-def inputs_in(directory: Path) -> list[Path]:
-    """Loadable inputs directly in a directory: trace JSON files and processed profile directories."""
+def inputs_in(directory: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Loadable inputs directly in a directory: every file a trace reader takes (by its content,
+    whatever its name) and processed profile directories; and the files left out, with why."""
+    from . import READERS
+    from .neuron_json import is_device_json
     from .parquet import profile_dirs
+    from .sniff import head
 
-    found = [f for f in sorted(directory.iterdir()) if f.is_file() and f.name.endswith(_INPUT_SUFFIXES)
-             and not f.name.startswith("device_profile_model_")]
+    # The readers that take one file (those that parse it whole), registered ones included.
+    file_readers = [r for r in READERS if r.cache_version is not None]
+    found: list[Path] = []
+    left_out: list[tuple[str, str]] = []
+    for f in sorted(directory.iterdir()):
+        if not f.is_file() or f.name.startswith("."):
+            continue
+        if f.name.startswith("device_profile_model_"):
+            continue  # listed as a device profile by the system profile beside it
+        try:
+            if not any(r.sniff(f) for r in file_readers):
+                left_out.append((f.name, "not a trace format neuron-widgets reads"))
+            elif is_device_json(f, head(f)):
+                left_out.append((f.name, "a device profile: open it with load_device_trace"))
+            else:
+                found.append(f)
+        except OSError as exc:
+            left_out.append((f.name, f"cannot be read: {exc.strerror or exc}"))
     for sub in sorted(d for d in directory.iterdir() if d.is_dir()):
         try:
             if profile_dirs(sub):
                 found.append(sub)
         except OSError:
             continue
-    return found
+    return found, left_out

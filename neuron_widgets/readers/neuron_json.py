@@ -35,16 +35,16 @@ def sniff(path: Path) -> bool:
     data = head(path)
     if not looks_like_json(data) or b'"traceEvents"' in data or b'"data_version"' in data:
         return False
-    return b'"trace_event' in data or b'"mem_usage"' in data or b'"cpu_util"' in data or _is_device_json(path, data)
+    return b'"trace_event' in data or b'"mem_usage"' in data or b'"cpu_util"' in data or is_device_json(path, data)
 
 
-def _is_device_json(path: Path, data: bytes) -> bool:
+def is_device_json(path: Path, data: bytes) -> bool:
     return bool(_DEVICE_FILE.search(path.name)) or (b'"instruction"' in data and b'"summary"' in data)
 
 
 def read(path: Path, filters: Filters) -> Profile:
     del filters  # applied after the load by load_profile
-    if _is_device_json(path, head(path)):
+    if is_device_json(path, head(path)):
         raise ProfileError(path, "is a device profile (one model's execution on one NeuronCore), not a system profile",
                            f"Open it with nw.load_device_trace({str(path)!r}) or DeviceTraceViewer({str(path)!r}). "
                            + ("If the system profile was exported too, load_profile() on the system_profile.json "
