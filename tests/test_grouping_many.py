@@ -103,3 +103,19 @@ def test_many_threads_group_in_seconds(tmp_path) -> None:
     assert len(tracks) == n
     assert tracks["label"].iloc[:2].tolist() == ["threads/PID:1/worker 0 1000", "threads/PID:1/TID:1004"]
     assert took < 5, f"{took:.1f} s for {n:,} tracks"  # ~0.5 s alone: room for a loaded host
+
+
+def test_thread_labels_match_the_pattern_reference() -> None:
+    """thread_label's digit-boundary check, without a compiled pattern per id, equals the regular expression."""
+    import random
+    import re
+
+    from neuron_widgets.model.track_names import thread_label
+
+    rng = random.Random(1)
+    for _ in range(20_000):
+        tid = rng.choice([0, 1, 7, 12, 123, -5, 2**40, 10])
+        name = "".join(rng.choice("0123456789 -a\u00b2\u0661" + str(tid)) for _ in range(rng.randint(0, 12)))
+        n = name.strip()
+        want = f"thread {tid}" if not n else n if re.search(rf"(?<![0-9]){tid}(?![0-9])", n) else f"{n} {tid}"
+        assert thread_label(name, tid) == want, (name, tid)

@@ -19,7 +19,7 @@ from ..model.color_keys import color_codes
 from ..model.markers import flags_of
 from ..model.profile import Profile
 from .blob import Blob
-from .dataset import Source, ViewState, key_sets, write
+from .dataset import Source, ViewState, key_sets, left_out_note, write
 from .page import page, page_overhead
 from .selection import Blocks, blocks, priority, rows_in
 
@@ -261,7 +261,11 @@ class _Plan:
         self.must = np.unique(np.concatenate(must)).astype(np.int64)
         self.n_must = int(np.isin(self.rows, self.must).sum())
         self._ordered: np.ndarray | None = None
-        self.keys, self.groupings = key_sets(p)
+        self.keys, self.groupings, left_out = key_sets(p)
+        if left_out:
+            if src.state.grouping not in self.groupings:
+                src.state.grouping = next(iter(self.groupings))
+            src.state.notes = [*src.state.notes, left_out_note(left_out, p.groupings, src.state.grouping)]
         span = max(data_range[1] - data_range[0], 1)
         self.bucket_ns = max(math.ceil(span / (RESOLUTION * VIEW_PX)), MIN_BUCKET_NS)
         self.n_buckets = math.ceil(span / self.bucket_ns)

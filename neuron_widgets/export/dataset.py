@@ -17,6 +17,7 @@ from .blob import Blob
 from .selection import Blocks
 
 COUNTER_POINTS = 16384  # per series: a few points per pixel of the exported view
+MAX_TRACKS = 50_000  # per grouping in an exported page (README "Limits and safety")
 
 
 @dataclass
@@ -60,19 +61,58 @@ class Source:
         return self.cache[key]
 
 
-def key_sets(profile: Profile) -> tuple[list[np.ndarray], dict[str, dict[str, Any]]]:
-    """The distinct per-event key arrays of the profile's groupings, and per grouping which one it uses."""
+def key_sets(profile: Profile, max_tracks: int | None = None
+             ) -> tuple[list[np.ndarray], dict[str, dict[str, Any]], dict[str, int]]:
+    """The distinct per-event key arrays of the profile's groupings, per grouping which one it uses, and
+    the groupings left out for having more than `max_tracks` tracks (with how many they have, at least).
+
+    A page of a million tracks shows nothing one can read, and their labels alone would outgrow its
+    budget: such groupings are left out (bounded cheaply, see grouping_many.tracks_at_least), and
+    when combos are that many the kept groupings key each event by its track, not its combo.
+    """
+    max_tracks = MAX_TRACKS if max_tracks is None else max_tracks
     arrays: list[np.ndarray] = []
     groupings: dict[str, dict[str, Any]] = {}
+    left_out: dict[str, int] = {}
+    # A device trace (a Profile subclass) groups by its own keys, never by thread.
+    combos = profile._combo_codes() if type(profile) is Profile and len(profile) else None
+    many = combos is not None and len(combos.table) > max_tracks
     for g, label in profile.groupings.items():
+        if many:
+            from ..model.grouping_many import tracks_at_least
+
+            low = tracks_at_least(combos.table, g, profile.track_names)
+            if low > max_tracks:
+                left_out[g] = low
+                continue
         codes, combo_track, labels = profile.grouping_keys(g)
+        if many and len(labels) > max_tracks:
+            left_out[g] = len(labels)
+            continue
+        if many:  # each event's track as its key: no per-combo table in the page
+            codes, combo_track = combo_track[codes], np.arange(len(labels))
         at = next((i for i, a in enumerate(arrays) if a is codes or (a.size == codes.size and np.array_equal(a, codes))),
                   None)
         if at is None:
             arrays.append(codes)
             at = len(arrays) - 1
         groupings[g] = {"label": label, "key": at, "combo_track": [int(x) for x in combo_track], "labels": labels}
-    return arrays, groupings
+    if not groupings:  # every grouping is that large: the smallest still goes in (the page may not fit)
+        g = min(left_out, key=left_out.__getitem__)
+        del left_out[g]
+        codes, combo_track, labels = profile.grouping_keys(g)
+        arrays.append(combo_track[codes])
+        groupings[g] = {"label": profile.groupings[g], "key": 0, "combo_track": list(range(len(labels))),
+                        "labels": labels}
+    return arrays, groupings, left_out
+
+
+def left_out_note(left_out: dict[str, int], names: dict[str, str], shown: str) -> str:
+    """What the page says of groupings left out for their number of tracks."""
+    which = ", ".join(f"{names.get(g, g)} (at least {n:,} tracks)" for g, n in left_out.items())
+    return (f"Left out of this page: {which}; an exported page holds at most {MAX_TRACKS:,} tracks per grouping. "
+            f"Shown: {names.get(shown, shown)}. For the rest, open the profile in a notebook or export part of it "
+            "(load_profile(..., instances=..., time_range=...)).")
 
 
 def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Blocks, keys: list[np.ndarray],

@@ -10,6 +10,9 @@ in, and the order comes from track_order. Equal, label for label and row for row
 
 from __future__ import annotations
 
+import threading
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,17 +79,43 @@ def _thread_columns(combos: pd.DataFrame, names: TrackNames) -> tuple[list[str |
     return named, cls, real, whole
 
 
-def tracks_by_templates(combos: pd.DataFrame, mode: str, names: TrackNames) -> tuple[np.ndarray, pd.DataFrame] | None:
-    """`grouping.tracks_by_rows`, computed per template; None where the keys do not allow it."""
+@dataclass
+class _Prepared:
+    """What every grouping mode of one combos table shares (computed once per table)."""
+
+    cols: dict[str, np.ndarray]
+    template: np.ndarray
+    first: np.ndarray
+    neuron: bool
+    threads: tuple[list[str | None] | None, np.ndarray, np.ndarray, np.ndarray] | None
+
+
+_prepared: dict[int, tuple[weakref.ref, TrackNames, _Prepared]] = {}
+_prepared_lock = threading.Lock()
+
+
+def _prepare(combos: pd.DataFrame, names: TrackNames) -> _Prepared:
+    with _prepared_lock:
+        got = _prepared.get(id(combos))
+        if got is not None and got[0]() is combos and got[1] is names:
+            return got[2]
     cols = {c: combos[c].to_numpy(dtype=object) for c in combos.columns}
-    if not set(COMBO_COLUMNS) <= set(cols):
-        return None
     template, first = _template_codes(combos)
-    sources = pd.unique(cols["trace_event_source"])
-    neuron = any(s in ("neuron_rt", "neuron_hw") for s in sources.tolist())
+    neuron = any(s in ("neuron_rt", "neuron_hw") for s in pd.unique(cols["trace_event_source"]).tolist())
+    prepared = _Prepared(cols, template, first, neuron, _thread_columns(combos, names))
+    with _prepared_lock:
+        for key in [k for k, (ref, _, _) in _prepared.items() if ref() is None]:
+            del _prepared[key]
+        _prepared[id(combos)] = (weakref.ref(combos), names, prepared)
+    return prepared
+
+
+def _templates(prepared: _Prepared, mode: str, names: TrackNames) -> tuple[list[tuple], list] | None:
+    """Each template's key (THREAD_SLOT for the thread's) and label form; None where keys do not allow it."""
+    cols, neuron = prepared.cols, prepared.neuron
     keys: list[tuple] = []
     forms: list[tuple[str, str, str, str] | str] = []  # (name before, after, id before, after) or the label
-    for i in first.tolist():
+    for i in prepared.first.tolist():
         row = {c: v[i] for c, v in cols.items()}
         row["thread_id"] = TID_MARK
         label, key = _label(row, mode, names, neuron, (NAME_MARK, THREAD_SLOT))
@@ -98,10 +127,36 @@ def tracks_by_templates(combos: pd.DataFrame, mode: str, names: TrackNames) -> t
             return None
         keys.append(key)
         forms.append((*label.split(NAME_MARK), *bare.split(TID_MARK)) if NAME_MARK in label else label)  # type: ignore[arg-type]
-    threads = _thread_columns(combos, names)
-    if threads is None:
+    return keys, forms
+
+
+def tracks_at_least(combos: pd.DataFrame, mode: str, names: TrackNames) -> int:
+    """A lower bound on the tracks of a mode, without labelling every combo: within a template that
+    shows the thread, each unnamed thread is a track of its own (its id is in the label)."""
+    if not set(COMBO_COLUMNS) <= set(combos.columns) or not len(combos):
+        return min(len(combos), 1)
+    prepared = _prepare(combos, names)
+    got = _templates(prepared, mode, names)
+    if got is None or prepared.threads is None:
+        return 1
+    named = prepared.threads[0]
+    unnamed = np.ones(len(combos), bool) if named is None else np.array([not v for v in named], bool)
+    shows = np.array([not isinstance(f, str) for f in got[1]], bool)
+    per_template = np.bincount(prepared.template[unnamed & shows[prepared.template]], minlength=len(shows))
+    return max(int(per_template.max()) if per_template.size else 0, 1)
+
+
+def tracks_by_templates(combos: pd.DataFrame, mode: str, names: TrackNames) -> tuple[np.ndarray, pd.DataFrame] | None:
+    """`grouping.tracks_by_rows`, computed per template; None where the keys do not allow it."""
+    if not set(COMBO_COLUMNS) <= set(combos.columns):
         return None
-    named, cls, real, whole = threads
+    prepared = _prepare(combos, names)
+    got_templates = _templates(prepared, mode, names)
+    if got_templates is None or prepared.threads is None:
+        return None
+    keys, forms = got_templates
+    cols, template = prepared.cols, prepared.template
+    named, cls, real, whole = prepared.threads
     labels = _labels(template, cols["thread_id"], named, forms)
     got = order(keys, template, cls, real, whole, labels)
     if got is None:
