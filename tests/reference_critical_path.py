@@ -8,6 +8,7 @@ row, class). Nothing here is shared with the package but `reference_neuron.event
 from __future__ import annotations
 
 import itertools
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -16,7 +17,7 @@ from reference_neuron import events
 
 KINDS = ("compute", "collective", "host", "launch", "gap")
 OWN, CORE_ORDER, LAUNCHED, RETURNED, OTHERS_ARRIVED, HOST_ORDER = range(6)
-ROLE = {"s": 0, "e": 1, "v": 2, "m": 3}
+ROLE = {"s": 0, "e": 1, "v": 2, "m": 3, "p": 0}
 
 
 def _int(e: dict, key: str) -> int | None:
@@ -134,7 +135,7 @@ class Model:
 
         def edge(src, dst, cls, kind=None, row=-1) -> None:
             w = self.t[dst] - self.t[src] if kind is not None else 0
-            self.preds[dst].append((src, w, kind, row, cls))
+            self.preds[dst].append((src, w, kind, row, cls, None))
 
         # Inside each execution: compute from its start to its first collective's arrival, between, to its end.
         in_exec: dict[int, list[dict]] = defaultdict(list)
@@ -208,6 +209,8 @@ class Model:
     def _ident(self, key: Any) -> tuple[int, int]:
         return (-1, 3) if key[0] == "m" else (key[1], ROLE[key[0]])
 
+    device = True  # compute and collective work is on a NeuronCore
+
     def _bind(self) -> None:
         for v in list(self.preds):
             self.preds[v] = [p for p in self.preds[v] if p[1] >= 0 and p[0] != v and self.t[p[0]] + p[1] <= self.t[v]]
@@ -225,6 +228,8 @@ class Model:
             best = max(ps, key=lambda p: (self.t[p[0]] + p[1], -p[4], tuple(-x for x in self._ident(p[0]))))
             self.bind[v] = best
             self.g[v] = self.t[v] - (self.t[best[0]] + best[1])
+            if best[5] is not None:  # the gap is the edge's (a flow's source launched this)
+                self.gap_of[v] = (best[5], best[3], True, False)
 
     # -- the path ------------------------------------------------------------------------------
     def path(self) -> list[tuple[int, int, str, int, bool, bool]]:
@@ -243,9 +248,10 @@ class Model:
             b = self.bind[v]
             if b is None:
                 break
-            src, w, wkind, wrow, _ = b
+            src, w, wkind, wrow, _, _ = b
             if wkind is not None:
-                out.append((self.t[src], self.t[src] + w, wkind, wrow, True, wkind in ("compute", "collective")))
+                out.append((self.t[src], self.t[src] + w, wkind, wrow, True,
+                            self.device and wkind in ("compute", "collective")))
             v = src
         return [s for s in reversed(out) if s[1] > s[0]]
 
@@ -291,7 +297,8 @@ class Model:
             if not ps:
                 done[v] = gap
             else:
-                done[v] = max(done[p[0]] + (p[1] * factor(p[2], p[3], True, p[2] in ("compute", "collective"))
+                done[v] = max(done[p[0]] + (p[1] * factor(p[2], p[3], True,
+                                                          self.device and p[2] in ("compute", "collective"))
                                             if p[2] is not None else 0) for p in ps) + gap
             for u in succ[v]:
                 indeg[u] -= 1
@@ -304,3 +311,97 @@ class Model:
 
 def _opt(v: Any) -> int | None:
     return None if v is None or v != v or v is pd.NA else int(v)
+
+
+# -- plain Chrome traces -------------------------------------------------------------------------
+NCCL = re.compile(r"^(nccl|hccl|rccl)|ncclKernel|ncclDevKernel")
+DEVICE_CATEGORIES = {"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"}
+MEMORY_CATEGORIES = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
+
+
+class ChromeModel(Model):
+    """Threads' top-level events in order, split where flows leave them; flows from upstream start to the
+    downstream's top-level start."""
+
+    device = False
+
+    def __init__(self, profile) -> None:
+        self.profile = profile
+        df = profile.events
+        self.evs = []
+        for i, r in enumerate(df.to_dict("records")):
+            flows = r.get("flow_id")
+            stream = r.get("framework_stream_id")
+            self.evs.append({"row": i, "id": int(r["id"]), "name": r["name"], "start": int(r["start_ts"]),
+                             "end": int(r["end_ts"]), "category": r.get("category"),
+                             "thread": (r["instance_id"], _opt(r["process_id"]), _opt(r["thread_id"]),
+                                        stream if isinstance(stream, str) else None),
+                             "flows": [str(f) for f in flows] if flows is not None else []})
+        self.t, self.preds, self.gap_of, self.step = {}, defaultdict(list), {}, {}
+        threads: dict[Any, list[dict]] = defaultdict(list)
+        for e in self.evs:
+            if e["category"] not in ("Trace", "gpu_user_annotation", "user_annotation") and (e["thread"][1] or 0) >= 0:
+                threads[e["thread"]].append(e)
+                e["modelled"] = True
+        tops: dict[Any, list[dict]] = {}
+        for key, mine in threads.items():
+            mine.sort(key=lambda e: (e["start"], -e["end"], e["row"]))
+            reach, last, tops[key] = None, None, []
+            for e in mine:
+                if reach is None or e["start"] >= reach:
+                    last, reach = e, e["end"]
+                    tops[key].append(e)
+                else:
+                    reach = max(reach, e["end"])
+                e["top"] = last
+        flows: dict[str, list[dict]] = defaultdict(list)
+        for e in self.evs:
+            for f in e["flows"] if e.get("modelled") else []:
+                flows[f].append(e)
+        pairs = []
+        for carriers in flows.values():
+            carriers.sort(key=lambda e: (e["start"], e["row"]))
+            pairs += [(a, b) for a, b in itertools.pairwise(carriers) if a is not b]
+
+        def kind(e: dict) -> str:
+            if e["category"] in DEVICE_CATEGORIES:
+                if e["name"] and NCCL.search(e["name"]):
+                    return "collective"
+                return "memcpy" if e["category"] in MEMORY_CATEGORIES else "kernel"
+            return "host"
+
+        points: dict[int, list] = defaultdict(list)
+        for mine in tops.values():
+            for e in mine:
+                self.t[("s", e["row"])] = e["start"]
+                self.gap_of[("s", e["row"])] = ("gap", e["row"], False, False)
+                self.t[("e", e["row"])] = e["end"]
+                self.gap_of[("e", e["row"])] = (kind(e), e["row"], True, False)
+        for a, _ in pairs:
+            if a["top"] is not a and ("p", a["row"]) not in self.t:
+                self.t[("p", a["row"])] = a["start"]
+                self.gap_of[("p", a["row"])] = (kind(a["top"]), a["top"]["row"], True, False)
+                points[a["top"]["row"]].append(("p", a["row"]))
+
+        def edge(src, dst, cls, k=None, row=-1, gk=None) -> None:
+            w = self.t[dst] - self.t[src] if k is not None else 0
+            self.preds[dst].append((src, w, k, row, cls, gk))
+
+        for mine in tops.values():
+            for e in mine:
+                chain = [("s", e["row"]), *sorted(points[e["row"]], key=lambda p: (self.t[p], p[1])), ("e", e["row"])]
+                for x, y in itertools.pairwise(chain):
+                    edge(x, y, OWN, kind(e), e["row"])
+            ordered = sorted(mine, key=lambda e: (e["start"], e["row"]))
+            for x, y in itertools.pairwise(ordered):
+                edge(("e", x["row"]), ("s", y["row"]), HOST_ORDER)
+        for a, b in pairs:
+            src = ("s", a["row"]) if a["top"] is a else ("p", a["row"])
+            edge(src, ("s", b["top"]["row"]), LAUNCHED, row=a["row"], gk="launch")
+        self._bind()
+
+    def segment_attrs(self, kind: str, row: int, inside: bool, core: bool) -> dict[str, Any]:
+        r = self.evs[row]
+        inst, pid, tid, _ = r["thread"]
+        return {"kind": kind, "instance_id": inst, "process_id": pid, "thread_id": tid, "nc_idx": None,
+                "event_id": r["id"] if inside else -1, "name": r["name"] if inside else None, "step": -1}

@@ -146,14 +146,19 @@ def test_bad_changes_say_what_is_wrong(tmp_path):
     assert w.saved_ns == 0 and any("select no" in n for n in w.notes)
 
 
-def test_a_trace_the_model_does_not_read_gives_an_empty_path_with_the_reason(tmp_path):
+def test_a_plain_trace_has_a_thread_path_and_an_empty_profile_says_why(tmp_path):
     import neuron_widgets as nw
 
     f = tmp_path / "t.json"
     f.write_text(json.dumps({"traceEvents": [{"name": "a", "ph": "X", "ts": 1, "dur": 5, "pid": 1, "tid": 1}]}))
     p = nw.load_profile(f, cache=False)
     path = A.critical_path(p)
-    assert path.empty and list(path.columns) == COLUMNS
-    assert any("Neuron" in n for n in path.attrs["notes"])
-    assert A.critical_path_breakdown(p).empty
-    assert A.what_if(p, {"kind": "compute"}, 0.5).saved_ns == 0
+    assert path[["duration_ns", "name", "thread_id"]].values.tolist() == [[5000, "a", 1]]
+    assert path["kind"].astype(str).tolist() == ["host"]
+    empty = p.filter(time_range=(p.end_ts + 10**9, p.end_ts + 2 * 10**9))
+    assert len(empty) == 0
+    got = A.critical_path(empty)
+    assert got.empty and list(got.columns) == COLUMNS
+    assert any("no events" in n for n in got.attrs["notes"])
+    assert A.critical_path_breakdown(empty).empty
+    assert A.what_if(empty, {"kind": "compute"}, 0.5).saved_ns == 0

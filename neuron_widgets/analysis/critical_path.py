@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..model.profile import Profile
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, Graph
-from .devices import kind_of
+from .devices import kind_of, trace_kind
 from .frame import Frame, frame_of, notes_of
 
 COLUMNS = ["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id",
@@ -27,9 +27,14 @@ def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
     def build() -> tuple[Graph | None, list[str]]:
         if len(fr) == 0:
             return None, ["the profile has no events"]
-        if kind_of(fr) != "neuron":
-            return None, ["the critical path reads Neuron profiles (nc_exec_running on NeuronCores); Kineto and plain "
-                          "Chrome traces are not modelled yet"]
+        if kind_of(fr) != "neuron" and not {"neuron_rt", "neuron_hw"} & set(fr.sources):
+            from .critical_path_chrome import chrome_graph
+
+            g = chrome_graph(fr)
+            if trace_kind(fr) == "kineto":
+                g.notes.append("Kineto: threads and streams in order and launch -> kernel flows only; synchronisations "
+                               "and NCCL kernels across ranks are not modelled")
+            return g, g.notes
         from .critical_path_neuron import neuron_graph
 
         g = neuron_graph(fr)
@@ -73,7 +78,7 @@ def _path(fr: Frame, g: Graph) -> pd.DataFrame:
     kind = np.where(is_edge, wkind, g.gkind[v]).astype(np.int64)
     row = np.where(is_edge, g.wrow[e] if g.src.size else -1, g.grow[v])
     event = np.where(is_edge, True, g.gevent[v])
-    on_core = np.where(is_edge, np.isin(wkind, (COMPUTE, COLLECTIVE)), g.lane_core[v] >= 0)
+    on_core = np.where(is_edge, np.isin(wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes, g.lane_core[v] >= 0)
     keep = (end > start) & ~(is_edge & (wkind == DEPENDENCY))
     keep = np.flatnonzero(keep)[::-1]
     return segments_frame(fr, g, *(a[keep] for a in (start, end, kind, row, event, on_core)))
@@ -106,7 +111,7 @@ def worker_columns(fr: Frame, row: np.ndarray, on_core: np.ndarray) -> dict[str,
         if c == "instance_id":
             out[c] = pd.Series(vals, dtype=object).to_numpy()
         else:
-            out[c] = pd.array([None if x is None or x != x else int(x) for x in vals], dtype="Int64")
+            out[c] = pd.array(np.asarray(vals, dtype=object), dtype="Int64")
     return out
 
 

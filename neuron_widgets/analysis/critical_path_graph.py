@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-KINDS = ("compute", "collective", "host", "launch", "gap")
-COMPUTE, COLLECTIVE, HOST, LAUNCH, GAP = range(len(KINDS))
+KINDS = ("compute", "collective", "host", "launch", "gap", "kernel", "memcpy")
+COMPUTE, COLLECTIVE, HOST, LAUNCH, GAP, KERNEL, MEMCPY = range(len(KINDS))
 DEPENDENCY = -1  # an edge's kind when it carries no work
 
 # Roles of an instant: an event's start or end, a virtual arrival, a collective's last arrival.
@@ -59,6 +59,9 @@ class Graph:
     neffs: list[str] = field(default_factory=list)
     ex_start: np.ndarray | None = None  # the executions' start and end instants (per-step times)
     ex_end: np.ndarray | None = None
+    # Per edge: the kind its target's gap takes when it binds (-1: the target's own), attributed to `wrow`.
+    gk: np.ndarray | None = None
+    device_lanes: bool = True  # compute and collective work is on a NeuronCore (no thread)
     # Filled by `bind`.
     ptr: np.ndarray | None = None
     g: np.ndarray | None = None
@@ -73,7 +76,9 @@ class Graph:
         keep = (self.w >= 0) & (self.t[self.src] + self.w <= self.t[self.dst]) & (self.src != self.dst)
         order = np.flatnonzero(keep)
         order = order[np.argsort(self.dst[order], kind="stable")]
-        for name in ("src", "dst", "w", "wkind", "wrow", "cls"):
+        if self.gk is None:
+            self.gk = np.full(self.src.size, -1, np.int8)
+        for name in ("src", "dst", "w", "wkind", "wrow", "cls", "gk"):
             setattr(self, name, getattr(self, name)[order])
         n = len(self)
         self.ptr = np.zeros(n + 1, np.int64)
@@ -85,6 +90,12 @@ class Graph:
         source = self.binding < 0
         self.gkind = np.where(source, GAP, self.gkind).astype(np.int8)
         self.gevent = self.gevent & ~source
+        by_edge = np.flatnonzero(~source)
+        by_edge = by_edge[self.gk[self.binding[by_edge]] >= 0]
+        if by_edge.size:  # e.g. a flow's target waited for its source: the gap is the source's
+            e = self.binding[by_edge]
+            self.gkind[by_edge], self.grow[by_edge] = self.gk[e], self.wrow[e]
+            self.gevent[by_edge], self.lane_core[by_edge] = True, -1
         return self
 
     def sink(self) -> int:

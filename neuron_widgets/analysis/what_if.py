@@ -40,7 +40,7 @@ class WhatIf:
     predicted_span_ns: int
     saved_ns: int
     steps: pd.DataFrame
-    selected: int = 0  # how many segments (work or gaps) the changes touched
+    selected: int = 0  # how many segments (work or gaps, of non-zero time) the changes touched
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -85,7 +85,7 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None) -> 
         on_edges, on_gaps = _selected(fr, g, sel)
         w_scale[on_edges] *= factor
         g_scale[on_gaps] *= factor
-        selected += int(on_edges.sum() + on_gaps.sum())
+        selected += int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
     order = fr._cached("critical-order", g.order)
     t = g.replay(w_scale, g_scale, order)
     real = g.role != LAST_ARRIVAL
@@ -136,7 +136,7 @@ def _selected(fr: Frame, g: Graph, where: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"where filters on {unknown}: the columns are {list(FILTER_COLUMNS)}")
     edges, gaps = work.copy(), np.ones(len(g), bool)
     e_row, v_row = np.maximum(g.wrow, 0), np.maximum(g.grow, 0)
-    e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE))
+    e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes
     v_core = g.lane_core >= 0
     for col, want in where.items():
         edges &= _matches(fr, g, col, want, e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)

@@ -1,0 +1,186 @@
+"""The critical-path graph of a plain Chrome trace (and, as far as flows go, a Kineto trace).
+
+- A thread (instance, process, thread, async stream, as `threads` keys them) runs its top-level
+  events in order: the next starts after the previous ends. An event inside another is part of
+  its top-level event's work.
+- A flow (the events sharing a flow id, upstream first by start) leads from the moment its
+  upstream event starts to the start of the downstream event's top-level event. A top-level
+  event that flows leave is split at those moments, so the path can leave it there.
+
+Kineto's GPU streams are threads here and its launch -> kernel flows (`ac2g`) are flows; its
+synchronisations and the NCCL kernels across ranks are not modelled. A top-level event is a
+`kernel`, `memcpy` or `collective` (NCCL) by its category and name, else `host` work.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .critical_path_graph import (
+    COLLECTIVE,
+    DEPENDENCY,
+    END,
+    GAP,
+    HOST,
+    HOST_ORDER,
+    KERNEL,
+    LAUNCH,
+    LAUNCHED,
+    MEMCPY,
+    OWN,
+    START,
+    Graph,
+)
+from .devices import COMMUNICATION, kernel_type
+from .frame import KERNEL_CATEGORIES, Frame
+from .launches import _exploded
+
+THREAD_KEYS = ("instance_id", "process_id", "thread_id", "framework_stream_id")
+MEMORY_CATEGORIES = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
+SKIPPED_CATEGORIES = frozenset({"Trace", "gpu_user_annotation", "user_annotation"})
+
+
+def chrome_graph(fr: Frame) -> Graph:
+    notes: list[str] = []
+    n_rows = len(fr)
+    start, end = fr.start, fr.end
+    cols = tuple(c for c in THREAD_KEYS if c in fr.profile.column_names)
+    thread = np.asarray(fr.combo_codes(cols), np.int64)
+    used = _modelled(fr)
+    if used.size < n_rows:
+        notes.append(f"{n_rows - used.size} events are markers the model leaves out (Kineto's trace span, step and GPU "
+                     "annotation spans, events of negative process ids)")
+    order = used[np.lexsort((used, -end[used], start[used], thread[used]))]
+    is_top_sorted, anc_sorted = _tops(thread[order], start[order], end[order])
+    is_top = np.zeros(n_rows, bool)
+    is_top[order] = is_top_sorted
+    ancestor = np.full(n_rows, -1, np.int64)
+    ancestor[order] = order[anc_sorted]
+    tops = np.flatnonzero(is_top)  # rows, in row (time) order
+    nt = tops.size
+    top_pos = np.full(n_rows, -1, np.int64)
+    top_pos[tops] = np.arange(nt)
+
+    # Flows: per flow id, its events upstream first (start, row); consecutive pairs.
+    src_rows = dst_rows = np.zeros(0, np.int64)
+    if "flow_id" in fr.profile.column_names and n_rows:
+        ids, of = _exploded(fr.profile.values_at("flow_id", used))
+        of = used[of] if of.size else of
+        if ids.size:
+            code = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            o = np.lexsort((of, start[of], code))
+            code, of = code[o], of[o]
+            same = code[1:] == code[:-1]
+            src_rows, dst_rows = of[:-1][same], of[1:][same]
+            keep = src_rows != dst_rows
+            src_rows, dst_rows = src_rows[keep], dst_rows[keep]
+    if src_rows.size == 0:
+        notes.append("no flows: each thread's path stands alone, joined only where one thread's work ends the run")
+
+    # Instants: top-level starts and ends, and the moments flows leave a top-level event from inside it.
+    inner = np.unique(src_rows[~is_top[src_rows]]) if src_rows.size else np.zeros(0, np.int64)
+    n_pts = inner.size
+    n = 2 * nt + n_pts
+    t = np.concatenate([start[tops], end[tops], start[inner]])
+    row = np.concatenate([tops, tops, inner])
+    role = np.concatenate([np.full(nt, START), np.full(nt, END), np.full(n_pts, START)]).astype(np.int8)
+    kind_top = _kinds(fr, tops)
+    gkind = np.concatenate([np.full(nt, GAP), kind_top, kind_top[top_pos[ancestor[inner]]]]).astype(np.int8)
+    gevent = np.concatenate([np.zeros(nt, bool), np.ones(nt + n_pts, bool)])
+    grow = np.concatenate([tops, tops, ancestor[inner]])
+    point_of = np.full(n_rows, -1, np.int64)
+    point_of[tops] = np.arange(nt)
+    point_of[inner] = 2 * nt + np.arange(n_pts)
+
+    src, dst, w, wkind, wrow, cls, gk = ([] for _ in range(7))
+
+    def add(s, d, c, k=DEPENDENCY, r=None, g=-1) -> None:
+        s, d = np.asarray(s, np.int64), np.asarray(d, np.int64)
+        src.append(s)
+        dst.append(d)
+        work = np.ndim(k) > 0 or k != DEPENDENCY
+        w.append(t[d] - t[s] if work else np.zeros(s.size, np.int64))
+        wkind.append(np.asarray(k if np.ndim(k) else np.full(s.size, k), np.int8))
+        wrow.append(np.full(s.size, -1, np.int64) if r is None else np.asarray(r, np.int64))
+        cls.append(np.full(s.size, c, np.int8))
+        gk.append(np.full(s.size, g, np.int8))
+
+    # Each top-level event: its start, the moments flows leave it (in time order), its end, as work.
+    p_owner = top_pos[ancestor[inner]]
+    po = np.lexsort((inner, start[inner], p_owner))
+    p_owner, p_inst = p_owner[po], (2 * nt + np.arange(n_pts))[po]
+    first = np.r_[True, p_owner[1:] != p_owner[:-1]] if n_pts else np.zeros(0, bool)
+    last = np.r_[p_owner[1:] != p_owner[:-1], True] if n_pts else np.zeros(0, bool)
+    bare = np.ones(nt, bool)
+    bare[p_owner] = False
+    chain_src = np.concatenate([np.flatnonzero(bare), p_owner[first], p_inst[:-1][~last[:-1]], p_inst[last]])
+    chain_dst = np.concatenate([nt + np.flatnonzero(bare), p_inst[first], p_inst[1:][~last[:-1]], nt + p_owner[last]])
+    chain_top = np.concatenate([np.flatnonzero(bare), p_owner[first], p_owner[:-1][~last[:-1]], p_owner[last]])
+    add(chain_src, chain_dst, OWN, kind_top[chain_top], tops[chain_top])
+    # A thread's top-level events in order.
+    to = np.lexsort((tops, start[tops], thread[tops]))
+    same_thread = thread[tops][to][1:] == thread[tops][to][:-1]
+    add((nt + to[:-1])[same_thread], to[1:][same_thread], HOST_ORDER)
+    # Flows: from the moment the upstream event starts to the downstream's top-level start.
+    if src_rows.size:
+        add(point_of[src_rows], top_pos[ancestor[dst_rows]], LAUNCHED, r=src_rows, g=LAUNCH)
+    g = Graph(t, row, grow, role, gkind, gevent, np.full(n, -1, np.int64), *(np.concatenate(a) if a else
+                                                                                 np.zeros(0, np.int64) for a in
+                                                                                 (src, dst, w, wkind, wrow, cls)),
+              n_rows, notes, np.full(n_rows, -1, np.int64), np.full(n_rows, -1, np.int64), [],
+              gk=np.concatenate(gk) if gk else np.zeros(0, np.int8), device_lanes=False)
+    g.wkind = g.wkind.astype(np.int8)
+    g.cls = g.cls.astype(np.int8)
+    return g.bind()
+
+
+def _modelled(fr: Frame) -> np.ndarray:
+    """Rows the model reads: all but Kineto's markers (the trace's span, GPU annotations, negative process ids)."""
+    keep = np.ones(len(fr), bool)
+    if "category" in fr.profile.column_names and len(fr):
+        codes, cats = fr.column_codes("category")
+        drop = np.array([c in SKIPPED_CATEGORIES for c in cats] + [False])
+        keep &= ~drop[np.where(codes < 0, len(cats), codes)]
+    if "process_id" in fr.profile.column_names and len(fr):
+        pid = fr.profile.column("process_id").combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
+        keep &= pid >= 0
+    return np.flatnonzero(keep)
+
+
+def _kinds(fr: Frame, rows: np.ndarray) -> np.ndarray:
+    """host, kernel, memcpy or collective per top-level event, decided once per (category, name)."""
+    out = np.full(rows.size, HOST, np.int8)
+    if "category" not in fr.profile.column_names or rows.size == 0:
+        return out
+    cat_codes, cats = fr.column_codes("category")
+    device = np.array([c in KERNEL_CATEGORIES for c in cats] + [False])
+    memory = np.array([c in MEMORY_CATEGORIES for c in cats] + [False])
+    comm = np.array([kernel_type(nm) == COMMUNICATION if nm else False for nm in fr.names] + [False])
+    cc = cat_codes[rows]
+    cc = np.where(cc < 0, len(cats), cc)
+    is_dev = device[cc]
+    out[is_dev] = KERNEL
+    out[is_dev & memory[cc]] = MEMCPY
+    out[is_dev & comm[fr.name[rows]]] = COLLECTIVE
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _tops(thread, start, end):  # pragma: no cover - numba
+    """In (thread, start, longest first) order: whether each event is top-level, and its top-level ancestor."""
+    n = thread.size
+    top = np.zeros(n, np.bool_)
+    anc = np.zeros(n, np.int64)
+    reach = np.int64(0)
+    last = -1
+    for i in range(n):
+        if i == 0 or thread[i] != thread[i - 1] or start[i] >= reach:
+            top[i] = True
+            last = i
+            reach = end[i]
+        else:
+            if end[i] > reach:
+                reach = end[i]
+        anc[i] = last
+    return top, anc
