@@ -7,8 +7,9 @@ path). Medians over fresh loads. Goals (issue 37): the path of a 1M-event profil
 a what-if replay at 1M events in 1 s or less.
 
 Profiles: the 1M-event sample (2 instances x 2 processes x 2 cores, most events framework and
-runtime children the model does not read) and a 1M-event sample with 16 cores per process, where
-the model reads more of the events.
+runtime children the model does not read), a 1M-event sample with 16 cores per process, where
+the model reads more of the events, and a 1M-event Kineto-like Chrome trace (an op on each of 8
+CPU threads launching a kernel on one of 4 streams through a flow).
 
     python bench/bench_critical_path.py [--repeat 3]
 """
@@ -38,9 +39,9 @@ A.critical_path(p)
 t2 = time.perf_counter()
 A.critical_path_breakdown(p)
 t3 = time.perf_counter()
-w = A.what_if(p, {{"kind": "compute", "nc_idx": 0}}, 0.5)
+w = A.what_if(p, {{"kind": ["compute", "kernel"], "nc_idx": [0, None]}}, 0.5)
 t4 = time.perf_counter()
-w = A.what_if(p, [({{"kind": "compute"}}, 0.5), ({{"kind": "gap"}}, 0.0)])
+w = A.what_if(p, [({{"kind": ["compute", "kernel"]}}, 0.5), ({{"kind": "gap"}}, 0.0)])
 t5 = time.perf_counter()
 g, _ = graph_of(frame_of(p))
 print(json.dumps({{"events": len(p), "instants": len(g), "edges": int(g.src.size), "segments": len(path),
@@ -58,6 +59,29 @@ def dense_sample(events: int) -> Path:
     return path
 
 
+def chrome_flows(events: int) -> Path:
+    """A Kineto-like Chrome trace: per op a cpu_op, its cudaLaunchKernel and the kernel, joined by an ac2g flow."""
+    import orjson
+
+    path = OUT / f"chrome_flows_{events}.json"
+    if path.exists():
+        return path
+    out = []
+    for i in range(events // 3):
+        tid, ts = 10 + i % 8, (i // 8) * 12.0
+        out += [{"ph": "X", "cat": "cpu_op", "name": f"aten::op_{i % 97}", "pid": 1, "tid": tid, "ts": ts, "dur": 10.0},
+                {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": tid, "ts": ts + 2,
+                 "dur": 3.0},
+                {"ph": "X", "cat": "kernel", "name": f"kernel_{i % 31}", "pid": 0, "tid": 7 + i % 4,
+                 "ts": ts + 6 + (i % 4) * 3.0, "dur": 2.0 + (i % 3)},
+                {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": i, "pid": 1, "tid": tid, "ts": ts + 2},
+                {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": i, "pid": 0, "tid": 7 + i % 4,
+                 "ts": ts + 6 + (i % 4) * 3.0}]
+    OUT.mkdir(exist_ok=True)
+    path.write_bytes(orjson.dumps({"traceEvents": out}))
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
@@ -66,7 +90,8 @@ def main() -> None:
     from common import in_child
 
     results = {"machine": machine()}
-    for label, path in (("sample", sample(args.events)), ("sample, 16 cores per process", dense_sample(args.events))):
+    for label, path in (("sample", sample(args.events)), ("sample, 16 cores per process", dense_sample(args.events)),
+                        ("Kineto-like Chrome trace with flows", chrome_flows(args.events))):
         in_child(CODE.format(path=str(path)))  # numba's cache and the parse cache warm
         runs = [in_child(CODE.format(path=str(path))) for _ in range(args.repeat)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
