@@ -162,3 +162,18 @@ def test_a_plain_trace_has_a_thread_path_and_an_empty_profile_says_why(tmp_path)
     assert any("no events" in n for n in got.attrs["notes"])
     assert A.critical_path_breakdown(empty).empty
     assert A.what_if(empty, {"kind": "compute"}, 0.5).saved_ns == 0
+
+
+def test_the_headline_names_the_worker_and_what_halving_its_work_saves(tmp_path):
+    p = write_profile(tmp_path / "j", simulate(draw(5)))
+    h = A.critical_path_headline(p)
+    b = A.critical_path_breakdown(p)
+    top = b[b["kind"] == "compute"].sort_values("duration_ns", ascending=False).iloc[0]
+    assert (h["instance_id"], h["process_id"], h["nc_idx"], h["kind"]) == \
+        (top["instance_id"], int(top["process_id"]), int(top["nc_idx"]), "compute")
+    w = A.what_if(p, {"instance_id": h["instance_id"], "process_id": h["process_id"], "nc_idx": h["nc_idx"],
+                      "kind": "compute"}, 0.5)
+    assert h["saved_ns"] == w.saved_ns > 0
+    assert h["sentence"].startswith(f"{h['instance_id']} pid {h['process_id']} NC {h['nc_idx']} is on the critical path "
+                                    f"in {h['steps_on_path']:,} of {h['steps']:,} steps; halving its compute would save ")
+    assert A.critical_path_headline(p.filter(time_range=(p.end_ts + 10**9, p.end_ts + 2 * 10**9))) == {}

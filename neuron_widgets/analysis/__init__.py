@@ -10,7 +10,7 @@ import numpy as np
 
 from .across import across
 from .compare import compare
-from .critical_path import critical_path, critical_path_breakdown
+from .critical_path import critical_path, critical_path_breakdown, critical_path_headline
 from .density import busy_density
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
@@ -23,7 +23,7 @@ from .temporal import temporal_breakdown
 from .what_if import WhatIf, what_if
 
 __all__ = ["NRT_STATUS", "WhatIf", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare",
-           "critical_path", "critical_path_breakdown", "errors_and_hangs", "idle_time_breakdown",
+           "critical_path", "critical_path_breakdown", "critical_path_headline", "errors_and_hangs", "idle_time_breakdown",
            "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown",
            "what_if"]
 
