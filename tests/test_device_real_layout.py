@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from random_device import random_device_trace
 from reference_device import layer_of, ref_engines
 
@@ -295,3 +297,39 @@ def test_nan_and_infinity_literals_are_read_and_their_rows_counted(tmp_path: Pat
     path.write_text(path.read_text()[:-40])  # cut short: still a clear error naming the file
     with pytest.raises(nw.ProfileError, match=re.escape(path.name)):
         nw.load_device_trace(path)
+
+
+_value = st.one_of(st.none(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True),
+                   st.text(max_size=4), st.booleans(), st.lists(st.integers(), max_size=2))
+_row = st.fixed_dictionaries({}, optional={
+    "timestamp": _value, "duration": _value, "label": _value, "opcode": _value, "layer": _value,
+    "fully_qualified_subgraph": _value, "hlo_name": _value, "id": _value, "subgroup": _value, "dma_queue": _value,
+    "dma_engine": _value, "queue_type": _value, "source": _value, "dest": _value, "transfer_size": _value})
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ins=st.lists(_row | _value, max_size=12), dma=st.lists(_row | _value, max_size=8),
+       layers=st.lists(st.fixed_dictionaries({"name": _value}, optional={"start": _value, "end": _value,
+                                                                         "tensor_engine_mfu": _value}), max_size=4))
+def test_fuzz_device_json_never_crashes_nor_drops_uncounted(tmp_path: Path, ins, dma, layers) -> None:
+    """Any device JSON: a ProfileError naming the file, or a trace whose every dropped row is counted, whose
+    times are int64 within the limit, and which the hierarchy, the analyses, the strip and the viewer take."""
+    path = tmp_path / "device_profile_model_9.json"
+    path.write_text(json.dumps({"instruction": ins, "dma": dma, "layer_summary": layers}))
+    try:
+        trace = nw.load_device_trace(path)
+    except nw.ProfileError as exc:
+        assert path.name in str(exc)
+        return
+    w = trace.warnings.counts
+    for key, rows, df in (("instruction", ins, trace.instructions), ("dma", dma, trace.dma)):
+        dropped = sum(v for k, v in w.items() if k.startswith(f"device JSON {key}:") and "dropped" in k)
+        assert len(df) + dropped == len(rows), (key, dict(w))
+        if len(df):
+            s, e = df["start_ts"].to_numpy(), df["end_ts"].to_numpy()
+            assert df["start_ts"].dtype == np.int64 and (e >= s).all() and (np.abs(e) < 2**62).all()
+    h = trace.hierarchy()
+    assert h["path"].is_unique
+    D.device_breakdown(trace)
+    engine_strip(trace)
+    DeviceTraceViewer(trace)

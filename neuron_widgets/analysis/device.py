@@ -22,6 +22,7 @@ from ..model.device_engines import (
     engine_codes,
     engine_times,
     grouped_busy,
+    transfer_bytes,
     waiting,
 )
 from ..model.device_events import _encode, _engine_key
@@ -127,8 +128,7 @@ def dma_traffic(source: Any) -> pd.DataFrame:
     dc, dn = _encode(dma_directions(dma))
     key = qc.astype(np.int64) * len(dn) + dc
     uniq, inv = np.unique(key, return_inverse=True)
-    moved = pd.to_numeric(dma["transfer_bytes"], errors="coerce").fillna(0).to_numpy(np.float64) \
-        if "transfer_bytes" in dma else np.zeros(len(dma))
+    moved = transfer_bytes(dma)
     busy = grouped_busy(inv.astype(np.int64), dma["start_ts"].to_numpy(np.int64), dma["end_ts"].to_numpy(np.int64),
                         len(uniq))
     out = pd.DataFrame({"queue": [qn[u // len(dn)] for u in uniq], "direction": [dn[u % len(dn)] for u in uniq],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..model.device_engines import transfer_bytes
 from ..model.device_summary import busy_ns, engine_active, execution_span, summary_percent
 from ..model.profile import Profile
 from .frame import notes_of
@@ -56,7 +57,7 @@ def _numbers(trace) -> dict[str, float]:
     dma = trace.dma
     if not dma.empty:
         if "transfer_bytes" in dma:
-            out["dma_bytes"] = float(dma["transfer_bytes"].sum())
+            out["dma_bytes"] = float(transfer_bytes(dma).sum())
         out["dma_busy_pctg"] = 100.0 * busy_ns(dma["start_ts"].to_numpy(np.int64), dma["end_ts"].to_numpy(np.int64)) / span
     for r in engine_active(trace).itertuples():
         out[f"{r.engine}_active_pctg"] = 100.0 * min(r.active_ns / span, 1.0)

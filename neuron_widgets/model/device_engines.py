@@ -202,3 +202,11 @@ def dma_queues(dma: pd.DataFrame) -> pd.Series:
     nc, nt = _encode(name)
     named = pd.Series(np.array(nt, dtype=object)[nc], index=dma.index, dtype=object)
     return named.where(named.str.strip() != "", numbered)
+
+
+def transfer_bytes(dma: pd.DataFrame) -> np.ndarray:
+    """Each DMA row's bytes moved (`transfer_bytes`) as float64: 0 where it is no finite, non-negative number."""
+    if "transfer_bytes" not in dma:
+        return np.zeros(len(dma))
+    moved = pd.to_numeric(dma["transfer_bytes"], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    return np.where(np.isfinite(moved) & (moved >= 0), np.minimum(moved, 2.0**62), 0.0)

@@ -94,13 +94,17 @@ class _Part:
 
 def _encode(values: Any) -> tuple[np.ndarray, list[str]]:
     """Codes and their texts for a column, through Arrow (no Python string per row)."""
-    arr = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values, from_pandas=True)
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if pa.types.is_dictionary(arr.type):
-        return _dictionary_codes(arr)
-    if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
-        arr = arr.cast(pa.string())
+    try:
+        arr = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values, from_pandas=True)
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if pa.types.is_dictionary(arr.type):
+            return _dictionary_codes(arr)
+        if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
+            arr = arr.cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        # Values of mixed kinds (a JSON field holding numbers, text and lists): their text, one by one.
+        arr = pa.array([None if _missing(v) else str(v) for v in values], pa.string())
     enc = pc.dictionary_encode(arr, null_encoding="encode")
     texts = ["" if v is None else str(v) for v in enc.dictionary.to_pylist()]
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), texts

@@ -283,7 +283,8 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
     levels = dict(zip(out["path"], out["level"], strict=True))
     spans = {p: (int(a), int(b)) for p, a, b in zip(out["path"], out["start_ts"], out["end_ts"], strict=True)}
     whole = (min((a for a, _ in spans.values()), default=0), max((b for _, b in spans.values()), default=0))
-    extra = []
+    extra: list[dict[str, Any]] = []
+    added: dict[str, dict[str, Any]] = {}
     used = dropped = 0
     rows = [r for r in layers.to_dict("records") if str(r.get("name") or "").strip()]
     # Shallow names first, so a layer only the summary knows finds its (also new) parent.
@@ -324,6 +325,9 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
             for k, v in values.items():
                 out.at[i, k] = v
             continue
+        if path in added:  # the summary names it twice: the later row's numbers win, as for a known node
+            added[path].update(values)
+            continue
         parent = next(("/" + "/".join(segs[:k]) for k in range(len(segs) - 1, 0, -1)
                        if "/" + "/".join(segs[:k]) in levels), "")
         level = levels[parent] + 1 if parent else 0
@@ -335,9 +339,9 @@ def _with_layer_summary(out: pd.DataFrame, layers: pd.DataFrame) -> tuple[pd.Dat
             values.setdefault("end_ts", max(b, values["start_ts"]))
             values["duration_ns"] = values["end_ts"] - values["start_ts"]
         spans[path] = (values["start_ts"], values["end_ts"])
-        index[path] = -1
-        extra.append({"path": path, "name": segs[-1], "parent": parent, "level": level, "kind": "layer",
-                      "instructions": 0, **values})
+        added[path] = {"path": path, "name": segs[-1], "parent": parent, "level": level, "kind": "layer",
+                       "instructions": 0, **values}
+        extra.append(added[path])
     if extra:
         # Every int column filled before the concat: a hole would make it float, rounding ns past 2^53.
         engines = {c: 0 for c in out.columns if c.endswith(("_active_ns", "_wait_ns"))}

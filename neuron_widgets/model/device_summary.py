@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .device_engines import busy_ns, engine_times, grouped_busy  # noqa: F401 - their home is device_engines
+from .device_engines import busy_ns, engine_times, grouped_busy, transfer_bytes  # noqa: F401 - their home is device_engines
 from .device_trace import DeviceTrace
 
 
@@ -60,7 +60,7 @@ def engine_strip(trace: DeviceTrace) -> list[dict[str, Any]]:
                                f"{r.busy_ns:,} ns of {span:,} ns ({r.instructions:,} instructions)"})
     dma = trace.dma
     if not dma.empty:
-        moved = float(dma["transfer_bytes"].sum()) if "transfer_bytes" in dma else None
+        moved = float(transfer_bytes(dma).sum()) if "transfer_bytes" in dma else None
         busy = busy_ns(dma["start_ts"].to_numpy(), dma["end_ts"].to_numpy())
         value = f"{_bytes(moved)} · {busy / span:.0%} busy" if moved is not None else f"{busy / span:.0%} busy"
         chips.append({"label": "DMA", "value": value, "share": min(busy / span, 1.0),

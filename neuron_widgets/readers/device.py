@@ -21,6 +21,8 @@ _PARQUET_TABLES = {"instructions": "Instruction", "dma": "DmaPacket", "semaphore
                    "active_time": "ActiveTime"}
 _JSON_TABLES = {"instructions": "instruction", "dma": "dma", "semaphores": "semaphore_update",
                 "summary": "summary", "active_time": "active_time", "layers": "layer_summary"}
+# The column each table's rows are placed in time by (after renaming): rows without it are dropped.
+_JSON_TIME = {"instructions": "start_ts", "dma": "start_ts", "semaphores": "timestamp", "active_time": "start_ts"}
 _JSON_RENAME = {"instructions": {"timestamp": "start_ts", "duration": "duration_ns", "label": "timeline_track"},
                 "dma": {"timestamp": "start_ts", "duration": "duration_ns", "subgroup": "queue_name",
                         "dma_queue": "queue_idx", "dma_engine": "engine_idx", "transfer_size": "transfer_bytes",
@@ -157,7 +159,7 @@ def _json(path: Path) -> DeviceTrace:
         objects = [r for r in rows if isinstance(r, dict)]
         warnings.add(f"device JSON {key}: entries that are not objects, dropped", len(rows) - len(objects))
         df = _exact_ids(pd.DataFrame(objects), objects).rename(columns=_JSON_RENAME[attr])
-        frames[attr] = _json_times(df, key, warnings)
+        frames[attr] = _json_times(df, key, warnings, _JSON_TIME.get(attr))
     instr = frames.pop("instructions")
     if instr.empty:
         instr = pd.DataFrame({"start_ts": pd.Series(dtype="int64"), "end_ts": pd.Series(dtype="int64")})
@@ -209,13 +211,15 @@ def _exact_ids(df: pd.DataFrame, rows: list[dict[str, Any]]) -> pd.DataFrame:
 TIME_LIMIT = TS_LIMIT + 1
 
 
-def _json_times(df: pd.DataFrame, key: str, warnings: LoadWarnings) -> pd.DataFrame:
-    """start_ts, duration_ns and end_ts as int64; rows whose time is missing or out of range dropped,
+def _json_times(df: pd.DataFrame, key: str, warnings: LoadWarnings, when: str | None) -> pd.DataFrame:
+    """start_ts, duration_ns and end_ts as int64; rows whose time (`when`) is missing or out of range dropped,
     negative or missing durations taken as 0 and durations past the range shortened, each counted."""
-    starts = [c for c in ("start_ts", "timestamp") if c in df]
-    if df.empty or not starts:
+    if not len(df) or when is None:  # (a frame of rows without keys has rows, and is "empty")
         return df
-    when = starts[0]
+    if when not in df:  # no row has a time: none can be drawn
+        warnings.add(f"device JSON {key}: rows without a numeric timestamp, dropped", len(df))
+        return df.iloc[:0].assign(**{when: pd.Series(dtype="int64")},
+                                  **({"end_ts": pd.Series(dtype="int64")} if when == "start_ts" else {}))
     t = _numbers(df[when])
     bad = ~np.isfinite(t)
     far = ~bad & (np.abs(np.where(bad, 0, t)) >= TIME_LIMIT)
@@ -244,6 +248,9 @@ def _json_times(df: pd.DataFrame, key: str, warnings: LoadWarnings) -> pd.DataFr
         d = np.where(long, room, np.trunc(np.where(fixed, 0, d)).astype(np.int64))
         df["duration_ns"] = _as_int64(df["duration_ns"], d, exact=not fixed.any())
         df["end_ts"] = start + df["duration_ns"].to_numpy(np.int64)
+    elif when == "start_ts" and "end_ts" not in df:
+        warnings.add(f"device JSON {key}: rows without a numeric duration, taken as 0 ns", len(df))
+        df["end_ts"] = df[when].to_numpy(np.int64)
     elif "end_ts" in df:
         e = _numbers(df["end_ts"])
         bad_end = ~np.isfinite(e) | (np.abs(np.where(np.isfinite(e), e, 0)) >= TIME_LIMIT)
