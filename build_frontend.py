@@ -5,6 +5,8 @@ without Node installs from source too (issue 35 item 12)."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -51,8 +53,16 @@ def node_tools() -> tuple[list[str], list[str], dict[str, str]]:
     if npm and npx and node and (node_version(node) or 0) >= OLDEST_NODE:
         return [npm], [npx], dict(os.environ)
     wnode, npm_cli, npx_cli = wheel_node()
-    shim = Path(tempfile.mkdtemp(prefix="neuron-widgets-node-"))
-    (shim / wnode.name).symlink_to(wnode)
+    if os.name == "nt":  # node.exe sits beside working npm.cmd and npx.cmd there
+        shim = wnode.parent
+    else:
+        # One per installed Node, reused by later builds (no directory left behind per build).
+        shim = Path(tempfile.gettempdir()) / f"neuron-widgets-node-{hashlib.sha1(str(wnode).encode()).hexdigest()[:12]}"
+        shim.mkdir(exist_ok=True)
+        link = shim / wnode.name
+        if not link.exists():
+            with contextlib.suppress(FileExistsError):  # a build running beside this one made it
+                link.symlink_to(wnode)
     env = {**os.environ, "PATH": os.pathsep.join([str(shim), os.environ.get("PATH", "")])}
     return [str(wnode), str(npm_cli)], [str(wnode), str(npx_cli)], env
 
