@@ -41,9 +41,10 @@ cells = [
     md("## A Kineto trace\nA PyTorch profiler (Kineto) GPU trace, labelled as its own tools show it: the process by "
        "its name and id, GPUs by Kineto's labels (`GPU 0`), threads and streams by their names (`stream 7`), the CPU "
        "first. The package carries a small two-rank one, `nw.sample_profile('kineto')`, in which rank 0 reaches the "
-       "all-reduce late; where HTA's test traces are on the machine (`NEURON_WIDGETS_TRACES`), a real 109k-event "
+       "all-reduce late; where HTA's test traces are on the machine (a clone's `tests/data/traces`, or "
+       "`NEURON_WIDGETS_TRACES`), a real 109k-event "
        "trace recorded by someone else is opened instead."),
-    code("traces = Path(os.environ.get('NEURON_WIDGETS_TRACES', '../../shared/data/traces'))\n"
+    code("traces = Path(os.environ.get('NEURON_WIDGETS_TRACES', '../tests/data/traces'))\n"
          "recorded = traces / 'hta' / 'trace_diff_control_rank3of8.json.gz'\n"
          "kineto = nw.load_profile(recorded) if recorded.is_file() else nw.sample_profile('kineto')\n"
          "print('Kineto trace:', recorded if recorded.is_file() else \"the bundled sample, nw.sample_profile('kineto')\")\n"

@@ -1,4 +1,4 @@
-"""The tour as a fresh clone or a wheel install runs it: no ../shared beside it, no NEURON_WIDGETS_TRACES.
+"""The tour as a wheel install runs it: no tests/data/traces (nor ../shared) beside it, no NEURON_WIDGETS_TRACES.
 Every section shows what its prose says (the Kineto section a Kineto trace), nothing is "not here"."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory, monkeypatch_module: pytest.Mon
     where = tmp_path_factory.mktemp("clone") / "project" / "notebooks"
     where.mkdir(parents=True)
     shutil.copy(TOUR, where / "tour.ipynb")
-    assert not (where / "../../shared").exists()
+    assert not (where / "../tests/data/traces").exists() and not (where / "../../shared").exists()
     monkeypatch_module.delenv("NEURON_WIDGETS_TRACES", raising=False)
     nb = nbformat.read(where / "tour.ipynb", as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(where)}}).execute()
