@@ -179,29 +179,33 @@ def dma_directions(dma: pd.DataFrame) -> pd.Series:
 
 
 def dma_queues(dma: pd.DataFrame) -> pd.Series:
-    """Each DMA row's queue: its name (`queue_name`, the JSON's `subgroup`), else `queue <idx> E<engine>` from
-    its queue and DMA engine numbers, else "queue"."""
+    """Each DMA row's queue (a categorical): its name (`queue_name`, the JSON's `subgroup`), else
+    `queue <idx> E<engine>` from its queue and DMA engine numbers, else "queue". Decided per distinct
+    value, not per row."""
     from .device_events import _combine, _encode
 
     def known(col: str) -> pd.Series | None:
-        if col not in dma:
-            return None
-        s = dma[col]
-        return s if s.notna().any() else None
+        return dma[col] if col in dma and dma[col].notna().any() else None
 
-    idx, eng = known("queue_idx"), known("engine_idx")
     n = len(dma)
-    a = _encode(idx) if idx is not None else (np.zeros(n, np.int32), [""])
-    b = _encode(eng) if eng is not None else (np.zeros(n, np.int32), [""])
-    codes, texts = _combine(a, b, lambda q, e: " ".join(x for x in (f"queue {q}" if q else "",
-                                                                      f"E{e}" if e else "") if x) or "queue")
-    numbered = pd.Series(np.array(texts, dtype=object)[codes] if texts else [], index=dma.index, dtype=object)
     name = known("queue_name")
-    if name is None:
-        return numbered
-    nc, nt = _encode(name)
-    named = pd.Series(np.array(nt, dtype=object)[nc], index=dma.index, dtype=object)
-    return named.where(named.str.strip() != "", numbered)
+    if name is not None:
+        codes, texts = _encode(name)
+        blank = np.array([not t.strip() for t in texts] or [True])
+    else:
+        codes, texts, blank = np.zeros(n, np.int32), [""], np.array([True])
+    if blank[codes].any():  # some rows have no name: their numbers stand in
+        idx, eng = known("queue_idx"), known("engine_idx")
+        a = _encode(idx) if idx is not None else (np.zeros(n, np.int32), [""])
+        b = _encode(eng) if eng is not None else (np.zeros(n, np.int32), [""])
+        nums, labels = _combine(a, b, lambda q, e: " ".join(x for x in (f"queue {q}" if q else "",
+                                                                           f"E{e}" if e else "") if x) or "queue")
+        codes = np.where(blank[codes], len(texts) + nums, codes)
+        texts = [*texts, *labels]
+    # One category per text (a name may read like a number-made label).
+    cats = list(dict.fromkeys(t for k, t in enumerate(texts) if k >= len(blank) or not blank[k]))
+    pos = np.array([cats.index(t) if t in cats else -1 for t in texts] or [0], dtype=np.int32)
+    return pd.Series(pd.Categorical.from_codes(pos[codes], categories=cats), index=dma.index, name="queue")
 
 
 def transfer_bytes(dma: pd.DataFrame) -> np.ndarray:
