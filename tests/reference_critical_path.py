@@ -17,7 +17,7 @@ from reference_neuron import events
 
 KINDS = ("compute", "collective", "host", "launch", "gap")
 OWN, CORE_ORDER, LAUNCHED, RETURNED, OTHERS_ARRIVED, HOST_ORDER = range(6)
-ROLE = {"s": 0, "e": 1, "v": 2, "m": 3, "p": 0}
+ROLE = {"s": 0, "e": 1, "v": 2, "m": 3, "p": 0, "q": 1}
 
 
 def _int(e: dict, key: str) -> int | None:
@@ -317,6 +317,8 @@ def _opt(v: Any) -> int | None:
 NCCL = re.compile(r"^(nccl|hccl|rccl)|ncclKernel|ncclDevKernel")
 DEVICE_CATEGORIES = {"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"}
 MEMORY_CATEGORIES = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
+SYNCS = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "hipDeviceSynchronize",
+         "hipStreamSynchronize", "hipEventSynchronize"}
 
 
 class ChromeModel(Model):
@@ -338,11 +340,25 @@ class ChromeModel(Model):
                                         stream if isinstance(stream, str) else None),
                              "flows": [str(f) for f in flows] if flows is not None else []})
         self.t, self.preds, self.gap_of, self.step = {}, defaultdict(list), {}, {}
+        for e in self.evs:
+            e["modelled"] = e["category"] not in ("Trace", "gpu_user_annotation", "user_annotation") and \
+                (e["thread"][1] or 0) >= 0
+        flows: dict[str, list[dict]] = defaultdict(list)
+        for e in self.evs:
+            for f in e["flows"] if e["modelled"] else []:
+                flows[f].append(e)
+        pairs = []
+        for carriers in flows.values():
+            carriers.sort(key=lambda e: (e["start"], e["row"]))
+            pairs += [(a, b) for a, b in itertools.pairwise(carriers) if a is not b]
+        if pairs:  # only the threads flows touch
+            touched = {e["thread"] for pair in pairs for e in pair}
+            for e in self.evs:
+                e["modelled"] = e["modelled"] and e["thread"] in touched
         threads: dict[Any, list[dict]] = defaultdict(list)
         for e in self.evs:
-            if e["category"] not in ("Trace", "gpu_user_annotation", "user_annotation") and (e["thread"][1] or 0) >= 0:
+            if e["modelled"]:
                 threads[e["thread"]].append(e)
-                e["modelled"] = True
         tops: dict[Any, list[dict]] = {}
         for key, mine in threads.items():
             mine.sort(key=lambda e: (e["start"], -e["end"], e["row"]))
@@ -354,14 +370,6 @@ class ChromeModel(Model):
                 else:
                     reach = max(reach, e["end"])
                 e["top"] = last
-        flows: dict[str, list[dict]] = defaultdict(list)
-        for e in self.evs:
-            for f in e["flows"] if e.get("modelled") else []:
-                flows[f].append(e)
-        pairs = []
-        for carriers in flows.values():
-            carriers.sort(key=lambda e: (e["start"], e["row"]))
-            pairs += [(a, b) for a, b in itertools.pairwise(carriers) if a is not b]
 
         def kind(e: dict) -> str:
             if e["category"] in DEVICE_CATEGORIES:
@@ -377,11 +385,21 @@ class ChromeModel(Model):
                 self.gap_of[("s", e["row"])] = ("gap", e["row"], False, False)
                 self.t[("e", e["row"])] = e["end"]
                 self.gap_of[("e", e["row"])] = (kind(e), e["row"], True, False)
+        def point(e: dict, role: str) -> None:
+            if (role, e["row"]) not in self.t:
+                self.t[(role, e["row"])] = e["start"] if role == "p" else e["end"]
+                self.gap_of[(role, e["row"])] = (kind(e["top"]), e["top"]["row"], True, False) if role == "p" else \
+                    ("host", e["row"], True, False)
+                points[e["top"]["row"]].append((role, e["row"]))
+
         for a, _ in pairs:
-            if a["top"] is not a and ("p", a["row"]) not in self.t:
-                self.t[("p", a["row"])] = a["start"]
-                self.gap_of[("p", a["row"])] = (kind(a["top"]), a["top"]["row"], True, False)
-                points[a["top"]["row"]].append(("p", a["row"]))
+            if a["top"] is not a:
+                point(a, "p")
+        syncs = [e for e in self.evs if e.get("modelled") and e["name"] in SYNCS]
+        for e in syncs:
+            if e["top"] is not e:
+                point(e, "p")
+                point(e, "q")
 
         def edge(src, dst, cls, k=None, row=-1, gk=None) -> None:
             w = self.t[dst] - self.t[src] if k is not None else 0
@@ -389,15 +407,28 @@ class ChromeModel(Model):
 
         for mine in tops.values():
             for e in mine:
-                chain = [("s", e["row"]), *sorted(points[e["row"]], key=lambda p: (self.t[p], p[1])), ("e", e["row"])]
+                inside = sorted(points[e["row"]], key=lambda p: (self.t[p], p[1], ROLE[p[0]]))
+                chain = [("s", e["row"]), *inside, ("e", e["row"])]
                 for x, y in itertools.pairwise(chain):
-                    edge(x, y, OWN, kind(e), e["row"])
+                    waits = x[1] == y[1] and self._ident(x)[1] == 0 and self._ident(y)[1] == 1 and \
+                        self.evs[x[1]]["name"] in SYNCS
+                    if waits:  # a synchronising call waits, it does not work
+                        edge(x, y, OWN)
+                    else:
+                        edge(x, y, OWN, kind(e), e["row"])
             ordered = sorted(mine, key=lambda e: (e["start"], e["row"]))
             for x, y in itertools.pairwise(ordered):
                 edge(("e", x["row"]), ("s", y["row"]), HOST_ORDER)
         for a, b in pairs:
             src = ("s", a["row"]) if a["top"] is a else ("p", a["row"])
             edge(src, ("s", b["top"]["row"]), LAUNCHED, row=a["row"], gk="launch")
+            if kind(b["top"]) != "host":  # the first synchronising call on the launching thread after the launch
+                later = sorted((e for e in syncs if e["thread"] == a["thread"] and e["start"] >= a["start"]),
+                               key=lambda e: (e["start"], e["row"]))
+                if later:
+                    sy = later[0]
+                    edge(("e", b["top"]["row"]), ("e", sy["row"]) if sy["top"] is sy else ("q", sy["row"]),
+                         OTHERS_ARRIVED)
         self._bind()
 
     def segment_attrs(self, kind: str, row: int, inside: bool, core: bool) -> dict[str, Any]:

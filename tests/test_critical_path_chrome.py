@@ -14,8 +14,8 @@ from neuron_widgets import analysis as A
 
 
 def random_trace(seed: int) -> dict:
-    """Threads of nested events (some GPU streams of kernels, copies and NCCL kernels), flows between them,
-    now and then an event left open."""
+    """Threads of nested events (some GPU streams of kernels, copies and NCCL kernels; synchronising calls at
+    the top or inside), flows between them, now and then an event left open."""
     rng = np.random.default_rng(seed)
     events, slices = [], []
     for pid in range(1, int(rng.integers(1, 3)) + 1):
@@ -28,7 +28,7 @@ def random_trace(seed: int) -> dict:
                     cat = str(rng.choice(["kernel", "gpu_memcpy", "kernel"]))
                     name = str(rng.choice(["gemm", "ncclKernel_AllReduce", "Memcpy HtoD"]))
                 else:
-                    cat, name = "cpu_op", str(rng.choice(["aten::mm", "step", "load"]))
+                    cat, name = "cpu_op", str(rng.choice(["aten::mm", "step", "load", "cudaDeviceSynchronize"]))
                 e = {"name": name, "ph": "X", "ts": t, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
                 events.append(e)
                 slices.append(e)
@@ -38,14 +38,29 @@ def random_trace(seed: int) -> dict:
                         if c + 2 >= t + dur:
                             break
                         d = int(rng.integers(1, max(2, (t + dur - c) // 2)))
-                        child = {"name": "cudaLaunchKernel", "ph": "X", "ts": c, "dur": d, "pid": pid, "tid": tid,
-                                 "cat": "cuda_runtime"}
+                        child = {"name": str(rng.choice(["cudaLaunchKernel", "cudaLaunchKernel", "cudaStreamSynchronize"])),
+                                 "ph": "X", "ts": c, "dur": d, "pid": pid, "tid": tid, "cat": "cuda_runtime"}
                         events.append(child)
                         slices.append(child)
                         c += d + int(rng.integers(1, 4))
                 t += dur + int(rng.integers(0, 40))
             if rng.random() < .15:
                 events.append({"name": "open", "ph": "B", "ts": t + 5, "pid": pid, "tid": tid, "cat": "cpu_op"})
+    # Launch, kernel, synchronise: a thread that waits for its kernels (now and then it returns before one ends).
+    t = int(rng.integers(0, 100))
+    for j in range(int(rng.integers(0, 6))):
+        kernel_at, kernel_dur = t + 10 + int(rng.integers(0, 20)), int(rng.integers(5, 60))
+        sync_end = min(t + 95, kernel_at + kernel_dur + int(rng.integers(-3, 6)))
+        events += [{"name": "step", "ph": "X", "ts": t, "dur": 100, "pid": 3, "tid": 90, "cat": "cpu_op"},
+                   {"name": "cudaLaunchKernel", "ph": "X", "ts": t + 5, "dur": 3, "pid": 3, "tid": 90,
+                    "cat": "cuda_runtime"},
+                   {"name": "cudaStreamSynchronize", "ph": "X", "ts": t + 12, "dur": max(sync_end - t - 12, 1),
+                    "pid": 3, "tid": 90, "cat": "cuda_runtime"},
+                   {"name": "gemm", "ph": "X", "ts": kernel_at, "dur": kernel_dur, "pid": 4, "tid": 91, "cat": "kernel"},
+                   {"name": "ac2g", "ph": "s", "ts": t + 5, "id": 10_000 + j, "pid": 3, "tid": 90, "cat": "ac2g"},
+                   {"name": "ac2g", "ph": "f", "bp": "e", "ts": kernel_at, "id": 10_000 + j, "pid": 4, "tid": 91,
+                    "cat": "ac2g"}]
+        t += 100 + int(rng.integers(0, 30))
     for k in range(int(rng.integers(0, 2 * len(slices) // 3 + 1))):
         a, b = (slices[int(i)] for i in rng.integers(0, len(slices), 2))
         if a is b:
@@ -72,7 +87,7 @@ def _plain(df: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.mark.parametrize("chunk", range(2))
 def test_chrome_path_and_replay_match_the_reference(chunk, tmp_path):
-    flows_on_path = 0
+    flows_on_path = waited = 0
     for seed in range(chunk * 40, (chunk + 1) * 40):
         f = tmp_path / f"t{seed}.json"
         f.write_text(json.dumps(random_trace(seed)))
@@ -85,6 +100,8 @@ def test_chrome_path_and_replay_match_the_reference(chunk, tmp_path):
         assert (got.to_numpy() == _plain(want).to_numpy()).all(), seed
         assert int(fast["duration_ns"].sum()) == ref.replay([])[0], seed
         flows_on_path += int((fast["kind"] == "launch").sum())
+        kinds, names = fast["kind"].astype(str).tolist(), fast["name"].tolist()
+        waited += sum(1 for i in range(1, len(kinds)) if kinds[i - 1] == "kernel" and names[i] == "cudaStreamSynchronize")
         rng = np.random.default_rng(seed)
         changes = [({"kind": str(rng.choice(["kernel", "host", "gap", "launch"]))}, float(rng.choice([0.0, 0.5, 2.0])))]
         if len(fast):
@@ -94,6 +111,7 @@ def test_chrome_path_and_replay_match_the_reference(chunk, tmp_path):
         w = A.what_if(p, changes)
         assert w.span_ns == span and abs(w.predicted_span_ns - predicted) <= 1, (seed, changes)
     assert flows_on_path >= 5  # the path follows flows between threads
+    assert waited >= 5  # and goes from a kernel back to the call that waited for it
 
 
 def test_a_flow_leaves_its_thread_where_the_launch_starts(tmp_path):

@@ -32,8 +32,9 @@ def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
 
             g = chrome_graph(fr)
             if trace_kind(fr) == "kineto":
-                g.notes.append("Kineto: threads and streams in order and launch -> kernel flows only; synchronisations "
-                               "and NCCL kernels across ranks are not modelled")
+                g.notes.append("Kineto: threads and streams in order, launch -> kernel flows, and a synchronising call "
+                               "waits for all its thread launched since the last one (the trace does not say which "
+                               "stream or event); NCCL kernels across ranks are not matched")
             return g, g.notes
         from .critical_path_neuron import neuron_graph
 

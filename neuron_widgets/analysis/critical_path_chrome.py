@@ -6,9 +6,13 @@
 - A flow (the events sharing a flow id, upstream first by start) leads from the moment its
   upstream event starts to the start of the downstream event's top-level event. A top-level
   event that flows leave is split at those moments, so the path can leave it there.
+- A synchronising call (`cuda`/`hip` `Device`/`Stream`/`EventSynchronize`) returns no earlier than
+  the device work (kernels, copies) its thread launched before it started, since the previous
+  such call; from its start to its end the thread waits rather than works.
 
-Kineto's GPU streams are threads here and its launch -> kernel flows (`ac2g`) are flows; its
-synchronisations and the NCCL kernels across ranks are not modelled. A top-level event is a
+Kineto's GPU streams are threads here and its launch -> kernel flows (`ac2g`) are flows; which
+stream or event a call synchronises with is not in the trace (a call is taken to wait for
+everything its thread launched), and the NCCL kernels across ranks are not matched. A top-level event is a
 `kernel`, `memcpy` or `collective` (NCCL) by its category and name, else `host` work.
 """
 
@@ -28,6 +32,7 @@ from .critical_path_graph import (
     LAUNCH,
     LAUNCHED,
     MEMCPY,
+    OTHERS_ARRIVED,
     OWN,
     START,
     Graph,
@@ -38,6 +43,8 @@ from .launches import _exploded
 
 THREAD_KEYS = ("instance_id", "process_id", "thread_id", "framework_stream_id")
 MEMORY_CATEGORIES = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
+SYNC_NAMES = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "hipDeviceSynchronize",
+              "hipStreamSynchronize", "hipEventSynchronize")
 SKIPPED_CATEGORIES = frozenset({"Trace", "gpu_user_annotation", "user_annotation"})
 
 
@@ -51,17 +58,6 @@ def chrome_graph(fr: Frame) -> Graph:
     if used.size < n_rows:
         notes.append(f"{n_rows - used.size} events are markers the model leaves out (Kineto's trace span, step and GPU "
                      "annotation spans, events of negative process ids)")
-    order = used[np.lexsort((used, -end[used], start[used], thread[used]))]
-    is_top_sorted, anc_sorted = _tops(thread[order], start[order], end[order])
-    is_top = np.zeros(n_rows, bool)
-    is_top[order] = is_top_sorted
-    ancestor = np.full(n_rows, -1, np.int64)
-    ancestor[order] = order[anc_sorted]
-    tops = np.flatnonzero(is_top)  # rows, in row (time) order
-    nt = tops.size
-    top_pos = np.full(n_rows, -1, np.int64)
-    top_pos[tops] = np.arange(nt)
-
     # Flows: per flow id, its events upstream first (start, row); consecutive pairs.
     src_rows = dst_rows = np.zeros(0, np.int64)
     if "flow_id" in fr.profile.column_names and n_rows:
@@ -77,21 +73,53 @@ def chrome_graph(fr: Frame) -> Graph:
             src_rows, dst_rows = src_rows[keep], dst_rows[keep]
     if src_rows.size == 0:
         notes.append("no flows: each thread's path stands alone, joined only where one thread's work ends the run")
+    else:  # threads no flow touches (pollers, loaders) are not in the run's chain of dependencies
+        linked = np.zeros(int(thread.max()) + 1, bool)
+        linked[thread[src_rows]] = True
+        linked[thread[dst_rows]] = True
+        alone = ~linked[thread[used]]
+        if alone.any():
+            notes.append(f"{int(alone.sum())} events on {len(np.unique(thread[used][alone]))} threads that no flow "
+                         "touches are left out")
+            used = used[~alone]
 
-    # Instants: top-level starts and ends, and the moments flows leave a top-level event from inside it.
+    order = used[np.lexsort((used, -end[used], start[used], thread[used]))]
+    is_top_sorted, anc_sorted = _tops(thread[order], start[order], end[order])
+    is_top = np.zeros(n_rows, bool)
+    is_top[order] = is_top_sorted
+    ancestor = np.full(n_rows, -1, np.int64)
+    ancestor[order] = order[anc_sorted]
+    tops = np.flatnonzero(is_top)  # rows, in row (time) order
+    nt = tops.size
+    top_pos = np.full(n_rows, -1, np.int64)
+    top_pos[tops] = np.arange(nt)
+
+    # Instants: top-level starts and ends, and inside them the moments flows leave and synchronising calls
+    # start and end.
+    sync_code = fr.codes_of(SYNC_NAMES)
+    syncs = used[np.isin(fr.name[used], sync_code)] if sync_code.size else np.zeros(0, np.int64)
     inner = np.unique(src_rows[~is_top[src_rows]]) if src_rows.size else np.zeros(0, np.int64)
-    n_pts = inner.size
+    nested = syncs[~is_top[syncs]]
+    key = np.unique(np.concatenate([inner * 2 + START, nested * 2 + START, nested * 2 + END]))
+    p_row, p_role = key // 2, (key % 2).astype(np.int8)
+    n_pts = p_row.size
     n = 2 * nt + n_pts
-    t = np.concatenate([start[tops], end[tops], start[inner]])
-    row = np.concatenate([tops, tops, inner])
-    role = np.concatenate([np.full(nt, START), np.full(nt, END), np.full(n_pts, START)]).astype(np.int8)
+    t = np.concatenate([start[tops], end[tops], np.where(p_role == START, start[p_row], end[p_row])])
+    row = np.concatenate([tops, tops, p_row])
+    role = np.concatenate([np.full(nt, START), np.full(nt, END), p_role]).astype(np.int8)
     kind_top = _kinds(fr, tops)
-    gkind = np.concatenate([np.full(nt, GAP), kind_top, kind_top[top_pos[ancestor[inner]]]]).astype(np.int8)
+    p_owner = top_pos[ancestor[p_row]]
+    sync_end = np.isin(p_row, syncs) & (p_role == END)  # a call's own time after what it waited for
+    gkind = np.concatenate([np.full(nt, GAP), kind_top, np.where(sync_end, HOST, kind_top[p_owner])]).astype(np.int8)
     gevent = np.concatenate([np.zeros(nt, bool), np.ones(nt + n_pts, bool)])
-    grow = np.concatenate([tops, tops, ancestor[inner]])
-    point_of = np.full(n_rows, -1, np.int64)
+    grow = np.concatenate([tops, tops, np.where(sync_end, p_row, ancestor[p_row])])
+    point_of = np.full(n_rows, -1, np.int64)  # an event's start moment, where flows leave
     point_of[tops] = np.arange(nt)
-    point_of[inner] = 2 * nt + np.arange(n_pts)
+    starts = p_role == START
+    point_of[p_row[starts]] = 2 * nt + np.flatnonzero(starts)
+    end_of = np.full(n_rows, -1, np.int64)  # a synchronising call's end moment
+    end_of[tops] = nt + np.arange(nt)
+    end_of[p_row[~starts]] = 2 * nt + np.flatnonzero(~starts)
 
     src, dst, w, wkind, wrow, cls, gk = ([] for _ in range(7))
 
@@ -106,18 +134,19 @@ def chrome_graph(fr: Frame) -> Graph:
         cls.append(np.full(s.size, c, np.int8))
         gk.append(np.full(s.size, g, np.int8))
 
-    # Each top-level event: its start, the moments flows leave it (in time order), its end, as work.
-    p_owner = top_pos[ancestor[inner]]
-    po = np.lexsort((inner, start[inner], p_owner))
-    p_owner, p_inst = p_owner[po], (2 * nt + np.arange(n_pts))[po]
-    first = np.r_[True, p_owner[1:] != p_owner[:-1]] if n_pts else np.zeros(0, bool)
-    last = np.r_[p_owner[1:] != p_owner[:-1], True] if n_pts else np.zeros(0, bool)
-    bare = np.ones(nt, bool)
-    bare[p_owner] = False
-    chain_src = np.concatenate([np.flatnonzero(bare), p_owner[first], p_inst[:-1][~last[:-1]], p_inst[last]])
-    chain_dst = np.concatenate([nt + np.flatnonzero(bare), p_inst[first], p_inst[1:][~last[:-1]], nt + p_owner[last]])
-    chain_top = np.concatenate([np.flatnonzero(bare), p_owner[first], p_owner[:-1][~last[:-1]], p_owner[last]])
-    add(chain_src, chain_dst, OWN, kind_top[chain_top], tops[chain_top])
+    # Each top-level event: its start, the moments inside it (in time order), its end, as work; but from a
+    # synchronising call's start to its end the thread waits (no work).
+    po = np.lexsort((p_role, p_row, t[2 * nt:], p_owner))
+    owner = np.concatenate([np.arange(nt), p_owner[po], np.arange(nt)])
+    inst = np.concatenate([np.arange(nt), 2 * nt + po, nt + np.arange(nt)])
+    rank = np.concatenate([np.zeros(nt), np.ones(n_pts), np.full(nt, 2)])
+    co = np.lexsort((rank, owner))  # stable: the points keep their time order
+    owner, inst = owner[co], inst[co]
+    nxt = np.flatnonzero(owner[1:] == owner[:-1])
+    x, y = inst[nxt], inst[nxt + 1]
+    waits = (row[x] == row[y]) & (role[x] == START) & (role[y] == END) & np.isin(row[x], syncs)
+    add(x[~waits], y[~waits], OWN, kind_top[owner[nxt][~waits]], tops[owner[nxt][~waits]])
+    add(x[waits], y[waits], OWN)
     # A thread's top-level events in order.
     to = np.lexsort((tops, start[tops], thread[tops]))
     same_thread = thread[tops][to][1:] == thread[tops][to][:-1]
@@ -125,6 +154,16 @@ def chrome_graph(fr: Frame) -> Graph:
     # Flows: from the moment the upstream event starts to the downstream's top-level start.
     if src_rows.size:
         add(point_of[src_rows], top_pos[ancestor[dst_rows]], LAUNCHED, r=src_rows, g=LAUNCH)
+        # A synchronising call returns after the device work its thread launched before it started (the
+        # first such call after each launch); work still running when it returned was not waited for.
+        on_device = kind_top[top_pos[ancestor[dst_rows]]] != HOST
+        k_src, k_dst = src_rows[on_device], dst_rows[on_device]
+        if syncs.size and k_src.size:
+            so = np.lexsort((syncs, start[syncs], thread[syncs]))
+            s_thread, s_start, s_rows = thread[syncs][so], start[syncs][so], syncs[so]
+            at = _next_in_group(s_thread, s_start, thread[k_src], start[k_src])
+            ok = at >= 0
+            add(end_of[ancestor[k_dst[ok]]], end_of[s_rows[at[ok]]], OTHERS_ARRIVED)
     g = Graph(t, row, grow, role, gkind, gevent, np.full(n, -1, np.int64), *(np.concatenate(a) if a else
                                                                                  np.zeros(0, np.int64) for a in
                                                                                  (src, dst, w, wkind, wrow, cls)),
@@ -133,6 +172,17 @@ def chrome_graph(fr: Frame) -> Graph:
     g.wkind = g.wkind.astype(np.int8)
     g.cls = g.cls.astype(np.int8)
     return g.bind()
+
+
+def _next_in_group(group: np.ndarray, start: np.ndarray, g: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """For each (g, t), the index of the first item of group g starting at or after t in (group, start) order, -1."""
+    rank = np.unique(np.concatenate([start, t]), return_inverse=True)[1].reshape(-1).astype(np.int64)
+    span = int(rank.max()) + 1 if rank.size else 1
+    items, asked = group * span + rank[:start.size], g * span + rank[start.size:]
+    j = np.searchsorted(items, asked, "left")
+    ok = j < items.size
+    ok[ok] = group[j[ok]] == g[ok]
+    return np.where(ok, j, -1)
 
 
 def _modelled(fr: Frame) -> np.ndarray:
