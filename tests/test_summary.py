@@ -343,7 +343,7 @@ def test_no_empty_charts(tmp_path: Path) -> None:
 
     s = Summary(nw.load_profile(T.kineto_without_launches(tmp_path / "mtia.json"), cache=False))
     assert s.done.wait(60) and s.kind == "kineto"
-    assert not s.charts.launches.visible and not s.charts._launch_row.visible
+    assert not s.charts.launches.visible and not s.charts._rows[id(s.charts.launches)].visible
     one = Summary(nw.load_profile(real_trace("hta/nccl_data.json.gz")))
     assert one.done.wait(60) and one.ranks == 1
     assert one.charts.launches.visible
@@ -387,3 +387,22 @@ def test_a_brushed_range_says_so_and_what_the_whole_holds(sample: nw.Profile) ->
     assert s.done.wait(60)
     cards = {d.text.split("\n")[0]: d.text.split("\n")[1] for d in s.charts.head.children[0].children}
     assert (cards["Errors"], cards["Hangs"]) == ("2", "1") and s.charts.head.children[2].text == ""
+
+
+def test_charts_with_nothing_in_a_brushed_range_are_left_out(summary) -> None:
+    """Issue 35 item 5: a brushed range without collectives shows no empty straggler frames; the whole again
+    shows them."""
+    tl, s = summary
+    assert s.charts.stragglers.visible and s.charts._rows[id(s.charts.stragglers)].visible
+    tl.brush_range = ("0ms", "0.2ms")
+    deadline = time.time() + 30
+    while time.time() < deadline and not ("brushed range" in s.status.value and "Summarised" in s.status.value):
+        time.sleep(0.1)
+    assert s.done.wait(30) and s.results["straggler_steps"].empty
+    assert not s.charts.stragglers.visible and not s.charts.steps.visible
+    assert not s.charts._rows[id(s.charts.stragglers)].visible
+    tl.brush_range = None
+    deadline = time.time() + 30
+    while time.time() < deadline and not s.charts.stragglers.visible:
+        time.sleep(0.1)
+    assert s.done.wait(30) and s.charts.stragglers.visible and s.charts.steps.visible

@@ -66,12 +66,12 @@ class SummaryCharts:
         self.problems = C.problems_table(self._problem_cols(r, profile), neuron=self.kind == "neuron")
         self.longest = C.longest_table(self._longest_cols(r)) if self.kind == "chrome" else None
         self.launches = C.launch_chart(D.launch_columns(r["launches"])) if self.kind == "kineto" else None
-        if self.launches is not None:  # a trace without launch calls (MTIA's) gets no empty axis
-            self.launches.visible = bool(len(r["launches"]))
-        # Charts that do not apply to this kind of trace are not drawn (the headline says why).
-        self.idle.visible = self.kind != "chrome"
-        shown = self.kind == "neuron" or (self.kind == "kineto" and ranks >= 2)
-        self.stragglers.visible = self.steps.visible = shown
+        # Charts that do not apply to this kind of trace are not drawn (the headline says why); charts
+        # with nothing to draw (no launch calls in an MTIA trace, no collective in a brushed range) neither.
+        self.applies = {"idle": self.kind != "chrome",
+                        "stragglers": self.kind == "neuron" or (self.kind == "kineto" and ranks >= 2)}
+        self.idle.visible = self.applies["idle"]
+        self.stragglers.visible = self.steps.visible = self.applies["stragglers"]
         self.devices = None
         if self.kind == "neuron" and len(profile.device_profiles):
             self.devices = C.device_table(device_profile_summary(profile, limit=device_numbers)
@@ -91,6 +91,7 @@ class SummaryCharts:
                                     self.launches, self.counters, self.compare_temporal) if f is not None]
         # The source each chart's updates go to (the memory chart, a line per source, is never updated).
         self.sources = {id(f): next(iter(f.select({"type": ColumnDataSource})), None) for f in self.figures}
+        self._show_filled(r, None)
         C.apply_theme(self.layout, dark, self.figures)
 
     def theme(self, dark: bool) -> None:
@@ -102,12 +103,11 @@ class SummaryCharts:
         first = (_wrap(self.temporal, self.compare_temporal), _wrap(self.idle)) if self.compare_temporal is not None \
             else (_wrap(self.temporal, self.idle),)
         parts: list[Any] = [self.head, *first, _wrap(self.top_a, self.top_b)]
+        self._rows: dict[int, Any] = {}  # a chart alone in its row: the row goes with it
         if self.launches is not None:
-            self._launch_row = _wrap(self.launches)
-            self._launch_row.visible = self.launches.visible
-            parts.append(self._launch_row)
-        if self.stragglers.visible:
-            parts.append(_wrap(self.stragglers, self.steps))
+            parts.append(self._row_of(self.launches))
+        if self.applies["stragglers"]:
+            parts.append(self._row_of(self.stragglers, self.steps))
         if self.longest is not None:
             parts += [Div(text="Longest events", render_as_text=True, styles=label), self.longest]
         parts += [Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems]
@@ -119,6 +119,36 @@ class SummaryCharts:
             parts += [Div(text="Compared with the other profile (b - a)", render_as_text=True, styles=label),
                       self.compare]
         return column(*parts, sizing_mode="stretch_width", name="nw-summary")
+
+    def _row_of(self, *charts: Any) -> Any:
+        row_ = _wrap(*charts)
+        for c in charts:
+            self._rows[id(c)] = row_
+        return row_
+
+    def _show(self, charts: tuple[Any, ...], has: bool, applies: bool = True) -> None:
+        """Charts shown when they apply and have something to draw (their row with them)."""
+        for c in charts:
+            c.visible = applies and has
+            if id(c) in self._rows:
+                self._rows[id(c)].visible = applies and has
+
+    def _show_filled(self, r: dict[str, Any], parts: set[str] | None) -> None:
+        """After an analysis ran, its charts show only with rows to draw."""
+        def done(name: str) -> bool:
+            return parts is None or name in parts
+
+        if done("temporal"):
+            self._show((self.temporal,), bool(self.sources[id(self.temporal)].data["device"]))
+            self._show((self.idle,), bool(self.sources[id(self.idle)].data["device"]), self.applies["idle"])
+            if self.launches is not None:
+                self._show((self.launches,), bool(self.sources[id(self.launches)].data["device"]))
+        if done("kernels"):
+            for f in (self.top_a, self.top_b):
+                self._show((f,), bool(self.sources[id(f)].data["label"]))
+        if done("stragglers"):
+            self._show((self.stragglers, self.steps), bool(self.sources[id(self.stragglers)].data["device"]),
+                       self.applies["stragglers"])
 
     # -- updates ----------------------------------------------------------------------------
     def update(self, results: dict[str, Any], range_note: str = "", parts: tuple[str, ...] | None = None,
@@ -141,9 +171,7 @@ class SummaryCharts:
             self._set(self.temporal, self._temporal_click(tcols, r), "device")
             self._set(self.idle, D.idle_columns(r["idle"], tcols["device"]), "device")
             if self.launches is not None:
-                cols = D.launch_columns(r["launches"])
-                self._set(self.launches, cols, "device")
-                self.launches.visible = self._launch_row.visible = bool(cols["device"])
+                self._set(self.launches, D.launch_columns(r["launches"]), "device")
         if wanted("kernels"):
             a, b = self._top_cols(r)
             self._set(self.top_a, a, "label", reverse=False)
@@ -157,6 +185,7 @@ class SummaryCharts:
         if wanted("kernels") and self.longest is not None:
             self.longest.source.data = cols = self._longest_cols(r)
             self.longest.height = C.table_height(len(cols["name"]), C.LONGEST_ROW_PX)
+        self._show_filled(r, want)
 
     def set_devices(self, df: pd.DataFrame) -> None:
         """Fill the device-profile table with its numbers (read after the rest: it reads device tables)."""

@@ -237,21 +237,23 @@ def _device_columns(df: pd.DataFrame) -> tuple[dict[str, list], list[TableColumn
     keys = [("device_profile_name", "device profile"), ("instance_id", "instance"), ("nc_id", "NC"), ("model_id", "model")]
     cols: dict[str, list] = {}
     columns = []
+    # Relative widths (the table fits them to its width): names wide enough to wrap at their dashes, not per letter.
+    widths = {"device_profile_name": 170, "instance_id": 170, "nc_id": 40, "model_id": 50}
     for c, title in keys:
         cols[c] = [("" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)) for v in df.get(c, [])]
-        columns.append(TableColumn(field=c, title=title, formatter=text))
+        columns.append(TableColumn(field=c, title=title, formatter=text, width=widths[c]))
     cols["execution"] = [D.duration(v) if pd.notna(v) else "" for v in df.get("execution_ns", [np.nan] * len(df))]
-    columns.append(TableColumn(field="execution", title="execution", formatter=text))
+    columns.append(TableColumn(field="execution", title="execution", formatter=text, width=80))
     numeric = [c for c in df.columns if c.endswith("_pctg")]
     numeric.sort(key=lambda c: (not c.startswith(("mfu", "hfu", "mbu")), c))
     for c in numeric:
         cols[c] = [float(v) if pd.notna(v) else float("nan") for v in df[c]]
-        columns.append(TableColumn(field=c, title=c.replace("_active_pctg", " %").replace("_pctg", " %").upper()
-                                   if c.startswith(("mfu", "hfu", "mbu")) else c.replace("_active_pctg", " %")
-                                   .replace("_pctg", " %"), formatter=pct))
+        title = c.replace("_active_pctg", " %").replace("_pctg", " %")
+        title = title.upper() if c.startswith(("mfu", "hfu", "mbu")) else title
+        columns.append(TableColumn(field=c, title=title, formatter=pct, width=max(55, 7 * len(title) + 12)))
     if "dma_bytes" in df:
         cols["dma"] = [f"{v / 1e6:,.1f} MB" if pd.notna(v) else "" for v in df["dma_bytes"]]
-        columns.append(TableColumn(field="dma", title="DMA", formatter=text))
+        columns.append(TableColumn(field="dma", title="DMA", formatter=text, width=70))
     return cols, columns
 
 
