@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pandas as pd
 
 from .critical_path_graph import (
     COLLECTIVE,
@@ -64,8 +65,8 @@ def chrome_graph(fr: Frame) -> Graph:
         ids, of = _exploded(fr.profile.values_at("flow_id", used))
         of = used[of] if of.size else of
         if ids.size:
-            code = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
-            o = np.lexsort((of, start[of], code))
+            code = pd.factorize(ids)[0].astype(np.int64)
+            o = np.argsort(code, kind="stable")  # rows ascend: upstream first within a flow
             code, of = code[o], of[o]
             same = code[1:] == code[:-1]
             src_rows, dst_rows = of[:-1][same], of[1:][same]
@@ -83,7 +84,8 @@ def chrome_graph(fr: Frame) -> Graph:
                          "touches are left out")
             used = used[~alone]
 
-    order = used[np.lexsort((used, -end[used], start[used], thread[used]))]
+    # A profile's rows are in time order (start, longest first): a stable sort by thread keeps it within threads.
+    order = used[np.argsort(thread[used], kind="stable")]
     is_top_sorted, anc_sorted = _tops(thread[order], start[order], end[order])
     is_top = np.zeros(n_rows, bool)
     is_top[order] = is_top_sorted
@@ -98,9 +100,9 @@ def chrome_graph(fr: Frame) -> Graph:
     # start and end.
     sync_code = fr.codes_of(SYNC_NAMES)
     syncs = used[np.isin(fr.name[used], sync_code)] if sync_code.size else np.zeros(0, np.int64)
-    inner = np.unique(src_rows[~is_top[src_rows]]) if src_rows.size else np.zeros(0, np.int64)
+    inner = _distinct(src_rows[~is_top[src_rows]]) if src_rows.size else np.zeros(0, np.int64)
     nested = syncs[~is_top[syncs]]
-    key = np.unique(np.concatenate([inner * 2 + START, nested * 2 + START, nested * 2 + END]))
+    key = _distinct(np.concatenate([inner * 2 + START, nested * 2 + START, nested * 2 + END]))
     p_row, p_role = key // 2, (key % 2).astype(np.int8)
     n_pts = p_row.size
     n = 2 * nt + n_pts
@@ -139,8 +141,8 @@ def chrome_graph(fr: Frame) -> Graph:
     po = np.lexsort((p_role, p_row, t[2 * nt:], p_owner))
     owner = np.concatenate([np.arange(nt), p_owner[po], np.arange(nt)])
     inst = np.concatenate([np.arange(nt), 2 * nt + po, nt + np.arange(nt)])
-    rank = np.concatenate([np.zeros(nt), np.ones(n_pts), np.full(nt, 2)])
-    co = np.lexsort((rank, owner))  # stable: the points keep their time order
+    rank = np.concatenate([np.zeros(nt, np.int64), np.ones(n_pts, np.int64), np.full(nt, 2, np.int64)])
+    co = np.argsort(owner * 3 + rank, kind="stable")  # the points keep their time order
     owner, inst = owner[co], inst[co]
     nxt = np.flatnonzero(owner[1:] == owner[:-1])
     x, y = inst[nxt], inst[nxt + 1]
@@ -148,7 +150,7 @@ def chrome_graph(fr: Frame) -> Graph:
     add(x[~waits], y[~waits], OWN, kind_top[owner[nxt][~waits]], tops[owner[nxt][~waits]])
     add(x[waits], y[waits], OWN)
     # A thread's top-level events in order.
-    to = np.lexsort((tops, start[tops], thread[tops]))
+    to = np.argsort(thread[tops], kind="stable")
     same_thread = thread[tops][to][1:] == thread[tops][to][:-1]
     add((nt + to[:-1])[same_thread], to[1:][same_thread], HOST_ORDER)
     # Flows: from the moment the upstream event starts to the downstream's top-level start.
@@ -174,9 +176,18 @@ def chrome_graph(fr: Frame) -> Graph:
     return g.bind()
 
 
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (a sort, not NumPy's hashing unique, which is slow on millions)."""
+    a = np.sort(a)
+    return a[np.r_[True, a[1:] != a[:-1]]] if a.size else a
+
+
 def _next_in_group(group: np.ndarray, start: np.ndarray, g: np.ndarray, t: np.ndarray) -> np.ndarray:
     """For each (g, t), the index of the first item of group g starting at or after t in (group, start) order, -1."""
-    rank = np.unique(np.concatenate([start, t]), return_inverse=True)[1].reshape(-1).astype(np.int64)
+    both = np.concatenate([start, t])
+    o = np.argsort(both, kind="stable")
+    rank = np.empty(both.size, np.int64)
+    rank[o] = np.cumsum(np.r_[0, np.diff(both[o]) != 0]) if both.size else rank[o]
     span = int(rank.max()) + 1 if rank.size else 1
     items, asked = group * span + rank[:start.size], g * span + rank[start.size:]
     j = np.searchsorted(items, asked, "left")
