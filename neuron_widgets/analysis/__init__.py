@@ -30,6 +30,7 @@ __all__ = ["NRT_STATUS", "WhatIf", "across", "all_analyses", "busy_density", "co
 
 def _warm() -> None:
     from ..model.device_hierarchy import warm as warm_hierarchy
+    from .critical_path_chrome import warm as warm_chrome
     from .critical_path_graph import warm as warm_path
     from .intervals import warm
     from .kernels import group_stats
@@ -37,6 +38,7 @@ def _warm() -> None:
     warm()
     warm_hierarchy()
     warm_path()
+    warm_chrome()
     group_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), 1)
 
 

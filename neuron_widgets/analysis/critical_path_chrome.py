@@ -245,3 +245,9 @@ def _tops(thread, start, end):  # pragma: no cover - numba
                 reach = end[i]
         anc[i] = last
     return top, anc
+
+
+def warm() -> None:
+    """Compile (or load) the kernel."""
+    z = np.zeros(1, np.int64)
+    _tops(z, z, z)
