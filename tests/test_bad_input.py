@@ -193,3 +193,68 @@ def test_a_registered_reader_is_used(tmp_path: Path) -> None:
         READERS.remove(reader)
     with pytest.raises(nw.ProfileError, match="is not a profile format"):
         nw.load_profile(tmp_path / "t.custom")
+
+
+# Bytes spliced into a valid document of each JSON reader: text that is not UTF-8, lone escaped
+# surrogates, deep nesting, huge and far numbers (issue 36). Each either loads, every time in range
+# and every dictionary holding each text once, or is a ProfileError naming the file.
+_SPLICES = st.one_of(st.binary(min_size=1, max_size=6), st.sampled_from([
+    b"\xff", b"\xc3", b"\xed\xa0\x80", b"\\udc80", b"\\ud800\\u0041", b"[" * 5000, b"9" * 40, b"1e400", b"-9223372036854775808"]))
+_DOCS = {
+    "chrome.json": (b'{"traceEvents": [{"ph": "X", "name": "%s", "ts": 1, "dur": 2, "pid": 1, "tid": 1},'
+                    b'{"ph": "X", "name": "b", "ts": %s, "dur": 2, "pid": 1, "tid": 1, "args": {"k": "%s"}}]}'),
+    "system_profile.json": (b'{"trace_event": [{"name": "%s", "timestamp": 1, "duration": 2},'
+                            b'{"name": "b", "timestamp": %s, "duration": 2, "timestamp_unit": "s", "k": "%s"}]}'),
+    "rt.json": (b'{"data_version": 2, "events": [{"event_type": "%s", "phase": "start", "tracking_id": 1, "timestamp_ns": 1},'
+                b'{"event_type": "b", "phase": "start", "tracking_id": 2, "timestamp_ns": %s, "data": {"k": "%s"}}]}'),
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(_DOCS)), a=_SPLICES, b=_SPLICES, c=_SPLICES, number=st.sampled_from(
+    [b"5", b"9223372036854775807", b"-9223372036854775808", b"1e300", b"10000000000", b"4611686018427387904"]))
+def test_fuzz_json_bytes_never_crash(tmp_path: Path, name: str, a: bytes, b: bytes, c: bytes, number: bytes) -> None:
+    path = tmp_path / name
+    # The time is a number, or (when `b` opens brackets) a deep nest.
+    path.write_bytes(_DOCS[name] % (a, b if b.startswith(b"[") else number, c))
+    try:
+        p = nw.load_profile(path, cache=False, prepare=False)
+    except nw.ProfileError as exc:
+        assert str(exc).startswith(str(path))
+        return
+    _usable(p)
+
+
+def _usable(p: nw.Profile) -> None:
+    core = p.core
+    start, end = core.column("start_ts").to_numpy(), core.column("end_ts").to_numpy()
+    assert (end >= start).all() and (abs(start) < 2**62).all() and (abs(end) < 2**62).all()
+    for col in core.columns:
+        for chunk in col.chunks:
+            if hasattr(chunk, "dictionary"):
+                values = chunk.dictionary.to_pylist()
+                assert len(values) == len(set(values))
+    assert len(p.events) == len(p)  # pandas refuses a dictionary with a repeated text
+    for g in nw.GROUPINGS:
+        assert p.tracks(g)["events"].sum() == len(p)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.tuples(st.integers(0, 10**6), st.binary(min_size=1, max_size=8)), min_size=1, max_size=4))
+def test_fuzz_perfetto_bytes_never_crash(tmp_path: Path, cuts: list[tuple[int, bytes]]) -> None:
+    from perfetto_traces import neuron_explorer_layout
+
+    data = bytearray(neuron_explorer_layout().bytes())
+    for at, junk in cuts:  # overwrite a few bytes: lengths, tags, names, timestamps
+        at %= len(data)
+        data[at: at + len(junk)] = junk
+    path = tmp_path / "t.pftrace"
+    path.write_bytes(bytes(data))
+    try:
+        p = nw.load_profile(path, cache=False, prepare=False, max_inflated_bytes=1 << 20)
+    except nw.ProfileError as exc:
+        assert str(exc).startswith(str(path))
+        return
+    _usable(p)
+    for row in range(min(len(p), 5)):
+        p.event(row=row)  # annotations decode on demand

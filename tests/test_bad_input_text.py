@@ -167,3 +167,29 @@ def test_unique_dictionaries_keeps_the_values() -> None:
     ok = pa.DictionaryArray.from_arrays(pa.array([1, 0], pa.int8()), pa.array(["p", "q"]))
     t2 = pa.table({"k": ok})
     assert unique_dictionaries(t2) is t2  # nothing to do: the same table
+
+
+@pytest.mark.parametrize("kind", sorted(_JSON_DOCS))
+def test_broken_text_only_where_the_load_does_not_look(tmp_path: Path, kind: str) -> None:
+    # Arguments are kept as the file's bytes and worked out when asked for: their broken text is
+    # still found, replaced and counted as the file loads, and the event's details read.
+    data = _JSON_DOCS[kind].replace(b"a" + BAD + b"b", b"ab")
+    (tmp_path / "t.json").write_bytes(data)
+    p = _load(tmp_path / "t.json")
+    assert _warned(p, "not UTF-8") == 2
+    for row in range(len(p)):
+        p.event(row=row)
+    assert REPLACED in p.table.column("extra_attributes_json").to_pylist().__repr__()
+
+
+@pytest.mark.parametrize("kind", sorted(_JSON_DOCS))
+@pytest.mark.parametrize("in_metadata", [False, True])
+def test_lone_surrogate_only_in_arguments_or_metadata(tmp_path: Path, kind: str, in_metadata: bool) -> None:
+    data = _JSON_DOCS[kind].replace(b"a" + BAD + b"b", b"ab").replace(b"v" + BAD, rb"v\udc80")
+    if in_metadata:
+        data = data[:-1] + rb', "note": "x\ud800"}'  # a top-level key beside the events
+    (tmp_path / "t.json").write_bytes(data)
+    p = _load(tmp_path / "t.json")
+    for row in range(len(p)):
+        p.event(row=row)  # no DecodeError when the details are worked out
+    assert len(p.table) == len(p)

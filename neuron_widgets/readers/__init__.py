@@ -22,7 +22,7 @@ from . import cache, capture, chrome, multi, neuron_json, parquet, perfetto, run
 from .cache import enabled as cache_switch
 from .columns import unique_dictionaries
 from .device import load_device_trace
-from .sniff import damaged_compression, describe_foreign, inflate_bound, repairing_text
+from .sniff import counting_repairs, damaged_compression, describe_foreign, inflate_bound
 
 set_device_loader(load_device_trace)
 
@@ -150,34 +150,33 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
 
 
 def _read(reader: Reader, p: Path, filters: Filters) -> Profile:
-    """The reader's Profile; text that is not UTF-8 is read again with the broken bytes replaced (and
-    counted), and what no reader should let through is said as a ProfileError naming the file."""
+    """The reader's Profile, with the text it replaced counted (see sniff.repaired); a document that
+    holds lone escaped surrogates is read again with them replaced; what no reader should let through
+    is said as a ProfileError naming the file."""
     try:
-        profile = reader.read(p, filters)
-    except UnicodeDecodeError:
-        profile = _read_repaired(reader, p, filters)
+        with counting_repairs() as fixes:
+            profile = _read_or_say(reader, p, filters)
     except ProfileError as exc:
         if "surrogate" not in exc.problem:  # msgspec's and orjson's words for an escaped half of a UTF-16 pair
             raise
-        profile = _read_repaired(reader, p, filters)
-    except RecursionError:
-        raise ProfileError(p, "holds JSON nested too deeply to read (arrays or objects inside each other, "
-                           "hundreds of levels deep)", "A profiler does not write this: check how the file was made, "
-                           "or remove the deep value") from None
+        with counting_repairs(escapes=True) as fixes:
+            profile = _read_or_say(reader, p, filters)
+    profile.warnings.add(f"{p.name}: bytes that are not UTF-8 text, or escaped halves of UTF-16 pairs, replaced by "
+                         "\N{REPLACEMENT CHARACTER}", fixes[0])
     profile._table = unique_dictionaries(profile._table)
     return profile
 
 
-def _read_repaired(reader: Reader, p: Path, filters: Filters) -> Profile:
-    with repairing_text() as fixes:
-        try:
-            profile = reader.read(p, filters)
-        except UnicodeDecodeError as exc:
-            raise ProfileError(p, f"holds text that is not UTF-8 ({exc.reason})",
-                               "Re-export the trace; its texts must be UTF-8") from None
-    profile.warnings.add(f"{p.name}: bytes that are not UTF-8 text, or escaped halves of UTF-16 pairs, replaced by "
-                         "\N{REPLACEMENT CHARACTER}", fixes[0])
-    return profile
+def _read_or_say(reader: Reader, p: Path, filters: Filters) -> Profile:
+    try:
+        return reader.read(p, filters)
+    except UnicodeDecodeError as exc:
+        raise ProfileError(p, f"holds text that is not UTF-8 ({exc.reason})",
+                           "Re-export the trace; its texts must be UTF-8") from None
+    except RecursionError:
+        raise ProfileError(p, "holds JSON nested too deeply to read (arrays or objects inside each other, "
+                           "hundreds of levels deep)", "A profiler does not write this: check how the file was made, "
+                           "or remove the deep value") from None
 
 
 def _check_exists(p: Path) -> None:

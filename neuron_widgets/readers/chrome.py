@@ -84,7 +84,10 @@ def _top(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev] | msg
         keys = ", ".join(list(top)[:8])
         raise ProfileError(path, f"is JSON but has no traceEvents list (its keys: {keys})",
                            "Pass a Chrome trace (PyTorch profiler trace.json, NDET output) or a Neuron Explorer export")
-    meta = {k: ANY.decode(bytes(v)) for k, v in top.items() if k != "traceEvents"}
+    try:
+        meta = {k: ANY.decode(bytes(v)) for k, v in top.items() if k != "traceEvents"}
+    except msgspec.DecodeError as exc:  # a lone escaped surrogate: read again with it replaced (readers.load_profile)
+        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
     return top["traceEvents"], meta
 
 

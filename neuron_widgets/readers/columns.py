@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from ..errors import LoadWarnings, ProfileError
 from ..model.schema import HARDWARE_EVENTS, ROW
-from .sniff import read_all
+from .sniff import read_all, repaired
 
 ADVICE_JSON = "The file may be cut short (still being written, or copied incompletely); record or copy it again"
 INT64 = (-(2**63), 2**63)
@@ -183,8 +183,17 @@ class LeftoverArgs(WorkedOutArgs):
         self.used = used
 
     def text(self, row: int) -> str | None:
-        obj = msgspec.json.decode(self.args[row])
+        obj = decode_raw(self.args[row])
         return json_text({k: v for k, v in obj.items() if k not in self.used} or None)
+
+
+def decode_raw(raw: msgspec.Raw) -> Any:
+    """An event's bytes as Python values. A lone escaped surrogate ("\udc80") in a key the load
+    skipped is met only here: replaced by U+FFFD as the load replaces those it meets."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return msgspec.json.decode(repaired(bytes(raw))[0])
 
 
 class Codes:
@@ -226,7 +235,10 @@ def document(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, An
     except msgspec.ValidationError:
         event_list({key: msgspec.json.decode(top[key])}, path, (key,), what)
         raise
-    return {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}, raws
+    try:
+        return {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}, raws
+    except msgspec.DecodeError as exc:  # a lone escaped surrogate: read again with it replaced (readers.load_profile)
+        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
 
 
 def batches(raws: list[msgspec.Raw], many: msgspec.json.Decoder, one: Callable[[msgspec.Raw], Any],

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..errors import LoadWarnings
 from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW
-from .columns import TS_LIMIT, Codes, WorkedOutArgs, batches, ints, json_text, valued_ints
+from .columns import TS_LIMIT, Codes, WorkedOutArgs, batches, decode_raw, ints, json_text, valued_ints
 
 BATCH = 100_000
 START, STOP, OTHER = 0, 1, 2
@@ -218,12 +218,12 @@ class PairArgs(WorkedOutArgs):
         return int(self.start.size)
 
     def text(self, row: int) -> str | None:
-        a = msgspec.json.decode(self.args[int(self.start[row])])
+        a = decode_raw(self.args[int(self.start[row])])
         data = a.get("data")
         out = {"tracking_id": a.get("tracking_id"), **(data if isinstance(data, dict) else {})}
         b = int(self.stop[row])
         if b >= 0 and b != self.start[row]:
-            more = msgspec.json.decode(self.args[b]).get("data")
+            more = decode_raw(self.args[b]).get("data")
             out.update(more if isinstance(more, dict) else {})
         if not isinstance(data, dict | None):
             out["data"] = data

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pyarrow as pa
 
 from ..errors import ProfileError
@@ -76,8 +77,11 @@ def read_all(path: Path) -> bytes:
             except _ERRORS as exc:
                 raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
                                    "Copy the file again, or decompress it by hand to see how much is readable") from None
+    data, n = repaired(data, _escapes.get())
     fixes = _repairs.get()
-    return data if fixes is None else _repaired(data, fixes)
+    if fixes is not None:
+        fixes[0] += n
+    return data
 
 
 def _bounded(path: Path, f: Any, limit: int, step: int) -> bytes:
@@ -172,40 +176,62 @@ def _size(n: int) -> str:
     return f"{n:,} bytes ({n / 2**30:.2f} GiB)" if n >= 1 << 30 else f"{n:,} bytes ({n / 2**20:.1f} MiB)"
 
 
-# Bytes that are not UTF-8, and escaped UTF-16 halves without their other half, are replaced by
-# U+FFFD when a reader asks for it (`repairing_text`), counted in the list given.
+# Bytes that are not UTF-8 in a whole document are replaced by U+FFFD as it is read (found at once:
+# an ASCII check, else Arrow's UTF-8 validation, no copy of the text); escaped UTF-16 halves without
+# their other half ("\udc80", which msgspec and orjson refuse) when a reader asks for it after
+# meeting one. What is replaced is counted in the list of `counting_repairs`.
 _repairs: ContextVar[list[int] | None] = ContextVar("text_repairs", default=None)
+_escapes: ContextVar[bool] = ContextVar("repair_escapes", default=False)
 _ESCAPES = re.compile(rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_REPLACEMENT = "\ufffd".encode()
 
 
 @contextmanager
-def repairing_text() -> Iterator[list[int]]:
-    """Within this block, whole documents read by `read_all` come with their broken text replaced;
-    the list yielded counts what was replaced (bytes not UTF-8, lone escaped surrogates)."""
+def counting_repairs(escapes: bool = False) -> Iterator[list[int]]:
+    """Within this block, what `read_all` replaces is counted in the list yielded; with `escapes`,
+    lone escaped surrogates are replaced too."""
     fixes: list[int] = [0]
-    token = _repairs.set(fixes)
+    token, token2 = _repairs.set(fixes), _escapes.set(escapes)
     try:
         yield fixes
     finally:
         _repairs.reset(token)
+        _escapes.reset(token2)
 
 
-def _repaired(data: bytes, fixes: list[int]) -> bytes:
+def _is_utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)), pa.py_buffer(data))
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def repaired(data: bytes, escapes: bool = True) -> tuple[bytes, int]:
+    """`data` with bytes that are not UTF-8 (and, with `escapes`, lone escaped surrogates) replaced
+    by U+FFFD, and how many were."""
+    n = 0
+    if not _is_utf8(data):
         text = data.decode("utf-8", "replace")
-        fixes[0] += text.count("\ufffd") - data.count("\ufffd".encode())
+        n += text.count("\ufffd") - data.count(_REPLACEMENT)
         data = text.encode("utf-8")
         del text
+    if escapes:
+        lone = 0
 
-    def lone(m: re.Match[bytes]) -> bytes:
-        if len(m.group()) == 2 or len(m.group()) == 12:  # an escaped backslash, a whole pair
-            return m.group()
-        fixes[0] += 1
-        return b"\\ufffd"
+        def replace(m: re.Match[bytes]) -> bytes:
+            nonlocal lone
+            if len(m.group()) in (2, 12):  # an escaped backslash, a whole pair
+                return m.group()
+            lone += 1
+            return b"\\ufffd"
 
-    return _ESCAPES.sub(lone, data)
+        data = _ESCAPES.sub(replace, data)
+        n += lone
+    return data, n
 
 
 def open_stream(path: Path) -> Any:
