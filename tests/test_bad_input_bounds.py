@@ -213,3 +213,16 @@ def test_bomb_in_a_subprocess_keeps_resident_memory_bounded(tmp_path: Path) -> N
                          env={**os.environ, "NEURON_WIDGETS_PROGRESS": "0"}, check=True).stdout.split("\n")
     assert out[0].startswith("refused ") and "inflate to more than 67,108,864 bytes" in out[0]
     assert int(out[-2]) < 200, f"peak RSS {out[-2]} MB over the import for a bound of 64 MB"
+
+
+def test_cli_says_the_bound_in_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from neuron_widgets.cli import main
+
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(_compressed([_HEADS["chrome"], b"]}"], "gz", b" ", 8))
+    monkeypatch.setenv("NEURON_WIDGETS_MAX_INFLATED_BYTES", "4MiB")
+    assert main(["info", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"neuron-widgets: {path}: its ") and "NEURON_WIDGETS_MAX_INFLATED_BYTES=" in err
+    assert "Traceback" not in err

@@ -158,3 +158,12 @@ def test_scoped_clock_arithmetic_against_python_integers(seed: int) -> None:
         want.append(t if -LIMIT <= t <= LIMIT else FAR)
     assert got.tolist() == want
     assert end == (run if incremental else last)
+
+
+def test_legacy_series_timestamps_past_the_range(tmp_path: Path) -> None:
+    doc = {"trace_event": [{"name": "a", "timestamp": 1, "duration": 2}],
+           "mem_usage": [{"timestamp": 1e300, "usage": 5}, {"timestamp": 7, "usage": 6}, {"timestamp": 2**63 - 1, "usage": 1}]}
+    (tmp_path / "system_profile.json").write_text(json.dumps(doc))
+    p = _load(tmp_path / "system_profile.json")
+    assert p.counter("host_memory")["timestamp"].tolist() == [7]
+    assert _count(p, "mem_usage entries without a usable timestamp, skipped") == 2

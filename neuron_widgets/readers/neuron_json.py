@@ -18,7 +18,7 @@ from ..model.filters import Filters
 from ..model.profile import Counters, Profile
 from ..model.schema import check_ids, normalise
 from . import neuron_json_rows as json_rows
-from .columns import LeftoverArgs, document
+from .columns import TS_LIMIT, LeftoverArgs, document
 from .sniff import head, looks_like_json
 
 KEYS = ("trace_event", "trace_events", "events")
@@ -87,7 +87,9 @@ def _series(doc: dict, warnings: LoadWarnings, origin: str) -> dict[str, pd.Data
         if "cpu_id" in df:
             df["cpu_id"] = df["cpu_id"].astype(str)
         if "timestamp" in df:
-            df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
+            ts = pd.to_numeric(df["timestamp"], errors="coerce")
+            # Past TS_LIMIT (1e300, say) a time would wrap when made an int64: unusable like text.
+            df["timestamp"] = ts.where(ts.abs() <= TS_LIMIT)
             bad = int(df["timestamp"].isna().sum())
             warnings.add(f"{origin}: {key} entries without a usable timestamp, skipped", bad)
             df = df.dropna(subset=["timestamp"]).astype({"timestamp": np.int64})
