@@ -177,3 +177,14 @@ def test_the_headline_names_the_worker_and_what_halving_its_work_saves(tmp_path)
     assert h["sentence"].startswith(f"{h['instance_id']} pid {h['process_id']} NC {h['nc_idx']} is on the critical path "
                                     f"in {h['steps_on_path']:,} of {h['steps']:,} steps; halving its compute would save ")
     assert A.critical_path_headline(p.filter(time_range=(p.end_ts + 10**9, p.end_ts + 2 * 10**9))) == {}
+
+
+def test_a_job_is_refused_with_what_to_do(tmp_path):
+    from neuron_widgets.job import Job
+
+    write_profile(tmp_path / "a", simulate(draw(3)))
+    job = Job([tmp_path / "a"], results=tmp_path / "results")
+    with pytest.raises(TypeError, match="as one Profile"):
+        A.critical_path(job)
+    with pytest.raises(TypeError, match="as one Profile"):
+        A.what_if(job, {"kind": "compute"}, 0.5)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
+from ..model.timefmt import duration as _duration
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, Graph
 from .devices import kind_of, trace_kind
 from .frame import Frame, frame_of, notes_of
@@ -20,6 +21,14 @@ from .frame import Frame, frame_of, notes_of
 COLUMNS = ["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id",
            "name", "step", "part"]
 WORKER = ["instance_id", "process_id", "nc_idx", "thread_id"]
+
+
+def frame_for_path(x: object) -> Frame:
+    """The analyses' frame of a Profile; a Job is refused with what to do instead."""
+    if not isinstance(x, Profile) and type(x).__name__ == "Job":
+        raise TypeError("the critical path of a Job is not computed part by part yet: load the job's parts as one "
+                        "Profile (nw.load_profile([...])) and pass that")
+    return frame_of(x)  # type: ignore[arg-type]
 
 
 def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
@@ -59,7 +68,7 @@ def critical_path(profile: Profile) -> pd.DataFrame:
     between workers where a segment's worker differs from the one before: a launch (host to core),
     a return (core to host), a collective (to the core that arrived last).
     """
-    fr = frame_of(profile)
+    fr = frame_for_path(profile)
     g, notes = graph_of(fr)
     df = fr._cached("critical-path", lambda: _path(fr, g)) if g is not None else _empty()
     return notes_of(df.copy(), notes)
@@ -186,10 +195,3 @@ def critical_path_headline(profile: Profile, scale: float = 0.5) -> dict:
                 f"{_duration(w.saved_ns)} ({w.saved_pct:.0f}%)")
     return {"sentence": sentence, **worker, "kind": kind, "steps_on_path": int(top["steps_on_path"]),
             "steps": int(top["steps"]), "saved_ns": int(w.saved_ns), "saved_pct": float(w.saved_pct)}
-
-
-def _duration(ns: int) -> str:
-    for unit, size in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(ns) >= size:
-            return f"{ns / size:.3g} {unit}"
-    return f"{ns} ns"

@@ -203,7 +203,7 @@ def neuron_graph(fr: Frame) -> Graph:
         row_step[r[ok]] = it_step[ok]
         row_neff[r[ok]] = np.where(it_exec[ok] >= 0, neff_code[np.maximum(it_exec[ok], 0)] if ne else -1, -1)
     if nr:
-        launcher, by_flow = neuron_launchers(fr, exs, ex_core, notes)
+        launcher, _ = neuron_launchers(fr, exs, ex_core, notes)
         linked = np.flatnonzero(launcher >= 0)
         ci_of = np.searchsorted(rts, launcher[linked])
         call_s, call_e = b_rt + ci_of, b_rt + nr + ci_of
@@ -224,7 +224,6 @@ def neuron_graph(fr: Frame) -> Graph:
         ot = np.lexsort((rts, start[rts], thread))
         same_thread = thread[ot][1:] == thread[ot][:-1]
         ed.add((b_rt + nr + ot[:-1])[same_thread], (b_rt + ot[1:])[same_thread], HOST_ORDER)
-        del by_flow
     else:
         notes.append("no nrt_execute calls on the cores: the host side is not in the path")
     if ne == 0:

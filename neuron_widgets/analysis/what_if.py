@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from .critical_path import graph_of
+from .critical_path import frame_for_path, graph_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
-from .frame import Frame, frame_of
+from .frame import Frame
 
 FILTER_COLUMNS = ("kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id", "name", "step", "part")
 
@@ -73,7 +73,7 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None) -> 
     recorded no barrier is taken to arrive at its `cc_running`'s start; the framework's threads
     are not in the Neuron model. Kineto and plain Chrome traces are not modelled yet.
     """
-    fr = frame_of(profile)
+    fr = frame_for_path(profile)
     changes = _changes(where, scale)
     g, notes = graph_of(fr)
     if g is None:
