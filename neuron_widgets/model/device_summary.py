@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .device_engines import busy_ns, engine_times, grouped_busy, transfer_bytes  # noqa: F401 - their home is device_engines
 from .device_trace import DeviceTrace
+from .timefmt import duration  # the one formatter; summary/ and analysis/ still import it from here
 
 
 def execution_span(trace: DeviceTrace) -> tuple[int, int]:
@@ -21,17 +21,6 @@ def execution_span(trace: DeviceTrace) -> tuple[int, int]:
     if not tables:
         return 0, 0
     return min(int(df["start_ts"].min()) for df in tables), max(int(df["end_ts"].max()) for df in tables)
-
-
-def duration(ns: float) -> str:
-    """A duration as a person reads it: 1.23 ms, 45.6 µs, 789 ns (1,234 s past a thousand seconds)."""
-    ns = float(ns)
-    if not np.isfinite(ns):
-        return "–"
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(ns) >= scale:
-            return f"{ns / scale:,.3g} {unit}" if abs(ns) < 1000 * scale else f"{ns / scale:,.0f} {unit}"
-    return f"{ns:,.0f} ns"
 
 
 def _bytes(n: float) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,8 @@ import anywidget
 import traitlets as t
 
 from ..bundle import asset
-from ..model.device_summary import duration
+from ..model.timefmt import duration
+from ..model.timefmt import offset as time_text
 from .delivery import Delivered
 from .timeline import Timeline
 
@@ -22,18 +22,6 @@ def _text(v: Any) -> str:
         return ""
     s = v if isinstance(v, str) else str(v)
     return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
-
-
-def time_text(ns: float) -> str:
-    """A time from the profile's start as the timeline's axis reads it (about five significant digits): 392.27 µs."""
-    a = abs(ns)
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if a >= scale:
-            v = ns / scale
-            digits = max(0, 4 - math.floor(math.log10(abs(v))))
-            text = f"{v:.{min(digits, 6)}f}"
-            return f"{text.rstrip('0').rstrip('.') if '.' in text else text} {unit}"
-    return f"{ns:.0f} ns"
 
 
 class EventDetails(Delivered, anywidget.AnyWidget):

@@ -9,19 +9,46 @@ const UNITS: [number, string][] = [
   [1, "ns"],
 ];
 
-/** A duration with a readable unit: 1.25 ms, 830 ns, 2.5 s. */
-export function formatDuration(ns: number): string {
+// The rules of neuron_widgets/model/timefmt.py, to the character (tests/test_time_format.py feeds
+// both the same table). toFixed rounds the float's exact value, halves away from zero; a value that
+// rounds up to the next unit is written in that unit (999.95 µs is "1 ms", never "1000 µs").
+const HUGE_HOURS = 1e6; // past 114 years (no real profile) the hours get an exponent
+const NOT_A_TIME = "—";
+
+function huge(v: number): string {
+  const [mantissa, exponent] = v.toExponential(2).split("e");
+  return `${trim(mantissa)}e${Number.parseInt(exponent, 10)}`;
+}
+
+function inUnit(ns: number, decimals: (v: number, unit: string) => number): string {
   const a = Math.abs(ns);
-  if (!isFinite(ns)) return "—";
-  if (a === 0) return "0 ns";
-  for (const [scale, unit] of UNITS) {
-    if (a >= scale || scale === 1) {
-      const v = ns / scale;
-      const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
-      return `${trim(v.toFixed(scale === 1 ? 0 : digits))} ${unit}`;
+  let i = UNITS.findIndex(([scale]) => a >= scale);
+  if (i < 0) i = UNITS.length - 1;
+  for (;;) {
+    const [scale, unit] = UNITS[i];
+    const v = a / scale;
+    if (unit === "h" && v >= HUGE_HOURS) return `${huge(v)} h`;
+    const text = v.toFixed(decimals(v, unit));
+    if (i > 0 && Number(text) >= UNITS[i - 1][0] / scale) {
+      i -= 1;
+      continue;
     }
+    return `${trim(text)} ${unit}`;
   }
-  return `${ns} ns`;
+}
+
+function signed(ns: number, text: string): string {
+  return ns < 0 && !text.startsWith("0 ") ? `-${text}` : text;
+}
+
+const three = (v: number, unit: string): number => (unit === "ns" || v >= 100 ? 0 : v >= 10 ? 1 : 2);
+const five = (v: number, unit: string): number =>
+  unit === "ns" ? 0 : v < 10 ? 4 : v < 100 ? 3 : v < 1000 ? 2 : v < 10000 ? 1 : 0;
+
+/** A duration with three significant digits in a readable unit: 1.25 ms, 830 ns, 2.5 s, 1.5 min. */
+export function formatDuration(ns: number): string {
+  if (!Number.isFinite(ns)) return NOT_A_TIME;
+  return signed(ns, inUnit(ns, three));
 }
 
 function trim(s: string): string {
@@ -57,13 +84,8 @@ export function formatTick(ns: number, step: number, unit: [number, string] = ti
   return `${(ns / scale).toFixed(decimals)} ${name}`;
 }
 
-/** A time from the profile start as the axis shows it, with about five significant digits: 29.812 ms. */
+/** A time from the profile start as the axis shows it, five significant digits: 29.812 ms. */
 export function formatTime(ns: number): string {
-  if (!isFinite(ns)) return "—";
-  const a = Math.abs(ns);
-  if (a < 1000) return `${Math.round(ns)} ns`;
-  const [scale, unit] = UNITS.find((u) => a >= u[0]) ?? UNITS[UNITS.length - 1];
-  const v = ns / scale;
-  const digits = Math.max(0, 4 - Math.floor(Math.log10(Math.abs(v))));
-  return `${trim(v.toFixed(Math.min(digits, 6)))} ${unit}`;
+  if (!Number.isFinite(ns)) return NOT_A_TIME;
+  return signed(ns, inUnit(ns, five));
 }
