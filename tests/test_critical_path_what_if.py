@@ -51,6 +51,12 @@ def test_predicted_span_is_within_one_percent_of_the_changed_run(chunk, tmp_path
         worst = max(worst, err)
         moved += truth != span(before)
         assert err <= 0.01, (seed, change, got, truth)
+        # Each step's predicted end, against the changed run's (steps matched by NEFF and step).
+        real = A.what_if(write_profile(tmp_path / f"k{seed}", after), {"kind": "compute"}, 1.0).steps
+        both = got.steps.merge(real, on=["model_name", "step"], suffixes=("", "_real"))
+        assert len(both) == len(got.steps) == len(real), seed
+        off = (both["predicted_end_ts"] - both["end_ts_real"]).abs().max()
+        assert off <= 0.01 * truth, (seed, off, truth)
         if change.get("no_host_gap") and where["step"]:
             assert got.selected > 0, seed
     assert moved > CASES // CHUNKS // 3  # most changes changed the run
