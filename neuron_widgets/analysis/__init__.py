@@ -12,6 +12,7 @@ from .across import across
 from .compare import compare
 from .critical_path import critical_path, critical_path_breakdown, critical_path_headline
 from .density import busy_density
+from .findings import findings
 from .idle import idle_time_breakdown
 from .kernels import kernel_breakdown
 from .launches import launch_stats
@@ -23,8 +24,8 @@ from .temporal import temporal_breakdown
 from .what_if import WhatIf, what_if
 
 __all__ = ["NRT_STATUS", "WhatIf", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare",
-           "critical_path", "critical_path_breakdown", "critical_path_headline", "errors_and_hangs", "idle_time_breakdown",
-           "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown",
+           "critical_path", "critical_path_breakdown", "critical_path_headline", "errors_and_hangs", "findings",
+           "idle_time_breakdown", "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown",
            "what_if"]
 
 

@@ -1,0 +1,263 @@
+"""What to fix first: ranked findings of a profile or a device trace, each with what a fix would save.
+
+`findings(x)` runs the rules for the kind of trace (Neuron system rules here, device-trace rules
+in `findings_device`, Kineto and plain-trace rules in `findings_kineto`) and returns one row per
+finding, largest gain first. A gain comes from `what_if` (the change the fix makes, replayed over
+the profile's dependency graph) where the rule can say what the fix changes; else it is NaN and
+the title says so. Thresholds and where they come from: README, section "Findings".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model.device_summary import duration
+from ..model.profile import Profile
+from .devices import trace_kind
+from .findings_problems import problem_findings
+from .findings_rows import finish, pct, row, saved, severity_of
+from .frame import frame_of
+from .idle import idle_time_breakdown
+from .launches import launch_stats
+from .overlap import comm_comp_overlap
+from .stragglers import stragglers
+from .temporal import temporal_breakdown
+from .what_if import what_if
+
+# Thresholds (README "Findings" says where each comes from).
+STRAGGLER_LAST_SHARE = 0.5     # last to arrive in at least half its collective steps ...
+STRAGGLER_WAIT_SHARE = 0.01    # ... making the others wait at least 1% of the run in all
+HOST_WAIT_SHARE = 0.10         # devices idle waiting on the host >= 10% of their span
+LAUNCH_GAIN_SHARE = 0.02       # removing launch latency saves >= 2% of the run
+COLLECTIVE_SHARE = 0.10        # exposed collective time >= 10% of busy time
+IMBALANCE_RATIO = 1.10         # a core computes >= 10% longer than the median core
+
+
+def findings(x: Any) -> pd.DataFrame:
+    """Ranked findings of a Profile (Neuron, Kineto, plain Chrome) or a DeviceTrace (or a viewer of one).
+
+    Columns: `rule`, `severity` (high / medium / low), `title` (one sentence: who, with the numbers),
+    `gain_ns` (the run time a fix would save, from `what_if`; NaN where the rule cannot say), `start_ts`
+    / `end_ts` (where to look), `part` (None outside jobs), `evidence` (a dict of the figures the rule
+    used), `advice` (what to try). Sorted by gain, largest first; findings without a gain after, by
+    severity. `attrs["notes"]` says what could not be decided.
+    """
+    from .device import device_trace_of
+
+    if not isinstance(x, Profile):
+        try:
+            trace = device_trace_of(x)
+        except TypeError:
+            raise TypeError(f"findings takes a Profile, a DeviceTrace or a DeviceTraceViewer, not "
+                            f"{type(x).__name__}") from None
+        from .findings_device import device_findings
+
+        return finish(device_findings(trace), [])
+    fr = frame_of(x)
+    notes: list[str] = []
+    if len(fr) == 0:
+        return finish([], ["the profile has no events"])
+    kind = trace_kind(fr)
+    if kind == "neuron":
+        rows = neuron_findings(x, notes)
+    else:
+        from .findings_kineto import chrome_findings
+
+        rows = chrome_findings(x, kind, notes)
+    return finish(rows, notes)
+
+
+# ---- Neuron system profiles -------------------------------------------------------------------------------
+
+class _Cores:
+    """Core labels as the Summary writes them: `<instance> NC<n>`, with the pid where an instance has several."""
+
+    def __init__(self, temporal: pd.DataFrame) -> None:
+        per = temporal.groupby("instance_id", observed=True)["process_id"].nunique() if len(temporal) else {}
+        self.several = {k for k, v in dict(per).items() if v > 1}
+
+    def label(self, inst: Any, pid: Any, nc: Any) -> str:
+        where = f"{inst}/{pid}" if inst in self.several else f"{inst}"
+        return f"{where} NC{nc}"
+
+
+def _core_where(r: Any, kind: str | None = None) -> dict[str, Any]:
+    w = {"instance_id": r["instance_id"], "process_id": int(r["process_id"]), "nc_idx": int(r["nc_idx"])}
+    if kind:
+        w["kind"] = kind
+    return w
+
+
+def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
+    temporal = temporal_breakdown(p)
+    cores = _Cores(temporal)
+    base = what_if(p, None, 1.0)  # the run's span as the model sees it, and the graph built once
+    span = int(base.span_ns)
+    if span <= 0:
+        notes.append("the profile has no executions, collectives or nrt_execute calls: no gain can be predicted")
+    out: list[dict[str, Any]] = []
+    ctx = {"p": p, "temporal": temporal, "cores": cores, "span": span, "start": p.start_ts, "end": p.end_ts,
+           "label": cores.label}
+    for rule in (_straggler, _host_wait, _launch, _collectives, _imbalance, problem_findings):
+        out.extend(rule(ctx))
+    named = {r["evidence"].get("core") for r in out if r["rule"] == "straggler"}
+    # The straggler's finding already predicts matching its compute to the median: not said twice.
+    return [r for r in out if not (r["rule"] == "compute_imbalance" and r["evidence"].get("core") in named)]
+
+
+def _gain(p: Profile, where: Any, scale: float | None, span: int) -> float:
+    if span <= 0:
+        return float("nan")
+    w = what_if(p, where, scale)
+    return float(min(max(w.saved_ns, 0), span))
+
+
+def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, temporal, span = ctx["p"], ctx["temporal"], ctx["span"]
+    st = stragglers(p)
+    if st.empty:
+        return []
+    top = st.iloc[0]
+    steps = int(top["steps"])
+    if steps < 2 or top["times_last"] < STRAGGLER_LAST_SHARE * steps or len(st) < 2 \
+            or float(top["wait_caused_ns"]) < STRAGGLER_WAIT_SHARE * span:
+        return []
+    label = ctx["cores"].label(top["instance_id"], top["process_id"], top["nc_idx"])
+    key = ["instance_id", "process_id", "nc_idx"]
+    t = temporal.set_index(key)
+    me = (top["instance_id"], top["process_id"], top["nc_idx"])
+    mine = float(t.loc[me, "compute_time_ns"]) if me in t.index else float("nan")
+    peers = t.drop(index=me, errors="ignore")["compute_time_ns"]
+    median = float(peers.median()) if len(peers) else float("nan")
+    scale = median / mine if mine > 0 and np.isfinite(median) else float("nan")
+    steps_df = stragglers(p, per_step=True)
+    mine_steps = steps_df[(steps_df["instance_id"] == me[0]) & (steps_df["process_id"] == me[1])
+                          & (steps_df["nc_idx"] == me[2])]
+    start = mine_steps["start_ts"].min() if len(mine_steps) else ctx["start"]
+    end = mine_steps["start_ts"].max() if len(mine_steps) else ctx["end"]
+    evidence = {"core": label, "times_last": int(top["times_last"]), "steps": steps,
+                "mean_lag_ns": float(top["mean_lag_ns"]), "max_lag_ns": int(top["max_lag_ns"]),
+                "wait_caused_ns": int(top["wait_caused_ns"]), "compute_ns": mine, "peers_median_compute_ns": median}
+    head = (f"{label} arrives last at {int(top['times_last'])} of {steps} collective steps, "
+            f"{duration(top['mean_lag_ns'])} late on average (others wait {duration(top['wait_caused_ns'])} in all)")
+    if np.isfinite(scale) and scale < 1:
+        gain = _gain(p, _core_where(top, "compute"), scale, span)
+        evidence["compute_scale"] = scale
+        title = (f"{head}; its compute is {pct(1 / scale - 1)} longer than the other cores' median, and matching "
+                 f"it {saved(gain, span)}")
+    else:
+        gain = float("nan")
+        title = (f"{head}; its compute is no longer than the other cores', so the lag comes before its executions "
+                 f"start: {saved(gain, span)}")
+    return [row("straggler", severity_of(gain, span, "medium"), title, gain, start, end, evidence,
+                "Look at what that core runs before its collectives (its device profile) and at its host's launches.")]
+
+
+def _host_wait(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, temporal, span = ctx["p"], ctx["temporal"], ctx["span"]
+    idle = idle_time_breakdown(p)
+    if idle.empty or temporal.empty:
+        return []
+    hw = idle[idle["idle_category"] == "host_wait"]
+    total_span = float(temporal["span_ns"].sum())
+    waited = float(hw["idle_time_ns"].sum())
+    share = waited / total_span if total_span > 0 else 0.0
+    if share < HOST_WAIT_SHARE:
+        return []
+    worst = hw.sort_values("idle_time_ns", ascending=False).iloc[0]
+    t = temporal.set_index(["instance_id", "process_id", "nc_idx"])
+    key = (worst["instance_id"], worst["process_id"], worst["nc_idx"])
+    worst_share = float(worst["idle_time_ns"]) / float(t.loc[key, "span_ns"]) if key in t.index else float("nan")
+    n_cores = int((hw["idle_time_ns"] > 0).sum())
+    threads = _runtime_threads(p)
+    gain = _gain(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
+    label = ctx["cores"].label(*key)
+    title = (f"{n_cores} of {len(temporal)} NeuronCores sit idle waiting on the host {pct(share)} of their time "
+             f"({duration(waited / max(len(temporal), 1))} per core; most {label}, {pct(worst_share)}); "
+             f"a host with no time between nrt_execute calls {saved(gain, span)}")
+    evidence = {"host_wait_ns": waited, "share": share, "cores": n_cores, "worst_core": label,
+                "worst_share": worst_share, "runtime_threads": threads}
+    return [row("host_wait", severity_of(gain, span, "high"), title, gain, ctx["start"], ctx["end"], evidence,
+                "Overlap the host's work (input preparation, the framework) with the device: submit the next "
+                "execution before the last one ends.")]
+
+
+def _runtime_threads(p: Profile) -> list[int]:
+    fr = frame_of(p)
+    codes = fr.codes_of(["nrt_execute"])
+    rows = np.flatnonzero(np.isin(fr.name, codes))
+    if rows.size == 0:
+        return []
+    tid = p.array("thread_id")[rows]
+    tid = pd.to_numeric(pd.Series(tid), errors="coerce").dropna()
+    return sorted({int(v) for v in tid})
+
+
+def _launch(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, span = ctx["p"], ctx["span"]
+    ls = launch_stats(p)
+    if ls.empty or span <= 0:
+        return []
+    delay = pd.to_numeric(ls["launch_delay_ns"], errors="coerce").dropna()
+    if delay.empty:
+        return []
+    gain = _gain(p, {"kind": "launch"}, 0.0, span)
+    if not np.isfinite(gain) or gain < LAUNCH_GAIN_SHARE * span:
+        return []
+    dev = pd.to_numeric(ls["device_duration_ns"], errors="coerce")
+    worst = ls.loc[delay.idxmax()]
+    title = (f"nrt_execute takes {duration(delay.median())} (median; longest {duration(delay.max())}) from the call "
+             f"to its execution's start, {pct(delay.sum() / max(float(dev.sum()), 1.0))} of device time over "
+             f"{len(delay)} launches; without that latency the run {saved(gain, span)}")
+    evidence = {"launches": len(delay), "median_delay_ns": float(delay.median()),
+                "max_delay_ns": float(delay.max()), "total_delay_ns": float(delay.sum()),
+                "device_ns": float(dev.sum())}
+    return [row("launch_overhead", severity_of(gain, span), title, gain, worst["start_ts"],
+                int(worst["start_ts"]) + int(worst["launch_delay_ns"]), evidence,
+                "Fewer, larger executions (more work per NEFF), or submit ahead so launches overlap execution.")]
+
+
+def _collectives(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, temporal, span = ctx["p"], ctx["temporal"], ctx["span"]
+    if temporal.empty:
+        return []
+    ov = comm_comp_overlap(p)
+    comm = float(temporal["collective_time_ns"].sum())
+    overlapped = float(ov["overlap_time_ns"].sum()) if len(ov) else 0.0
+    exposed = max(comm - overlapped, 0.0)
+    busy = float(temporal["busy_time_ns"].sum())
+    share = exposed / busy if busy > 0 else 0.0
+    if share < COLLECTIVE_SHARE:
+        return []
+    gain = _gain(p, {"kind": "collective"}, 0.0, span)
+    title = (f"Collectives run exposed (not under compute) {pct(share)} of the NeuronCores' busy time "
+             f"({duration(exposed / len(temporal))} per core over {len(temporal)} cores); hiding them entirely "
+             f"{saved(gain, span)}")
+    evidence = {"collective_ns": comm, "overlapped_ns": overlapped, "exposed_ns": exposed, "busy_ns": busy,
+                "share": share}
+    return [row("exposed_collectives", severity_of(gain, span), title, gain, ctx["start"], ctx["end"], evidence,
+                "Overlap collectives with compute (the compiler's collective scheduling), or fuse small ones.")]
+
+
+def _imbalance(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, temporal, span = ctx["p"], ctx["temporal"], ctx["span"]
+    if len(temporal) < 2:
+        return []
+    comp = temporal["compute_time_ns"].astype(float)
+    median = float(comp.median())
+    worst = temporal.loc[comp.idxmax()]
+    ratio = float(worst["compute_time_ns"]) / median if median > 0 else float("nan")
+    if not np.isfinite(ratio) or ratio < IMBALANCE_RATIO:
+        return []
+    label = ctx["cores"].label(worst["instance_id"], worst["process_id"], worst["nc_idx"])
+    gain = _gain(p, _core_where(worst, "compute"), 1.0 / ratio, span)
+    title = (f"{label} computes {duration(worst['compute_time_ns'])}, {pct(ratio - 1)} more than the median "
+             f"core's {duration(median)} (over {len(temporal)} cores); computing as the median core "
+             f"{saved(gain, span)}")
+    evidence = {"core": label, "compute_ns": float(worst["compute_time_ns"]), "median_compute_ns": median,
+                "ratio": ratio, "cores": len(temporal)}
+    return [row("compute_imbalance", severity_of(gain, span, "low"), title, gain, ctx["start"], ctx["end"], evidence,
+                "Balance the work across cores (sharding, sequence lengths per rank), or see why that core is slower.")]

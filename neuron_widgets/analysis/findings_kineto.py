@@ -1,0 +1,160 @@
+"""Findings of Kineto traces in HTA's vocabulary (GPU idle, launch delay, comm-compute overlap, synchronous
+memcpy/memset), and of plain Chrome traces (errors and unended events); gains from `what_if` over the
+Chrome dependency graph (threads and streams in order, launch -> kernel flows, synchronising calls)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model.device_summary import duration
+from ..model.profile import Profile
+from .findings_problems import problem_findings
+from .findings_rows import pct, row, saved, severity_of
+from .frame import frame_of
+from .idle import idle_time_breakdown
+from .launches import launch_stats
+from .overlap import comm_comp_overlap
+from .temporal import temporal_breakdown
+from .what_if import what_if
+
+GPU_IDLE_SHARE = 0.10       # a rank's GPU idle >= 10% of its span (as the Neuron host-wait rule)
+LAUNCH_GAIN_SHARE = 0.02    # removing launch delay saves >= 2% of the run
+OVERLAP_BELOW = 50.0        # HTA's comm_comp_overlap_pctg below half ...
+COMM_SHARE = 0.05           # ... on a rank whose communication is >= 5% of its span
+SYNC_COPY = re.compile(r"^(cuda|hip)Mem(cpy|set)(2D|3D)?(ToSymbol|FromSymbol)?$")
+
+
+def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, Any]]:
+    base = what_if(p, None, 1.0)
+    span = int(base.span_ns)
+    ctx: dict[str, Any] = {"p": p, "span": span, "start": p.start_ts, "end": p.end_ts,
+                           "label": lambda inst, pid, nc: f"{inst} pid {pid} NC{nc}"}
+    out: list[dict[str, Any]] = []
+    if kind == "kineto":
+        for rule in (_gpu_idle, _launch_delay, _overlap, _sync_copies):
+            out.extend(rule(ctx))
+    else:
+        notes.append("a plain trace: only errors and events that never ended are looked for")
+    out.extend(problem_findings(ctx))
+    return out
+
+
+def _gain(p: Profile, where: Any, scale: float, span: int) -> float:
+    if span <= 0:
+        return float("nan")
+    return float(min(max(what_if(p, where, scale).saved_ns, 0), span))
+
+
+def _rank(r: Any) -> str:
+    if isinstance(r, float) and r.is_integer():
+        r = int(r)
+    return f"rank {r}"
+
+
+def _streams(p: Profile) -> set[int]:
+    ls = launch_stats(p)
+    return {int(s) for s in pd.to_numeric(ls.get("stream", pd.Series(dtype=float)), errors="coerce").dropna()}
+
+
+def _host_threads(p: Profile) -> list[int]:
+    """Threads that are not GPU streams (a stream is the `tid` of its kernels)."""
+    tids = pd.to_numeric(pd.Series(p.array("thread_id")), errors="coerce").dropna().astype(np.int64).unique()
+    streams = _streams(p)
+    return sorted(int(t) for t in tids if int(t) not in streams)
+
+
+def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, span = ctx["p"], ctx["span"]
+    t = temporal_breakdown(p)
+    if t.empty:
+        return []
+    worst = t.sort_values("idle_time_pctg", ascending=False).iloc[0]
+    share = float(worst["idle_time_pctg"]) / 100.0
+    if share < GPU_IDLE_SHARE:
+        return []
+    idle = idle_time_breakdown(p)
+    mine = idle[idle["rank"] == worst["rank"]] if "rank" in idle else idle
+    host = float(mine.loc[mine["idle_category"] == "host_wait", "idle_time_ns"].sum())
+    all_idle = float(mine["idle_time_ns"].sum())
+    threads = _host_threads(p)
+    gain = _gain(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
+    ranks = int((t["idle_time_pctg"] / 100.0 >= GPU_IDLE_SHARE).sum())
+    title = (f"{_rank(worst['rank'])}'s GPU is idle {pct(share)} of its {duration(worst['span_ns'])} span "
+             f"({duration(worst['idle_time_ns'])}; {pct(host / all_idle) if all_idle else '0%'} of the gaps wait on "
+             f"the host{f'; {ranks} ranks over {pct(GPU_IDLE_SHARE)}' if ranks > 1 else ''}); host threads with no "
+             f"untraced time between their ops {saved(gain, span)}")
+    evidence = {"rank": worst["rank"], "idle_ns": int(worst["idle_time_ns"]), "idle_share": share,
+                "host_wait_ns": host, "ranks_over_threshold": ranks}
+    return [row("gpu_idle", severity_of(gain, span, "medium"), title, gain, ctx["start"], ctx["end"], evidence,
+                "Keep the GPU fed: larger batches, CUDA graphs, data loading off the training thread.")]
+
+
+def _launch_delay(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, span = ctx["p"], ctx["span"]
+    ls = launch_stats(p)
+    if ls.empty or span <= 0:
+        return []
+    delay = pd.to_numeric(ls["launch_delay_ns"], errors="coerce").dropna()
+    if delay.empty:
+        return []
+    gain = _gain(p, {"kind": "launch"}, 0.0, span)
+    if not np.isfinite(gain) or gain < LAUNCH_GAIN_SHARE * span:
+        return []
+    worst = ls.loc[delay.idxmax()]
+    title = (f"Kernels start {duration(delay.mean())} after their launch on average (longest {duration(delay.max())}, "
+             f"{worst['name']!s:.60} from {worst['launch_name']}) over {len(delay):,} launches; without that delay "
+             f"the run {saved(gain, span)}")
+    evidence = {"launches": len(delay), "mean_delay_ns": float(delay.mean()), "max_delay_ns": float(delay.max()),
+                "total_delay_ns": float(delay.sum())}
+    return [row("launch_delay", severity_of(gain, span), title, gain, worst["start_ts"],
+                int(worst["start_ts"]) + int(worst["launch_delay_ns"]), evidence,
+                "Fewer, larger kernels (fusion, CUDA graphs); keep the launching thread free of other work.")]
+
+
+def _overlap(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, span = ctx["p"], ctx["span"]
+    ov = comm_comp_overlap(p)
+    t = temporal_breakdown(p)
+    if ov.empty or t.empty or "rank" not in ov:
+        return []
+    m = ov.merge(t[["rank", "span_ns"]], on="rank")
+    m = m[(m["comm_time_ns"] >= COMM_SHARE * m["span_ns"]) & (m["comp_comm_overlap_pctg"] < OVERLAP_BELOW)]
+    if m.empty:
+        return []
+    worst = m.sort_values("comp_comm_overlap_pctg").iloc[0]
+    gain = _gain(p, {"kind": "collective"}, 0.0, span)
+    exposed = float(worst["comm_time_ns"] - worst["overlap_time_ns"])
+    title = (f"Only {worst['comp_comm_overlap_pctg']:.0f}% of {_rank(worst['rank'])}'s communication runs under "
+             f"computation ({duration(exposed)} exposed of {duration(worst['comm_time_ns'])}"
+             f"{f'; {len(m)} ranks under {OVERLAP_BELOW:.0f}%' if len(m) > 1 else ''}); hiding the NCCL kernels "
+             f"entirely {saved(gain, span)}")
+    evidence = {"rank": worst["rank"], "overlap_pct": float(worst["comp_comm_overlap_pctg"]),
+                "comm_ns": int(worst["comm_time_ns"]), "exposed_ns": exposed, "ranks": len(m)}
+    return [row("low_overlap", severity_of(gain, span), title, gain, ctx["start"], ctx["end"], evidence,
+                "Overlap communication with compute (bucketed all-reduce, communication on its own stream).")]
+
+
+def _sync_copies(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    p, span = ctx["p"], ctx["span"]
+    fr = frame_of(p)
+    names = [n for n in fr.names if isinstance(n, str) and SYNC_COPY.match(n)]
+    if not names:
+        return []
+    rows = fr.rows_named(*names)
+    mask = np.zeros(len(fr), bool)
+    mask[rows] = True
+    start, end = p.array("start_ts")[rows], p.array("end_ts")[rows]
+    total = float(np.nansum(np.asarray(end, float) - np.asarray(start, float)))
+    gain = _gain(p, mask, 0.0, span)
+    counts = pd.Series(np.asarray(fr.names, dtype=object)[fr.name[rows]]).value_counts()
+    what = ", ".join(f"{c:,} {n}" for n, c in counts.items())
+    title = (f"{what} synchronise the host with the GPU ({duration(total)} in the calls); making them "
+             f"asynchronous {saved(gain, span)}")
+    return [row("sync_memcpy", severity_of(gain, span, "low"), title, gain, int(np.min(start)), int(np.nanmax(end)),
+                {"calls": {str(n): int(c) for n, c in counts.items()}, "call_ns": total},
+                "Use cudaMemcpyAsync / cudaMemsetAsync on a stream with pinned memory, and avoid .item() / .cpu() "
+                "in the loop.")]

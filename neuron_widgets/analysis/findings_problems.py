@@ -1,0 +1,75 @@
+"""Findings every trace kind shares: errors with their meaning, and executions or events that never ended."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..model.device_summary import duration
+from .findings_rows import row
+from .problems import errors_and_hangs
+
+
+def problem_findings(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    """`ctx`: p (the profile), start, end (its span), label(instance, pid, nc) for a NeuronCore."""
+    probs = errors_and_hangs(ctx["p"])
+    return _errors(ctx, probs) + _hangs(ctx, probs)
+
+
+def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
+    errs = probs[probs["kind"] == "error"] if len(probs) else probs
+    out = []
+    if errs.empty:
+        return out
+    code = errs["code"].astype(object).where(errs["code"].notna(), None)
+    meaning = errs["meaning"].astype(object).where(errs["meaning"].notna(), "")
+    # One finding per error (its code and meaning): the runtime call and the device event of one failed
+    # execution are one problem.
+    key = [f"{c}|{m}" if c is not None else f"name|{n}" for c, m, n in zip(code, meaning, errs["name"], strict=True)]
+    for _, g in errs.assign(_key=key).groupby("_key", sort=False):
+        first = g.iloc[0]
+        c = first["code"]
+        where = _where(ctx, first)
+        text = str(first["meaning"]) if isinstance(first["meaning"], str) and first["meaning"] else ""
+        names = list(dict.fromkeys(str(n) for n in g["name"]))
+        what = f"returned {c}" if c is not None and not pd.isna(c) else "reported an error"
+        execs = g.drop_duplicates(["instance_id", "process_id", "nc_idx", "exec_id"]) if g["exec_id"].notna().any() \
+            else g
+        n = len(execs)
+        step = f", first in execution {int(first['exec_id'])}" if pd.notna(first["exec_id"]) else ""
+        neff = f" of {first['model_name']}" if isinstance(first["model_name"], str) else ""
+        title = (f"{' and '.join(names[:3])} {what}{f' ({text})' if text else ''} {n} time{'s' if n > 1 else ''}"
+                 f"{f' on {where}' if where else ''}{step}{neff}; a correctness problem, no time gain")
+        evidence = {"names": names, "code": None if c is None or pd.isna(c) else c, "meaning": text,
+                    "count": n, "events": len(g), "ids": [int(v) for v in g["id"].head(20)]}
+        out.append(row("error", "high", title, float("nan"), first["start_ts"], g["start_ts"].max(), evidence,
+                       "Read the runtime log at that time; a numerical error means NaN or Inf: check the inputs "
+                       "and the loss scale."))
+    return out
+
+
+def _where(ctx: dict[str, Any], r: Any) -> str:
+    if pd.notna(r.get("nc_idx")) and r.get("instance_id") is not None:
+        return ctx["label"](r["instance_id"], r["process_id"], int(r["nc_idx"]))
+    if r.get("instance_id") is not None and pd.notna(r.get("thread_id")):
+        return f"{r['instance_id']} pid {r['process_id']} thread {r['thread_id']}"
+    return ""
+
+
+def _hangs(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
+    hangs = probs[probs["kind"] == "hang"] if len(probs) else probs
+    out = []
+    for _, h in hangs.iterrows():
+        where = _where(ctx, h)
+        neff = f" of {h['model_name']}" if isinstance(h["model_name"], str) else ""
+        step = f" (execution {int(h['exec_id'])})" if pd.notna(h["exec_id"]) else ""
+        title = (f"{h['name']}{neff}{step}{f' on {where}' if where else ''} started at "
+                 f"{duration(int(h['start_ts']) - int(ctx['start']))} into the profile and never ended: a possible "
+                 "hang; no time gain can be predicted")
+        evidence = {"name": h["name"], "id": int(h["id"]), "exec_id": None if pd.isna(h["exec_id"]) else int(h["exec_id"]),
+                    "model_name": h["model_name"], "core": where}
+        out.append(row("hang", "high", title, float("nan"), h["start_ts"], ctx["end"], evidence,
+                       "Look at the core's last events (analysis.last_events) and at the other cores' collectives "
+                       "then: one waiting for a peer that never came."))
+    return out

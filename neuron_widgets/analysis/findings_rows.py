@@ -1,0 +1,63 @@
+"""The findings' rows: their columns, order, severity by gain, and the phrases titles share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model.device_summary import duration
+
+COLUMNS = ["rule", "severity", "title", "gain_ns", "start_ts", "end_ts", "part", "evidence", "advice"]
+SEVERITIES = ("high", "medium", "low")
+
+HIGH_GAIN, MEDIUM_GAIN = 0.10, 0.03  # severity by the share of the run a fix saves
+
+
+def finish(rows: list[dict[str, Any]], notes: list[str]) -> pd.DataFrame:
+    """The findings as a frame: by gain (largest first), then severity, then title."""
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    if len(df):
+        df["gain_ns"] = pd.to_numeric(df["gain_ns"], errors="coerce").astype(float)
+        sev = df["severity"].map({s: i for i, s in enumerate(SEVERITIES)})
+        order = np.lexsort((df["title"].to_numpy(str), sev.to_numpy(), -df["gain_ns"].fillna(-1.0).to_numpy()))
+        df = df.iloc[order].reset_index(drop=True)
+    else:
+        df["gain_ns"] = df["gain_ns"].astype(float)
+    df.attrs["notes"] = notes
+    return df
+
+
+def row(rule: str, severity: str, title: str, gain: float, start: Any, end: Any, evidence: dict[str, Any],
+        advice: str, part: Any = None) -> dict[str, Any]:
+    return {"rule": rule, "severity": severity, "title": title, "gain_ns": float(gain), "start_ts": _int(start),
+            "end_ts": _int(end), "part": part, "evidence": evidence, "advice": advice}
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return None if v is None or pd.isna(v) else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def severity_of(gain: float, span: int, fallback: str = "medium") -> str:
+    if not np.isfinite(gain) or span <= 0:
+        return fallback
+    share = gain / span
+    return "high" if share >= HIGH_GAIN else "medium" if share >= MEDIUM_GAIN else "low"
+
+
+def saved(gain: float, span: int) -> str:
+    """'would save 4.23 ms (3.2% of the run)'."""
+    if not np.isfinite(gain):
+        return "what a fix would save is not known"
+    if gain <= 0:
+        return "would not shorten the run (that time is not on the critical path)"
+    pct = 100.0 * gain / span if span > 0 else 0.0
+    return f"would save {duration(gain)} ({pct:.1f}% of the run)"
+
+
+def pct(v: float) -> str:
+    return f"{100 * v:.0f}%" if v >= 0.1 else f"{100 * v:.1f}%"
