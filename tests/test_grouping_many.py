@@ -11,7 +11,7 @@ import pytest
 
 import neuron_widgets as nw
 from neuron_widgets.model.grouping import COMBO_COLUMNS, GROUPINGS, tracks_by_rows, tracks_of
-from neuron_widgets.model.grouping_many import tracks_by_templates
+from neuron_widgets.model.grouping_many import tracks_at_least, tracks_by_templates
 from neuron_widgets.model.track_names import TrackNames
 
 
@@ -72,6 +72,7 @@ def test_templates_equal_rows_on_random_combos(seed: int) -> None:
         got_track, got = fast
         pd.testing.assert_frame_equal(got, want)
         assert got_track.tolist() == want_track.tolist(), mode
+        assert 1 <= tracks_at_least(combos, mode, names) <= len(want), mode  # the export's cheap bound
 
 
 def test_ids_that_are_not_integers_take_the_row_way() -> None:
