@@ -71,3 +71,15 @@ def test_folder_whose_inputs_all_fail_says_why(tmp_path: Path) -> None:
     (tmp_path / "cut.json").write_text('{"traceEvents": [{"ph": "X", "na')
     with pytest.raises(nw.ProfileError, match=r"cut\.json: is not valid JSON"):
         _load(tmp_path)
+
+
+def test_a_list_of_one_pftrace_loads(tmp_path: Path, pftrace: Path) -> None:
+    assert len(nw.load_profile([pftrace], cache=False, prepare=False)) == 7  # was a TypeError
+
+
+def test_folder_of_one_pftrace_takes_no_device_files_from_its_parent(tmp_path: Path, pftrace: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    pftrace.rename(folder / "trace.pftrace")
+    (tmp_path / "device_profile_model_1.pftrace").write_bytes(b"")  # beside the folder, not in it
+    assert len(_load(folder).device_profiles) == 0

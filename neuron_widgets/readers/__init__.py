@@ -90,8 +90,11 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     _report_clock_outliers(profile)
     if len(profile) >= memory.GIVE_BACK_MIN_EVENTS:
         memory.give_back()
-    if profile.format == "perfetto" and profile._device_profiles is None:
-        profile._device_profiles = perfetto.device_profiles(Path(os.fspath(path)))
+    # The device files beside a single trace file (a folder's own trace was given them as it loaded).
+    one = path[0] if isinstance(path, list | tuple) and len(path) == 1 else path
+    trace = None if isinstance(one, list | tuple) else Path(os.fspath(one)).expanduser()
+    if profile.format == "perfetto" and profile._device_profiles is None and trace is not None and trace.is_file():
+        profile._device_profiles = perfetto.device_profiles(trace)
     if device_profiles_dir is not None:
         profile.extra["device_profiles_dir"] = os.fspath(device_profiles_dir)
     if prepare and len(profile) >= PREPARE_MIN_EVENTS:
