@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -74,3 +76,16 @@ def random_device_trace(seed: int) -> DeviceTrace:
     if m == 0:
         dma = pd.DataFrame()
     return DeviceTrace(f"random-{seed}", "neuron-parquet", ins, dma=dma)
+
+
+def random_device_json(seed: int, directory: Path) -> DeviceTrace:
+    """A device JSON in neuron-profile 2.27's layout (sample.device_json) of a random shape, read by the reader."""
+    from neuron_widgets import load_device_trace
+    from neuron_widgets.sample import device_json
+
+    rng = np.random.default_rng(seed)
+    shape = {"subgraphs": int(rng.integers(1, 4)), "layers": int(rng.integers(0, 6)), "depth": int(rng.integers(1, 4)),
+             "instructions": int(rng.choice([0, 1, 7, 133, 800])), "dma": int(rng.choice([0, 3, 356])),
+             "own_share": float(rng.choice([0.0, 0.5, 0.85, 1.0])), "waits": bool(rng.random() < 0.7)}
+    path = device_json.write(directory / f"device_profile_model_{seed}.json", rng, **shape)
+    return load_device_trace(path)

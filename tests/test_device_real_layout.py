@@ -333,3 +333,44 @@ def test_fuzz_device_json_never_crashes_nor_drops_uncounted(tmp_path: Path, ins,
     D.device_breakdown(trace)
     engine_strip(trace)
     DeviceTraceViewer(trace)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_real_layout_files_match_the_references(tmp_path: Path, seed: int) -> None:
+    """Random shapes of neuron-profile 2.27's layout, read from the file: the hierarchy, top operators, DMA
+    traffic and waits against the slow references, and every view's engine numbers agreeing."""
+    from random_device import random_device_json
+    from reference_device import ref_dma, ref_hierarchy, ref_top, ref_waits
+
+    trace = random_device_json(seed, tmp_path)
+    ins = trace.instructions
+    h = trace.hierarchy()
+    if len(trace):
+        ref = ref_hierarchy(ins)
+        computed = h[h["source"] == "instructions"]
+        assert set(h["path"]) == set(ref)  # every layer_summary row names a node the instructions make
+        for row in h.to_dict("records"):
+            r = ref[row["path"]]
+            assert (row["parent"], row["level"], row["instructions"]) == (r["parent"], r["level"], r["count"])
+            assert {c[:-10]: row[c] for c in h.columns if c.endswith("_active_ns") and row[c]} == \
+                {e: v for e, v in r["active"].items() if v}
+            assert {c[:-8]: row[c] for c in h.columns if c.endswith("_wait_ns") and row[c]} == \
+                {e: v for e, v in r["wait"].items() if v}
+        for row in computed.to_dict("records"):
+            assert (row["start_ts"], row["end_ts"]) == (ref[row["path"]]["start"], ref[row["path"]]["end"])
+        for by, column in (("layer", "layer"), ("hlo", "hlo_name"), ("opcode", "opcode")):
+            got = D.top_operators(trace, by, limit=None)
+            want = ref_top(ins, column)
+            assert {r[by]: (r["instructions"], r["engine_ns"], r["busy_ns"]) for r in got.to_dict("records")} == \
+                {k: (v["instructions"], v["engine_ns"], v["busy_ns"]) for k, v in want.items()}
+        waits = D.semaphore_waits(trace)
+        want_w = ref_waits(ins)
+        assert {r["engine"]: (r["waits"], r["wait_ns"]) for r in waits.to_dict("records")} == \
+            {k: (v["waits"], v["wait_ns"]) for k, v in want_w.items()}
+    if not trace.dma.empty:
+        got = D.dma_traffic(trace)
+        want = ref_dma(trace.dma)
+        assert {(r["queue"], r["direction"]): (r["packets"], r["bytes"], r["busy_ns"]) for r in got.to_dict("records")} \
+            == {k: (v["packets"], v["bytes"], v["busy_ns"]) for k, v in want.items()}
+    agree(trace)
+    assert not trace.warnings  # a well-formed file: nothing dropped or clamped

@@ -45,16 +45,16 @@ def document(rng: np.random.Generator, *, subgraphs: int = 1, layers: int = 1, d
     `own_share` belong to a subgraph itself (layer ""), `dma` DMA rows, some with source and
     destination "unknown". With `waits`, the Vector and Sync engines sit in long semaphore waits.
     """
-    sgs = [f"/sg{k:02d}" for k in range(subgraphs)]
+    sgs = [f"/sg{k:02d}" for k in range(max(subgraphs, 1))]
     layer_of = {sg: _layer_names(rng, layers, depth) for sg in sgs}
     tracks = list(TRACKS)
     rows: list[dict[str, Any]] = []
     clock = {t: 7 for t in tracks}  # each engine runs one instruction after another
-    per_sg = max(instructions // max(subgraphs, 1), 1) if instructions else 0
+    counts = [len(part) for part in np.array_split(np.arange(instructions), len(sgs))]
     k = 0
-    for sg in sgs:
+    for sg, count in zip(sgs, counts, strict=True):
         names = layer_of[sg]
-        for i in range(per_sg if sg != sgs[-1] else instructions - per_sg * (subgraphs - 1)):
+        for i in range(count):
             track = tracks[int(rng.integers(0, len(tracks)))]
             own = not names or rng.random() < own_share
             layer = "" if own else names[int(rng.integers(0, len(names)))]
