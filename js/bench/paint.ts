@@ -1,8 +1,7 @@
 // Paint-time comparison for bench/bench_paint.py: the widget's 2D painter against a WebGL2
 // instanced-rectangle painter, on the same dense synthetic reply, panning 2% per frame.
 
-import { readTheme } from "../src/common/colors";
-import { nameColor } from "../src/common/colors";
+import { nameColor, readTheme } from "../src/common/colors";
 import type { Items } from "../src/timeline/data";
 import { LANE_H } from "../src/timeline/layout";
 import { paint, type Scene } from "../src/timeline/render";
@@ -14,9 +13,14 @@ const NAMES = Array.from({ length: 64 }, (_, i) => `op_${i}`);
 
 function synthetic(perPx: number): Items {
   const n = W * 3 * LANES * perPx;
-  const start = new Float64Array(n), end = new Float64Array(n);
-  const track = new Int32Array(n), lane = new Int32Array(n), name = new Int32Array(n), row = new Int32Array(n);
-  const count = new Uint32Array(n), flags = new Uint8Array(n);
+  const start = new Float64Array(n),
+    end = new Float64Array(n);
+  const track = new Int32Array(n),
+    lane = new Int32Array(n),
+    name = new Int32Array(n),
+    row = new Int32Array(n);
+  const count = new Uint32Array(n),
+    flags = new Uint8Array(n);
   let k = 0;
   for (let l = 0; l < LANES; l++) {
     for (let p = 0; p < W * 3 * perPx; p++) {
@@ -31,13 +35,34 @@ function synthetic(perPx: number): Items {
       k++;
     }
   }
-  return { t0: 0, t1: W * 3000, width: W * 3, pxNs: 1000, grouping: "default", revision: 0, n, tracks: new Set([...Array(LANES).keys()]),
-    start, end, track, lane, name, row, count, flags, markersDropped: 0 };
+  return {
+    t0: 0,
+    t1: W * 3000,
+    width: W * 3,
+    pxNs: 1000,
+    grouping: "default",
+    revision: 0,
+    n,
+    tracks: new Set([...Array(LANES).keys()]),
+    start,
+    end,
+    track,
+    lane,
+    name,
+    row,
+    count,
+    flags,
+    markersDropped: 0,
+  };
 }
 
 function stats(ms: number[]) {
   const s = [...ms].sort((a, b) => a - b);
-  return { frames: s.length, p50_ms: +s[Math.floor(s.length / 2)].toFixed(2), p95_ms: +s[Math.floor(0.95 * (s.length - 1))].toFixed(2) };
+  return {
+    frames: s.length,
+    p50_ms: +s[Math.floor(s.length / 2)].toFixed(2),
+    p95_ms: +s[Math.floor(0.95 * (s.length - 1))].toFixed(2),
+  };
 }
 
 async function frames(draw: (t0: number) => void, n = 120): Promise<number[]> {
@@ -57,15 +82,33 @@ async function frames(draw: (t0: number) => void, n = 120): Promise<number[]> {
 
 function canvas2d(items: Items): (t0: number) => void {
   const c = document.createElement("canvas");
-  c.width = W; c.height = H;
+  c.width = W;
+  c.height = H;
   document.body.appendChild(c);
   const ctx = c.getContext("2d")!;
   const trackY = new Map<number, number>();
   for (let l = 0; l < LANES; l++) trackY.set(l, l * LANE_H);
   const theme = readTheme(document.body);
   return (t0) => {
-    const s: Scene = { view: { t0, t1: t0 + W * 1000, width: W }, rows: [], scrollTop: 0, height: H, trackY, items, names: NAMES,
-      theme, match: null, selection: null, brush: null, hoverRow: -1, counters: new Map(), pick: null, nodeMask: null, pointerT: null, pinned: 0 };
+    const s: Scene = {
+      view: { t0, t1: t0 + W * 1000, width: W },
+      rows: [],
+      scrollTop: 0,
+      height: H,
+      trackY,
+      items,
+      names: NAMES,
+      theme,
+      match: null,
+      selection: null,
+      brush: null,
+      hoverRow: -1,
+      counters: new Map(),
+      pick: null,
+      nodeMask: null,
+      pointerT: null,
+      pinned: 0,
+    };
     paint(ctx, s);
     ctx.getImageData(0, 0, 1, 1); // wait for the raster, as a frame would
   };
@@ -73,14 +116,21 @@ function canvas2d(items: Items): (t0: number) => void {
 
 function rgb(css: string): [number, number, number] {
   const m = css.match(/hsl\((\d+), (\d+)%, (\d+)%\)/)!;
-  const h = +m[1] / 360, s = +m[2] / 100, l = +m[3] / 100;
-  const f = (n: number) => { const k = (n + h * 12) % 12; const a = s * Math.min(l, 1 - l); return l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1)); };
+  const h = +m[1] / 360,
+    s = +m[2] / 100,
+    l = +m[3] / 100;
+  const f = (n: number) => {
+    const k = (n + h * 12) % 12;
+    const a = s * Math.min(l, 1 - l);
+    return l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+  };
   return [f(0), f(8), f(4)];
 }
 
 function webgl(items: Items): ((t0: number) => void) | null {
   const c = document.createElement("canvas");
-  c.width = W; c.height = H;
+  c.width = W;
+  c.height = H;
   document.body.appendChild(c);
   const gl = c.getContext("webgl2");
   if (!gl) return null;
@@ -90,7 +140,10 @@ function webgl(items: Items): ((t0: number) => void) | null {
   const fs = `#version 300 es
     precision mediump float; in vec3 v; out vec4 o; void main() { o = vec4(v, 1.0); }`;
   const prog = gl.createProgram()!;
-  for (const [type, src] of [[gl.VERTEX_SHADER, vs], [gl.FRAGMENT_SHADER, fs]] as const) {
+  for (const [type, src] of [
+    [gl.VERTEX_SHADER, vs],
+    [gl.FRAGMENT_SHADER, fs],
+  ] as const) {
     const sh = gl.createShader(type)!;
     gl.shaderSource(sh, src);
     gl.compileShader(sh);
@@ -104,9 +157,11 @@ function webgl(items: Items): ((t0: number) => void) | null {
   const loc = (n: string) => gl.getAttribLocation(prog, n);
   gl.enableVertexAttribArray(loc("corner"));
   gl.vertexAttribPointer(loc("corner"), 2, gl.FLOAT, false, 0, 0);
-  const rects = new Float32Array(items.n * 4), colors = new Float32Array(items.n * 3);
+  const rects = new Float32Array(items.n * 4),
+    colors = new Float32Array(items.n * 3);
   const palette = NAMES.map((n) => rgb(nameColor(n, false)));
-  const rectBuf = gl.createBuffer(), colorBuf = gl.createBuffer();
+  const rectBuf = gl.createBuffer(),
+    colorBuf = gl.createBuffer();
   for (let i = 0; i < items.n; i++) colors.set(palette[items.name[i]], i * 3);
   gl.bindBuffer(gl.ARRAY_BUFFER, colorBuf);
   gl.bufferData(gl.ARRAY_BUFFER, colors, gl.STATIC_DRAW);
@@ -122,8 +177,12 @@ function webgl(items: Items): ((t0: number) => void) | null {
   return (t0) => {
     const scale = W / (W * 1000);
     for (let i = 0; i < items.n; i++) {
-      const x0 = (items.start[i] - t0) * scale, x1 = (items.end[i] - t0) * scale;
-      rects[i * 4] = x0; rects[i * 4 + 1] = items.track[i] * LANE_H + 2; rects[i * 4 + 2] = Math.max(x1 - x0, 1); rects[i * 4 + 3] = LANE_H - 3;
+      const x0 = (items.start[i] - t0) * scale,
+        x1 = (items.end[i] - t0) * scale;
+      rects[i * 4] = x0;
+      rects[i * 4 + 1] = items.track[i] * LANE_H + 2;
+      rects[i * 4 + 2] = Math.max(x1 - x0, 1);
+      rects[i * 4 + 3] = LANE_H - 3;
     }
     gl.bindBuffer(gl.ARRAY_BUFFER, rectBuf);
     gl.bufferData(gl.ARRAY_BUFFER, rects, gl.DYNAMIC_DRAW);

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, stickyGroups, type CounterInfo } from "../src/timeline/layout";
-import { clampView, covers, fitRange, zoomAt } from "../src/timeline/viewmath";
 import { sampleAt, visibleRange } from "../src/timeline/counterscale";
+import {
+  buildRows,
+  type CounterInfo,
+  defaultCollapsed,
+  groupPaths,
+  moveTrack,
+  newLayoutState,
+  rowsIn,
+  stickyGroups,
+} from "../src/timeline/layout";
+import { clampView, covers, fitRange, zoomAt } from "../src/timeline/viewmath";
 
 const tracks = [
   { label: "i-1/PID:1/neuron_rt/NC:0", lanes: 2, events: 10 },
@@ -15,8 +24,17 @@ describe("buildRows", () => {
     const rows = buildRows(tracks, [], newLayoutState());
     const labels = rows.map((r) => `${r.kind}:${r.label}`);
     expect(labels).toEqual([
-      "group:i-1", "group:PID:1", "group:neuron_rt", "track:NC:0", "track:NC:1", "group:framework", "track:TID:7",
-      "group:i-2", "group:PID:9", "group:neuron_rt", "track:NC:0",
+      "group:i-1",
+      "group:PID:1",
+      "group:neuron_rt",
+      "track:NC:0",
+      "track:NC:1",
+      "group:framework",
+      "track:TID:7",
+      "group:i-2",
+      "group:PID:9",
+      "group:neuron_rt",
+      "track:NC:0",
     ]);
     for (let i = 1; i < rows.length; i++) expect(rows[i].y).toBe(rows[i - 1].y + rows[i - 1].h);
   });
@@ -29,15 +47,27 @@ describe("buildRows", () => {
     expect(buildRows(tracks, [], st).some((r) => r.kind === "track" && r.track === 1)).toBe(false);
     st.hidden.clear();
     st.filter = "tid";
-    expect(buildRows(tracks, [], st).filter((r) => r.kind === "track").map((r) => r.label)).toEqual(["TID:7"]);
+    expect(
+      buildRows(tracks, [], st)
+        .filter((r) => r.kind === "track")
+        .map((r) => r.label),
+    ).toEqual(["TID:7"]);
     st.filter = "";
     moveTrack(tracks, st, 1, -1);
-    const order = buildRows(tracks, [], st).filter((r) => r.kind === "track").map((r) => (r as { track: number }).track);
+    const order = buildRows(tracks, [], st)
+      .filter((r) => r.kind === "track")
+      .map((r) => (r as { track: number }).track);
     expect(order.slice(0, 2)).toEqual([1, 0]);
   });
   it("puts counters first and collapses kinds with many series", () => {
     const counters: CounterInfo[] = ["HBM:0", "HBM:1", "HBM:2"].map((h, i) => ({
-      key: `k${i}`, label: `i-1/HBM usage/Device:0/${h}`, kind: "hbm", unit: "B", max: 1, min: 0, breakdown: true,
+      key: `k${i}`,
+      label: `i-1/HBM usage/Device:0/${h}`,
+      kind: "hbm",
+      unit: "B",
+      max: 1,
+      min: 0,
+      breakdown: true,
     }));
     const st = newLayoutState();
     for (const p of defaultCollapsed(counters)) st.collapsed.add(p);
@@ -49,8 +79,15 @@ describe("buildRows", () => {
   it("starts each instance's counters collapsed when there are several instances", () => {
     const counters: CounterInfo[] = ["i-1", "i-2"].flatMap((inst) => [
       { key: `${inst}m`, label: `${inst}/Host memory`, kind: "memory", unit: "%", max: 1, min: 0, breakdown: false },
-      { key: `${inst}b`, label: `${inst}/Host-device bandwidth/NC:0/host_to_device`, kind: "bandwidth", unit: "B/s",
-        max: 1, min: 0, breakdown: false },
+      {
+        key: `${inst}b`,
+        label: `${inst}/Host-device bandwidth/NC:0/host_to_device`,
+        kind: "bandwidth",
+        unit: "B/s",
+        max: 1,
+        min: 0,
+        breakdown: false,
+      },
     ]);
     const st = newLayoutState();
     for (const p of defaultCollapsed(counters)) st.collapsed.add(p);

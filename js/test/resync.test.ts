@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { reconnectIfDeaf } from "../src/common/resync";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
 // ipywidgets' model as far as resync.ts uses it: Backbone-style events whose first argument is
@@ -12,27 +11,51 @@ class WidgetModel {
   handled: Any[] = [];
   sent: Any[] = [];
   _buffered_state_diff: Record<string, unknown> = {};
-  comm = { callback: null as ((msg: Any) => unknown) | null, on_msg(cb: (msg: Any) => unknown) { this.callback = cb; } };
-  get(k: string) { return this.attrs[k]; }
+  comm = {
+    callback: null as ((msg: Any) => unknown) | null,
+    on_msg(cb: (msg: Any) => unknown) {
+      this.callback = cb;
+    },
+  };
+  get(k: string) {
+    return this.attrs[k];
+  }
   set(k: string, v: unknown) {
     this.attrs[k] = v;
     this._buffered_state_diff[k] = v;
     for (const cb of this.listeners[`change:${k}`] ?? []) cb(this, v);
   }
-  unset(k: string) { delete this.attrs[k]; }
-  on(name: string, cb: (...a: unknown[]) => void) { (this.listeners[name] ??= []).push(cb); }
-  off(name: string, cb: (...a: unknown[]) => void) { this.listeners[name] = (this.listeners[name] ?? []).filter((c) => c !== cb); }
-  send(content: unknown) { this.sent.push(content); }
-  _handle_comm_msg(msg: Any): Promise<void> { this.handled.push(msg.content.data.content ?? msg.content.data); return Promise.resolve(); }
+  unset(k: string) {
+    delete this.attrs[k];
+  }
+  on(name: string, cb: (...a: unknown[]) => void) {
+    this.listeners[name] ??= [];
+    this.listeners[name].push(cb);
+  }
+  off(name: string, cb: (...a: unknown[]) => void) {
+    this.listeners[name] = (this.listeners[name] ?? []).filter((c) => c !== cb);
+  }
+  send(content: unknown) {
+    this.sent.push(content);
+  }
+  _handle_comm_msg(msg: Any): Promise<void> {
+    this.handled.push(msg.content.data.content ?? msg.content.data);
+    return Promise.resolve();
+  }
 }
 
 // anywidget's model: every message waits for `ready`, which it rejects when the code loaded late.
 class AnyModel extends WidgetModel {
-  constructor(public ready: Promise<void>) { super(); }
-  override _handle_comm_msg(msg: Any): Promise<void> { return this.ready.then(() => super._handle_comm_msg(msg)); }
+  constructor(public ready: Promise<void>) {
+    super();
+  }
+  override _handle_comm_msg(msg: Any): Promise<void> {
+    return this.ready.then(() => super._handle_comm_msg(msg));
+  }
 }
 
-function proxy(m: WidgetModel): Any {  // anywidget's facade: bound methods, never the model itself
+function proxy(m: WidgetModel): Any {
+  // anywidget's facade: bound methods, never the model itself
   return { get: m.get.bind(m), set: m.set.bind(m), send: m.send.bind(m), on: m.on.bind(m), off: m.off.bind(m) };
 }
 
@@ -57,6 +80,6 @@ describe("reconnectIfDeaf", () => {
     await settle();
     expect(m.sent).toEqual([]);
     expect(m.comm.callback).toBeNull();
-    expect(m.handled).toEqual([{ type: "__nw_probe" }]);  // the probe, which no view answers
+    expect(m.handled).toEqual([{ type: "__nw_probe" }]); // the probe, which no view answers
   });
 });

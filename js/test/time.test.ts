@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, formatTick, formatTime, tickUnit, ticks } from "../src/common/time";
+import { formatDuration, formatTick, formatTime, ticks, tickUnit } from "../src/common/time";
 
 describe("formatDuration", () => {
   it("picks a readable unit", () => {
@@ -15,7 +15,7 @@ describe("formatDuration", () => {
 describe("ticks", () => {
   it("spaces ticks on 1-2-5 steps at least minPx apart", () => {
     const { step, values } = ticks(0, 1e6, 1000, 90);
-    expect([1, 2, 5].some((m) => Math.abs(step / Math.pow(10, Math.floor(Math.log10(step))) - m) < 1e-9)).toBe(true);
+    expect([1, 2, 5].some((m) => Math.abs(step / 10 ** Math.floor(Math.log10(step)) - m) < 1e-9)).toBe(true);
     expect((step / 1e6) * 1000).toBeGreaterThanOrEqual(90);
     expect(values[0]).toBe(0);
     for (let i = 1; i < values.length; i++) expect(values[i] - values[i - 1]).toBeCloseTo(step);

@@ -53,8 +53,11 @@ export function readTheme(el: Element): Theme {
   const v = (name: string, fallback: string) => cs.getPropertyValue(name).trim() || fallback;
   const given = v("--jp-layout-color0", "");
   const light = document.body.dataset.jpThemeLight;
-  const dark = light === "false" || (given ? luminance(given) < 0.4 :
-    light !== "true" && typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches);
+  const dark =
+    light === "false" ||
+    (given
+      ? luminance(given) < 0.4
+      : light !== "true" && typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches);
   const background = given || (dark ? "#111111" : "#ffffff");
   return {
     dark,

@@ -8,7 +8,6 @@
 // whether it still delivers; if it refuses, the model's comm is handed to ipywidgets' own
 // handler and the kernel is asked for the whole state again.
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
 const PING = "__nw_who";

@@ -59,7 +59,7 @@ function trim(s: string): string {
 export function ticks(t0: number, t1: number, widthPx: number, minPx = 90): { step: number; values: number[] } {
   const span = Math.max(t1 - t0, 1e-9);
   const raw = (span * minPx) / Math.max(widthPx, 1);
-  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const p = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? 10 * p;
   const values: number[] = [];
   const first = Math.ceil(t0 / step) * step;

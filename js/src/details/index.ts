@@ -3,7 +3,6 @@
 import { h } from "../common/dom";
 import { initialize } from "../common/resync";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
 
 interface Dep {
@@ -25,25 +24,45 @@ interface EventInfo {
 
 function kvTable(rows: [string, string][]): HTMLElement {
   return h("table", { class: "nw-table nw-kv" }, [
-    h("tbody", {}, rows.map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: v })]))),
+    h(
+      "tbody",
+      {},
+      rows.map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: v })])),
+    ),
   ]);
 }
 
 function depTable(title: string, deps: Dep[], focus: (row: number) => void): HTMLElement {
   const body = deps.length
     ? h("table", { class: "nw-table nw-deps" }, [
-        h("thead", {}, [h("tr", {}, ["Name", "Start", "Duration", "Track"].map((t) => h("th", { text: t })))]),
-        h("tbody", {}, deps.map((d) => {
-          const tr = h("tr", { class: "nw-dep", title: "Show this event in the timeline" }, [
-            h("td", { text: d.name }), h("td", { text: d.start }), h("td", { text: d.duration }), h("td", { text: d.track }),
-          ]);
-          tr.dataset.row = String(d.row);
-          tr.addEventListener("click", () => focus(d.row));
-          return tr;
-        })),
+        h("thead", {}, [
+          h(
+            "tr",
+            {},
+            ["Name", "Start", "Duration", "Track"].map((t) => h("th", { text: t })),
+          ),
+        ]),
+        h(
+          "tbody",
+          {},
+          deps.map((d) => {
+            const tr = h("tr", { class: "nw-dep", title: "Show this event in the timeline" }, [
+              h("td", { text: d.name }),
+              h("td", { text: d.start }),
+              h("td", { text: d.duration }),
+              h("td", { text: d.track }),
+            ]);
+            tr.dataset.row = String(d.row);
+            tr.addEventListener("click", () => focus(d.row));
+            return tr;
+          }),
+        ),
       ])
     : h("div", { class: "nw-note", text: "none" });
-  return h("div", { class: "nw-section" }, [h("div", { class: "nw-section-title", text: `${title} (${deps.length})` }), body]);
+  return h("div", { class: "nw-section" }, [
+    h("div", { class: "nw-section-title", text: `${title} (${deps.length})` }),
+    body,
+  ]);
 }
 
 function render({ model, el }: { model: Model; el: HTMLElement }) {
@@ -58,7 +77,10 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
     const focus = (row: number) => model.send({ type: "focus", row });
     root.replaceChildren(
       h("div", { class: "nw-details-title", text: ev.title ?? "" }),
-      h("div", { class: "nw-section" }, [h("div", { class: "nw-section-title", text: "Properties" }), kvTable(ev.fields)]),
+      h("div", { class: "nw-section" }, [
+        h("div", { class: "nw-section-title", text: "Properties" }),
+        kvTable(ev.fields),
+      ]),
       h("div", { class: "nw-section" }, [
         h("div", { class: "nw-section-title", text: `Arguments (${ev.args?.length ?? 0})` }),
         ev.args?.length ? kvTable(ev.args) : h("div", { class: "nw-note", text: "none" }),

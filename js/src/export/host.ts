@@ -37,14 +37,30 @@ export interface Meta {
   counters: Counter[];
   color_keys: string[];
   color_sets?: Record<string, string[]>; // every colouring the colour menu offers: key -> its texts
-  stats: { events: number; exact: number; merged: number; blocks: number; bucket_ns: number; shortest_exact_ns: number };
+  stats: {
+    events: number;
+    exact: number;
+    merged: number;
+    blocks: number;
+    bucket_ns: number;
+    shortest_exact_ns: number;
+  };
   state: {
-    grouping: string; view: [number, number]; brush: number[]; selected: number; show_cpu: boolean; height: number;
-    title: string; notes: string[]; strip: unknown[]; color_by: string;
-    hierarchy?: Record<string, unknown>; picked_node?: string; color_choices?: unknown[];
+    grouping: string;
+    view: [number, number];
+    brush: number[];
+    selected: number;
+    show_cpu: boolean;
+    height: number;
+    title: string;
+    notes: string[];
+    strip: unknown[];
+    color_by: string;
+    hierarchy?: Record<string, unknown>;
+    picked_node?: string;
+    color_choices?: unknown[];
   };
 }
-
 
 const MAX_TEXT = 2000;
 
@@ -77,7 +93,11 @@ export class TimelineHost {
   private args: Int32Array;
   private argValues: string[];
 
-  constructor(private p: Payload, private prefix: string, readonly meta: Meta) {
+  constructor(
+    private p: Payload,
+    private prefix: string,
+    readonly meta: Meta,
+  ) {
     this.store = new EventStore(p, prefix, meta.groupings, meta.n_keys, meta.ties_upstream);
     this.fields = new Map(meta.fields.map((f) => [f.name, { f, read: this.reader(f) }]));
     this.args = p.ints(`${prefix}args`);
@@ -85,12 +105,33 @@ export class TimelineHost {
     const st = meta.state;
     const grouping = this.store.has(st.grouping) ? st.grouping : Object.keys(meta.groupings)[0];
     this.model = new LocalModel({
-      grouping, groupings: this.store.groupingNames(), tracks: this.store.index(grouping).tracks, names: meta.names,
-      span: meta.span, overview: meta.overview ?? {}, origin_ns: meta.origin_ns, view: st.view, brush: st.brush, selected_row: -1,
-      selection_detail: {}, brush_summary: {}, counters: meta.counters.map(({ parts: _p, ...c }) => c),
-      show_cpu: st.show_cpu, color_by: st.color_by, height: st.height, status: "", error: "", revision: 0,
-      generation: 0, title: st.title, notes: [...st.notes, ...coverageNote(meta)], strip: st.strip, loading: false,
-      hierarchy: st.hierarchy ?? {}, picked_node: st.picked_node ?? "", color_choices: st.color_choices ?? [],
+      grouping,
+      groupings: this.store.groupingNames(),
+      tracks: this.store.index(grouping).tracks,
+      names: meta.names,
+      span: meta.span,
+      overview: meta.overview ?? {},
+      origin_ns: meta.origin_ns,
+      view: st.view,
+      brush: st.brush,
+      selected_row: -1,
+      selection_detail: {},
+      brush_summary: {},
+      counters: meta.counters.map(({ parts: _p, ...c }) => c),
+      show_cpu: st.show_cpu,
+      color_by: st.color_by,
+      height: st.height,
+      status: "",
+      error: "",
+      revision: 0,
+      generation: 0,
+      title: st.title,
+      notes: [...st.notes, ...coverageNote(meta)],
+      strip: st.strip,
+      loading: false,
+      hierarchy: st.hierarchy ?? {},
+      picked_node: st.picked_node ?? "",
+      color_choices: st.color_choices ?? [],
       _snapshot: new DataView(new ArrayBuffer(0)),
     });
     const m = this.model;
@@ -142,9 +183,15 @@ export class TimelineHost {
     const deps = st.dependencies(row);
     const place = (i: number) => st.place(g, i, this.meta.names);
     const node = st.node ? st.node[row] : -1;
-    const detail = { ...place(row), id: this.value(row, "id"), source: this.value(row, "trace_event_source"),
-      incomplete: this.value(row, "incomplete") === "True", upstream: deps.upstream.map(place), downstream: deps.downstream.map(place),
-      ...(node >= 0 ? { node } : {}) };
+    const detail = {
+      ...place(row),
+      id: this.value(row, "id"),
+      source: this.value(row, "trace_event_source"),
+      incomplete: this.value(row, "incomplete") === "True",
+      upstream: deps.upstream.map(place),
+      downstream: deps.downstream.map(place),
+      ...(node >= 0 ? { node } : {}),
+    };
     this.model.set("selection_detail", detail);
     this.details.set("event", this.eventInfo(row, deps));
   }
@@ -162,30 +209,51 @@ export class TimelineHost {
 
   private brushChanged(): void {
     const b = this.model.get("brush") as number[];
-    this.model.set("brush_summary", b.length === 2 && b[1] > b[0]
-      ? this.store.summary(this.grouping(), b[0], b[1], this.meta.names) : {});
+    this.model.set(
+      "brush_summary",
+      b.length === 2 && b[1] > b[0] ? this.store.summary(this.grouping(), b[0], b[1], this.meta.names) : {},
+    );
   }
 
   // -- requests from the view ------------------------------------------------------------
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private request(c: any): void {
     const m = this.model;
     try {
       if (c.type === "viewport") {
-        const { meta, buffers } = this.store.viewport(c.grouping ?? this.grouping(), Number(c.t0), Number(c.t1), Number(c.width),
-          (c.tracks as number[]) ?? []);
+        const { meta, buffers } = this.store.viewport(
+          c.grouping ?? this.grouping(),
+          Number(c.t0),
+          Number(c.t1),
+          Number(c.width),
+          (c.tracks as number[]) ?? [],
+        );
         const extra = this.store.color ? { color_keys: this.meta.color_keys } : {};
-        m.reply({ ...meta, ...extra, uuid: c.uuid, revision: m.get("revision"), generation: m.get("generation") }, buffers);
+        m.reply(
+          { ...meta, ...extra, uuid: c.uuid, revision: m.get("revision"), generation: m.get("generation") },
+          buffers,
+        );
       } else if (c.type === "counters") {
         m.reply(...this.counters(c));
       } else if (c.type === "counter_at") {
-        m.reply({ type: "counter_at", uuid: c.uuid, key: c.key, at: Number(c.t), ...this.counterAt(String(c.key), Number(c.t)) });
+        m.reply({
+          type: "counter_at",
+          uuid: c.uuid,
+          key: c.key,
+          at: Number(c.t),
+          ...this.counterAt(String(c.key), Number(c.t)),
+        });
       } else if (c.type === "hover") {
         const row = Number(c.row);
         const args = Object.fromEntries(Object.entries(this.argsOf(row)).slice(0, 8));
         m.reply({ type: "hover", uuid: c.uuid, row, args, id: this.value(row, "id") });
       } else if (c.type === "find") {
-        const got = this.store.find(this.grouping(), c.codes ?? [], Number(c.after ?? -1), Number(c.direction ?? 1), c.tracks ?? null);
+        const got = this.store.find(
+          this.grouping(),
+          c.codes ?? [],
+          Number(c.after ?? -1),
+          Number(c.direction ?? 1),
+          c.tracks ?? null,
+        );
         const place = got.row >= 0 ? this.store.place(this.grouping(), got.row, this.meta.names) : {};
         m.reply({ type: "find", uuid: c.uuid, ...got, ...place });
       }
@@ -194,7 +262,6 @@ export class TimelineHost {
     }
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private counters(c: any): [Record<string, unknown>, ArrayBuffer[]] {
     const keys = new Set<string>(c.keys ?? []);
     const t0 = Number(c.t0);
@@ -244,8 +311,10 @@ export class TimelineHost {
     const out: Record<string, unknown> = { t: t[i], value: v[i] };
     const parts = this.meta.counters[idx].parts;
     if (parts.length) {
-      const b = parts.map((name, k) => [name, (this.p.column(`${this.prefix}cb${idx}:${k}`) as Float64Array)[i]] as [string, number])
-        .filter(([, x]) => x > 0).sort((x, y) => y[1] - x[1]);
+      const b = parts
+        .map((name, k) => [name, (this.p.column(`${this.prefix}cb${idx}:${k}`) as Float64Array)[i]] as [string, number])
+        .filter(([, x]) => x > 0)
+        .sort((x, y) => y[1] - x[1]);
       out.breakdown = Object.fromEntries(b);
     }
     return out;
@@ -270,7 +339,7 @@ export class TimelineHost {
       return (i) => (values[i] === 2 ? "" : values[i] ? "True" : "False");
     }
     const values = f.kind === "bigint" ? this.p.column(`${base}:values`) : this.p.float(`${base}:values`);
-    return (i) => (nulls && nulls[i] ? "" : pyText(values[i]));
+    return (i) => (nulls?.[i] ? "" : pyText(values[i]));
   }
 
   private value(i: number, name: string): string {
@@ -289,9 +358,13 @@ export class TimelineHost {
     const at = (x: number) => (origin + BigInt(Math.round(x))).toString();
     const g = st.index(this.grouping());
     // As EventDetails in the notebook: readable times from the profile start first, raw ns below.
-    const fields: [string, string][] = [["name", this.meta.names[st.name[i]] ?? ""],
-      ["start", `${formatTime(st.start[i])} from the profile start`], ["duration", formatDuration(st.end[i] - st.start[i])],
-      ["end", formatTime(st.end[i])], ["track", g.tracks[g.track[i]]?.label ?? ""]];
+    const fields: [string, string][] = [
+      ["name", this.meta.names[st.name[i]] ?? ""],
+      ["start", `${formatTime(st.start[i])} from the profile start`],
+      ["duration", formatDuration(st.end[i] - st.start[i])],
+      ["end", formatTime(st.end[i])],
+      ["track", g.tracks[g.track[i]]?.label ?? ""],
+    ];
     for (const col of this.meta.columns) {
       if (col === "name") continue;
       else if (col === "start_ts") fields.push(["start_ts (raw ns)", at(st.start[i])]);
@@ -299,12 +372,23 @@ export class TimelineHost {
       else if (col === "duration_ns") fields.push([col, String(Math.round(st.end[i] - st.start[i]))]);
       else fields.push([col, this.value(i, col)]);
     }
-    const dep = (j: number) => ({ row: j, name: this.meta.names[st.name[j]] ?? "", start: formatTime(st.start[j]),
-      duration: formatDuration(st.end[j] - st.start[j]), track: g.tracks[g.track[j]]?.label ?? "" });
+    const dep = (j: number) => ({
+      row: j,
+      name: this.meta.names[st.name[j]] ?? "",
+      start: formatTime(st.start[j]),
+      duration: formatDuration(st.end[j] - st.start[j]),
+      track: g.tracks[g.track[j]]?.label ?? "",
+    });
     const taken = new Set(fields.map(([k]) => k));
     const args = Object.entries(this.argsOf(i)).map(([k, v]) => [taken.has(k) ? `${k} (argument)` : k, v]);
-    return { title: this.meta.names[st.name[i]] ?? "", row: i, fields, args,
-      upstream: deps.upstream.map(dep), downstream: deps.downstream.map(dep) };
+    return {
+      title: this.meta.names[st.name[i]] ?? "",
+      row: i,
+      fields,
+      args,
+      upstream: deps.upstream.map(dep),
+      downstream: deps.downstream.map(dep),
+    };
   }
 }
 

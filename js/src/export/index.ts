@@ -4,8 +4,8 @@
 import { button, h } from "../common/dom";
 import details from "../details/index";
 import { TimelineView } from "../timeline/index";
-import { TimelineHost, type Meta } from "./host";
-import { inflate, Payload, type Manifest } from "./payload";
+import { type Meta, TimelineHost } from "./host";
+import { inflate, type Manifest, Payload } from "./payload";
 import { renderSummary } from "./summary";
 
 interface Layout {
@@ -19,8 +19,17 @@ function groupingButtons(host: TimelineHost): HTMLElement {
   const row = h("div", { class: "nw-grouping-buttons" });
   const draw = () => {
     const names = m.get("groupings") as Record<string, string>;
-    row.replaceChildren(h("span", { class: "nw-note", text: "Group by " }), ...Object.entries(names).map(([k, label]) =>
-      button(label, `Group tracks: ${label}`, () => m.set("grouping", k), k === m.get("grouping") ? "nw-btn nw-on" : "nw-btn")));
+    row.replaceChildren(
+      h("span", { class: "nw-note", text: "Group by " }),
+      ...Object.entries(names).map(([k, label]) =>
+        button(
+          label,
+          `Group tracks: ${label}`,
+          () => m.set("grouping", k),
+          k === m.get("grouping") ? "nw-btn nw-on" : "nw-btn",
+        ),
+      ),
+    );
   };
   m.on("change:grouping", draw);
   draw();
@@ -35,12 +44,19 @@ async function boot(root: HTMLElement): Promise<void> {
   const payload = new Payload(manifest, await inflate((dataEl.textContent ?? "").trim()));
   const layout = payload.json<Layout>("layout");
   const hosts: TimelineHost[] = [];
-  for (let i = 0; i < layout.timelines; i++) hosts.push(new TimelineHost(payload, `t${i}:`, payload.json<Meta>(`t${i}:meta`)));
+  for (let i = 0; i < layout.timelines; i++)
+    hosts.push(new TimelineHost(payload, `t${i}:`, payload.json<Meta>(`t${i}:meta`)));
   root.replaceChildren(
     h("h1", { text: layout.title }),
-    h("p", { class: "nw-export-note", text: "Exported from neuron-widgets: this page works offline, without a kernel." +
-      (layout.timelines ? " Ctrl+wheel or W/S to zoom, wheel to scroll the tracks, drag to pan, Shift+drag to measure a range, " +
-        "click an event for its details; ? lists every key." : " Hover a chart for its numbers.") }),
+    h("p", {
+      class: "nw-export-note",
+      text:
+        "Exported from neuron-widgets: this page works offline, without a kernel." +
+        (layout.timelines
+          ? " Ctrl+wheel or W/S to zoom, wheel to scroll the tracks, drag to pan, Shift+drag to measure a range, " +
+            "click an event for its details; ? lists every key."
+          : " Hover a chart for its numbers."),
+    }),
   );
   const views: TimelineView[] = [];
   const charts: Promise<void>[] = [];

@@ -1,12 +1,10 @@
 // A widget model that lives in the page: the same get/set/on/send surface the views use with a
 // kernel, with the kernel's side played by a local host (see host.ts).
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Handler = (...args: any[]) => void;
 
 export class LocalModel {
   private handlers = new Map<string, Set<Handler>>();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   onSend: (content: any) => void = () => {};
 
   constructor(private state: Record<string, unknown>) {}
@@ -33,7 +31,6 @@ export class LocalModel {
     this.handlers.get(event)?.delete(f);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   send(content: any): void {
     this.onSend(content);
   }

@@ -20,7 +20,12 @@ export interface Manifest {
 export type Column = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array | BigInt64Array;
 
 const CTORS = {
-  u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array, i64: BigInt64Array,
+  u8: Uint8Array,
+  u16: Uint16Array,
+  u32: Uint32Array,
+  i32: Int32Array,
+  f64: Float64Array,
+  i64: BigInt64Array,
 } as const;
 
 export async function inflate(base64: string): Promise<ArrayBuffer> {
@@ -32,8 +37,12 @@ export async function inflate(base64: string): Promise<ArrayBuffer> {
 }
 
 export class Payload {
-  constructor(readonly manifest: Manifest, readonly buffer: ArrayBuffer) {
-    if (manifest.version !== 1) throw new Error(`this page's data is format ${manifest.version}; this viewer reads format 1`);
+  constructor(
+    readonly manifest: Manifest,
+    readonly buffer: ArrayBuffer,
+  ) {
+    if (manifest.version !== 1)
+      throw new Error(`this page's data is format ${manifest.version}; this viewer reads format 1`);
   }
 
   has(name: string): boolean {
@@ -81,7 +90,6 @@ export class Payload {
     return out;
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json<T = any>(name: string): T {
     const s = this.section(name);
     const text = new TextDecoder().decode(new Uint8Array(this.buffer, s.offset, s.bytes));

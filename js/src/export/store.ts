@@ -55,8 +55,13 @@ export class EventStore {
   private linkOff: Int32Array;
   private links: Int32Array;
 
-  constructor(p: Payload, prefix: string, private defs: Record<string, GroupingDef>, nKeys: number,
-              private tiesUpstream: boolean) {
+  constructor(
+    p: Payload,
+    prefix: string,
+    private defs: Record<string, GroupingDef>,
+    nKeys: number,
+    private tiesUpstream: boolean,
+  ) {
     // Exact events and blocks are each in time order, so each is stored as its own run of deltas.
     const exactStart = p.float(`${prefix}start`);
     const blockStart = p.float(`${prefix}bstart`);
@@ -108,7 +113,8 @@ export class EventStore {
     let i = 0;
     let j = this.nExact;
     const before = (x: number, y: number) =>
-      this.start[x] < this.start[y] || (this.start[x] === this.start[y] && this.end[x] - this.start[x] > this.end[y] - this.start[y]);
+      this.start[x] < this.start[y] ||
+      (this.start[x] === this.start[y] && this.end[x] - this.start[x] > this.end[y] - this.start[y]);
     for (let k = 0; k < this.n; k++) {
       if (j >= this.n || (i < this.nExact && !before(j, i))) out[k] = i++;
       else out[k] = j++;
@@ -178,7 +184,13 @@ export class EventStore {
   }
 
   /** What to draw in [t0, t1) at `width` px: exact items at least a pixel wide, narrower ones merged per pixel per lane. */
-  viewport(grouping: string, t0: number, t1: number, width: number, tracks: number[]): { meta: Record<string, unknown>; buffers: ArrayBuffer[] } {
+  viewport(
+    grouping: string,
+    t0: number,
+    t1: number,
+    width: number,
+    tracks: number[],
+  ): { meta: Record<string, unknown>; buffers: ArrayBuffer[] } {
     const g = this.index(grouping);
     width = Math.min(Math.max(Math.round(width), 1), 16384);
     const px = Math.max((t1 - t0) / width, 1e-9);
@@ -235,14 +247,32 @@ export class EventStore {
       out.flush(FLAG_MARKER);
       markers++;
     }
-    const meta = { type: "viewport", grouping, t0, t1, width, px_ns: Math.max(Math.floor(px), 1), n: out.n,
-      columns: out.columnNames(), markers, markers_dropped: dropped, merged };
+    const meta = {
+      type: "viewport",
+      grouping,
+      t0,
+      t1,
+      width,
+      px_ns: Math.max(Math.floor(px), 1),
+      n: out.n,
+      columns: out.columnNames(),
+      markers,
+      markers_dropped: dropped,
+      merged,
+    };
     return { meta, buffers: out.buffers() };
   }
 
   place(grouping: string, i: number, names: string[]): Place {
     const g = this.index(grouping);
-    return { row: i, start: this.start[i], end: this.end[i], track: g.track[i], lane: g.lane[i], name: names[this.name[i]] ?? "" };
+    return {
+      row: i,
+      start: this.start[i],
+      end: this.end[i],
+      track: g.track[i],
+      lane: g.lane[i],
+      name: names[this.name[i]] ?? "",
+    };
   }
 
   /** Events linked to item i, split as the kernel splits them (source order, then time). */
@@ -262,7 +292,13 @@ export class EventStore {
   }
 
   /** The next (or previous) exact event after time `after` whose name code is in `codes`, on `tracks`. */
-  find(grouping: string, codes: number[], after: number, direction: number, tracks: number[] | null): { row: number; index: number; total: number } {
+  find(
+    grouping: string,
+    codes: number[],
+    after: number,
+    direction: number,
+    tracks: number[] | null,
+  ): { row: number; index: number; total: number } {
     const g = this.index(grouping);
     const want = new Set(codes);
     const onTracks = tracks ? new Set(tracks) : null;
@@ -277,7 +313,11 @@ export class EventStore {
       if (at < 0) at = 0;
     } else {
       at = -1;
-      for (let k = hits.length - 1; k >= 0; k--) if (this.start[hits[k]] < after) { at = k; break; }
+      for (let k = hits.length - 1; k >= 0; k--)
+        if (this.start[hits[k]] < after) {
+          at = k;
+          break;
+        }
       if (at < 0) at = hits.length - 1;
     }
     return { row: hits[at], index: at, total: hits.length };
@@ -292,7 +332,10 @@ export class EventStore {
     let coarse = 0;
     const add = (m: Map<number, [number, number]>, k: number, c: number, d: number) => {
       const v = m.get(k);
-      if (v) { v[0] += c; v[1] += d; } else m.set(k, [c, d]);
+      if (v) {
+        v[0] += c;
+        v[1] += d;
+      } else m.set(k, [c, d]);
     };
     for (let i = 0; i < this.n; i++) {
       const s = this.start[i];
@@ -313,12 +356,26 @@ export class EventStore {
     }
     const rows = (m: Map<number, [number, number]>, label: (k: number) => string) => {
       const all = [...m.entries()].sort((x, y) => y[1][1] - x[1][1]);
-      return { list: all.slice(0, 100).map(([k, [c, d]]) => ({ key: label(k), count: c, total: d, mean: d / c })), more: Math.max(all.length - 100, 0) };
+      return {
+        list: all.slice(0, 100).map(([k, [c, d]]) => ({ key: label(k), count: c, total: d, mean: d / c })),
+        more: Math.max(all.length - 100, 0),
+      };
     };
     const n = rows(byName, (k) => names[k] ?? "");
     const t = rows(byTrack, (k) => g.tracks[k]?.label ?? "");
-    return { start: a, end: b, events, top: 100, by_name: n.list, by_name_more: n.more, by_track: t.list, by_track_more: t.more,
-      note: coarse ? `${coarse.toLocaleString()} of these events are in merged blocks of this export: their counts and times are pro rata` : "" };
+    return {
+      start: a,
+      end: b,
+      events,
+      top: 100,
+      by_name: n.list,
+      by_name_more: n.more,
+      by_track: t.list,
+      by_track_more: t.more,
+      note: coarse
+        ? `${coarse.toLocaleString()} of these events are in merged blocks of this export: their counts and times are pro rata`
+        : "",
+    };
   }
 }
 
@@ -327,16 +384,38 @@ class Builder {
   n = 0;
   private cap = 1024;
   private cols: Record<string, Float64Array | Int32Array | Uint32Array | Uint8Array> = {};
-  private cur = { start: 0, end: 0, track: 0, lane: 0, name: 0, row: -1, count: 0, flags: 0, color: -1, node: -1, longest: -1 };
+  private cur = {
+    start: 0,
+    end: 0,
+    track: 0,
+    lane: 0,
+    name: 0,
+    row: -1,
+    count: 0,
+    flags: 0,
+    color: -1,
+    node: -1,
+    longest: -1,
+  };
 
-  constructor(private withColor: boolean, private withNode: boolean) {
+  constructor(
+    private withColor: boolean,
+    private withNode: boolean,
+  ) {
     this.alloc(this.cap);
   }
 
   private alloc(cap: number): void {
     const make = {
-      start: Float64Array, end: Float64Array, track: Int32Array, lane: Int32Array, name: Int32Array, row: Int32Array,
-      count: Uint32Array, flags: Uint8Array, ...(this.withColor ? { color: Int32Array } : {}),
+      start: Float64Array,
+      end: Float64Array,
+      track: Int32Array,
+      lane: Int32Array,
+      name: Int32Array,
+      row: Int32Array,
+      count: Uint32Array,
+      flags: Uint8Array,
+      ...(this.withColor ? { color: Int32Array } : {}),
       ...(this.withNode ? { node: Int32Array } : {}),
     } as Record<string, { new (n: number): Float64Array | Int32Array | Uint32Array | Uint8Array }>;
     const next: typeof this.cols = {};

@@ -6,7 +6,6 @@ import { button, h } from "../common/dom";
 import { initialize } from "../common/resync";
 import { parseFilter, rowMatches } from "./match";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
 
 interface Column {
@@ -19,22 +18,38 @@ type Row = Record<string, string>;
 export class PickerView {
   root = h("div", { class: "nw-picker" });
   private dialog = h("dialog", { class: "nw-dialog" });
-  private filter = h("input", { class: "nw-input nw-pick-filter", attrs: { type: "search", placeholder: "Filter: nc 3, model 2, any word",
-    title: "Every term must match. A column's name then a value (nc 3, nc:3, model 2, pid 1267860) looks in that " +
-      "column; a whole number matches whole values; other words are found inside any column." } });
+  private filter = h("input", {
+    class: "nw-input nw-pick-filter",
+    attrs: {
+      type: "search",
+      placeholder: "Filter: nc 3, model 2, any word",
+      title:
+        "Every term must match. A column's name then a value (nc 3, nc:3, model 2, pid 1267860) looks in that " +
+        "column; a whole number matches whole values; other words are found inside any column.",
+    },
+  });
   private count = h("span", { class: "nw-note" });
   private body = h("tbody");
   private submit: HTMLButtonElement;
   private chosen = -1;
 
-  constructor(private model: Model, el: HTMLElement) {
+  constructor(
+    private model: Model,
+    el: HTMLElement,
+  ) {
     const open = button("Device Profiles List", "List the device profiles of this profile", () => this.open());
     open.classList.add("nw-open-list");
     const status = h("span", { class: "nw-note nw-picker-status" });
     this.submit = button("Submit", "Open the chosen device profile", () => this.send());
     this.submit.classList.add("nw-primary");
     const cancel = button("Cancel", "Close without opening", () => this.dialog.close());
-    const head = h("thead", {}, [h("tr", {}, this.columns().map((c) => h("th", { text: c.label })))]);
+    const head = h("thead", {}, [
+      h(
+        "tr",
+        {},
+        this.columns().map((c) => h("th", { text: c.label })),
+      ),
+    ]);
     this.dialog.append(
       h("div", { class: "nw-dialog-head" }, [h("strong", { text: "Device Profiles" }), this.filter, this.count]),
       h("div", { class: "nw-dialog-body" }, [h("table", { class: "nw-table nw-pick" }, [head, this.body])]),
@@ -80,16 +95,27 @@ export class PickerView {
       if (rowMatches(r, terms, cols)) shown.push(i);
     });
     if (!shown.includes(this.chosen)) this.chosen = -1;
-    this.body.replaceChildren(...shown.map((i) => {
-      const tr = h("tr", { class: "nw-pick-row" }, cols.map((c) => h("td", { text: rows[i][c.key] ?? "" })));
-      tr.dataset.index = String(i);
-      tr.tabIndex = 0;
-      if (i === this.chosen) tr.classList.add("nw-chosen");
-      tr.addEventListener("click", () => this.choose(i));
-      tr.addEventListener("dblclick", () => (this.choose(i), this.send()));
-      return tr;
-    }));
-    this.count.textContent = rows.length ? `${shown.length} of ${rows.length}` : "this profile lists no device profiles";
+    this.body.replaceChildren(
+      ...shown.map((i) => {
+        const tr = h(
+          "tr",
+          { class: "nw-pick-row" },
+          cols.map((c) => h("td", { text: rows[i][c.key] ?? "" })),
+        );
+        tr.dataset.index = String(i);
+        tr.tabIndex = 0;
+        if (i === this.chosen) tr.classList.add("nw-chosen");
+        tr.addEventListener("click", () => this.choose(i));
+        tr.addEventListener("dblclick", () => {
+          this.choose(i);
+          this.send();
+        });
+        return tr;
+      }),
+    );
+    this.count.textContent = rows.length
+      ? `${shown.length} of ${rows.length}`
+      : "this profile lists no device profiles";
     this.submit.disabled = this.chosen < 0;
   }
 

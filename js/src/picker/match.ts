@@ -33,7 +33,12 @@ export function columnNames(columns: Column[]): Map<string, string> {
   const names = new Map<string, string>();
   for (const c of columns) {
     const key = c.key.toLowerCase();
-    for (const n of [key, key.replace(/_id$/, ""), c.label.toLowerCase().replace(/\s+/g, "_"), ...(ALIASES[c.key] ?? [])]) {
+    for (const n of [
+      key,
+      key.replace(/_id$/, ""),
+      c.label.toLowerCase().replace(/\s+/g, "_"),
+      ...(ALIASES[c.key] ?? []),
+    ]) {
       if (n && !names.has(n)) names.set(n, c.key);
     }
   }
@@ -76,11 +81,18 @@ export function cellMatches(cell: string, value: string, named = false): boolean
   // Whole values are the cell's words made of digits only: not the 2 ending instance i-0a88...cbd2.
   // "03" finds core 3. A bare "1" does not find profile_001, whose zeros are part of its name;
   // "profile 1", naming the column, does.
-  return text.split(/[^a-z0-9]+/).some((word) => WHOLE.test(word) &&
-    (word === value || ((named || !/^0\d/.test(word)) && Number(word) === Number(value))));
+  return text
+    .split(/[^a-z0-9]+/)
+    .some(
+      (word) =>
+        WHOLE.test(word) && (word === value || ((named || !/^0\d/.test(word)) && Number(word) === Number(value))),
+    );
 }
 
 export function rowMatches(row: Row, terms: Term[], columns: Column[]): boolean {
   return terms.every((t) =>
-    t.column !== null ? cellMatches(row[t.column] ?? "", t.value, true) : columns.some((c) => cellMatches(row[c.key] ?? "", t.value)));
+    t.column !== null
+      ? cellMatches(row[t.column] ?? "", t.value, true)
+      : columns.some((c) => cellMatches(row[c.key] ?? "", t.value)),
+  );
 }

@@ -35,7 +35,8 @@ function render({ model, el }: RenderProps<Model>): () => void {
   report();
   // No BokehJS on this page (a reload, another tab: the kernel loaded it for an earlier page): ask
   // the Summary for it, unless the cell's own load output brings it first; say when it has come.
-  const hasBokeh = (): boolean => typeof (window as unknown as { Bokeh?: { require?: unknown } }).Bokeh?.require === "function";
+  const hasBokeh = (): boolean =>
+    typeof (window as unknown as { Bokeh?: { require?: unknown } }).Bokeh?.require === "function";
   let asked = 0;
   const bokehCheck = window.setInterval(() => {
     asked++;

@@ -1,7 +1,7 @@
 // The time axis above the plot: ticks in readable units, and the brushed range with its duration.
 
 import type { Theme } from "../common/colors";
-import { formatDuration, formatTick, tickUnit, ticks } from "../common/time";
+import { formatDuration, formatTick, ticks, tickUnit } from "../common/time";
 import type { Range } from "./viewmath";
 
 export const AXIS_H = 28;
@@ -13,8 +13,14 @@ export function axisLabels(view: Range, width: number): { t: number; text: strin
   return values.map((t) => ({ t, text: formatTick(t, step, unit) }));
 }
 
-export function drawAxis(axis: HTMLCanvasElement, view: Range, brush: [number, number] | null, width: number,
-  dpr: number, th: Theme): void {
+export function drawAxis(
+  axis: HTMLCanvasElement,
+  view: Range,
+  brush: [number, number] | null,
+  width: number,
+  dpr: number,
+  th: Theme,
+): void {
   const ctx = axis.getContext("2d")!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = th.header;

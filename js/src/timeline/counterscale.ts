@@ -2,8 +2,8 @@
 // 5 % fills its height, and its label says the maximum; the value under the pointer is read here
 // too, from the samples the view holds, without asking the kernel.
 
-import { formatValue } from "./tooltip";
 import type { CounterInfo } from "./layout";
+import { formatValue } from "./tooltip";
 import type { Range } from "./viewmath";
 
 export interface Series {
@@ -38,10 +38,17 @@ export function visibleRange(s: Series, t0: number, t1: number): [number, number
 }
 
 /** A counter label's extra text: the window's maximum, and the value under the pointer. */
-export function counterText(data: Series | undefined, info: CounterInfo | undefined, view: Range,
-  pointerT: number | null): { scale: string; value: string } {
+export function counterText(
+  data: Series | undefined,
+  info: CounterInfo | undefined,
+  view: Range,
+  pointerT: number | null,
+): { scale: string; value: string } {
   if (!data || !info) return { scale: "", value: "" };
   const seen = visibleRange(data, view.t0, view.t1);
   const k = pointerT === null ? -1 : sampleAt(data, pointerT);
-  return { scale: seen ? `max ${formatValue(seen[1], info.unit)}` : "", value: k >= 0 ? formatValue(data.v[k], info.unit) : "" };
+  return {
+    scale: seen ? `max ${formatValue(seen[1], info.unit)}` : "",
+    value: k >= 0 ? formatValue(data.v[k], info.unit) : "",
+  };
 }

@@ -46,11 +46,11 @@ const KINDS: Record<string, { new (b: ArrayBuffer): ArrayLike<number> }> = {
   node: Int32Array,
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function decodeItems(msg: any, buffers: (DataView | ArrayBuffer)[], tracks: number[]): Items {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const cols: Record<string, any> = {};
-  (msg.columns as string[]).forEach((c, i) => (cols[c] = typed(buffers[i], KINDS[c])));
+  (msg.columns as string[]).forEach((c, i) => {
+    cols[c] = typed(buffers[i], KINDS[c]);
+  });
   return {
     t0: msg.t0,
     t1: msg.t1,
@@ -78,15 +78,12 @@ export function decodeItems(msg: any, buffers: (DataView | ArrayBuffer)[], track
 export interface Wish {
   type: string;
   key: string; // what the reply would hold; the same key twice is one request
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   payload: Record<string, any>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Reply = (msg: any, buffers: (DataView | ArrayBuffer)[], asked: Record<string, any>) => void;
 
 interface ModelLike {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   send(content: any, callbacks?: any, buffers?: any): void;
 }
 
@@ -98,7 +95,6 @@ export function uuid(): string {
 
 /** One channel of requests (viewport, counters...): at most one in flight, latest wish wins. */
 export class Channel {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private inflight: { uuid: string; key: string; sent: number; payload: Record<string, any> } | null = null;
   private pending: Wish | null = null;
   private lastKey = "";
@@ -130,7 +126,6 @@ export class Channel {
   }
 
   /** A message arrived: true if it was this channel's reply. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   handle(msg: any, buffers: (DataView | ArrayBuffer)[]): boolean {
     if (!this.inflight || msg.uuid !== this.inflight.uuid) return false;
     const asked = this.inflight.payload;

@@ -10,7 +10,6 @@ interface Chip {
   title?: string;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function renderHead(head: HTMLElement, model: any): boolean {
   const title = (model.get("title") as string) || "";
   const notes = (model.get("notes") as string[]) || [];
@@ -19,11 +18,13 @@ export function renderHead(head: HTMLElement, model: any): boolean {
   const status = (model.get("status") as string) || "";
   const parts: HTMLElement[] = [];
   if (title || loading) {
-    parts.push(h("div", { class: "nw-title" }, [
-      ...(loading ? [h("span", { class: "nw-spinner", title: "loading" })] : []),
-      h("span", { text: title }),
-      h("span", { class: "nw-note nw-head-status", text: status }),
-    ]));
+    parts.push(
+      h("div", { class: "nw-title" }, [
+        ...(loading ? [h("span", { class: "nw-spinner", title: "loading" })] : []),
+        h("span", { text: title }),
+        h("span", { class: "nw-note nw-head-status", text: status }),
+      ]),
+    );
   } else if (status) {
     parts.push(h("div", { class: "nw-note nw-head-status", text: status }));
   }

@@ -26,7 +26,13 @@ const KEYS: [string, string][] = [
 export class HelpOverlay {
   readonly el = h("div", { class: "nw-help", attrs: { role: "dialog", "aria-label": "Keys and mouse" } }, [
     h("div", { class: "nw-help-title", text: "Keys and mouse" }),
-    h("table", {}, [h("tbody", {}, KEYS.map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: v })])))]),
+    h("table", {}, [
+      h(
+        "tbody",
+        {},
+        KEYS.map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: v })])),
+      ),
+    ]),
   ]);
 
   constructor() {

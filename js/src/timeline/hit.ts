@@ -1,14 +1,21 @@
 // Which drawn item is under a point: the row and lane from y, then the item whose extent holds x.
 
 import { FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
-import { LANE_H, rowsIn, type Row } from "./layout";
+import { LANE_H, type Row, rowsIn } from "./layout";
 import type { Range } from "./viewmath";
 
 /** Index into `items` of the item at (x, yContent), or -1. Markers and narrow items win ties. */
-export function hitTest(rows: Row[], items: Items | null, view: Range, width: number, x: number, yContent: number): number {
+export function hitTest(
+  rows: Row[],
+  items: Items | null,
+  view: Range,
+  width: number,
+  x: number,
+  yContent: number,
+): number {
   if (!items) return -1;
   const row = rowsIn(rows, yContent, yContent + 1)[0];
-  if (!row || row.kind !== "track") return -1;
+  if (row?.kind !== "track") return -1;
   const lane = Math.floor((yContent - row.y - 2) / LANE_H);
   if (lane < 0 || lane >= row.lanes) return -1;
   const scale = width / (view.t1 - view.t0);

@@ -13,22 +13,30 @@ import { HierarchyPanel } from "./hierarchy";
 import { hitTest } from "./hit";
 import { bindInput, type Drag } from "./input";
 import { LabelPanel } from "./labels";
+import {
+  buildRows,
+  type CounterInfo,
+  defaultCollapsed,
+  groupPaths,
+  moveTrack,
+  newLayoutState,
+  type Row,
+  rowsIn,
+  stickyGroups,
+  type TrackInfo,
+  totalHeight,
+} from "./layout";
 import { Legend } from "./legend";
 import { Overview, type OverviewData } from "./overview";
-import {
-  buildRows, defaultCollapsed, groupPaths, moveTrack, newLayoutState, rowsIn, stickyGroups, totalHeight,
-  type CounterInfo, type Row, type TrackInfo,
-} from "./layout";
-import { paint, type Place, type Scene } from "./render";
+import { type Place, paint, type Scene } from "./render";
 import { Search } from "./search";
 import { readSnapshot, SnapshotKeeper } from "./snapshot";
-import { SummaryPanel, type RangeSummary } from "./summary";
+import { type RangeSummary, SummaryPanel } from "./summary";
 import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
 import { clampView, fitRange, type Range } from "./viewmath";
-import { counterWish, viewportWish, type Held } from "./wishes";
+import { counterWish, type Held, viewportWish } from "./wishes";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
 
 const LABEL_W = 260;
@@ -59,14 +67,26 @@ export class TimelineView {
   private tree: HierarchyPanel; // a device trace's layer -> HLO -> NKI panel (hidden for other profiles)
   readonly tooltip = new Tooltip(() => this.root.getBoundingClientRect());
   readonly help = new HelpOverlay();
-  private legend = new Legend((k) => ((this.pick = this.pick === k ? null : k), this.request()), () => this.tree.colorLabel());
+  private legend = new Legend(
+    (k) => {
+      this.pick = this.pick === k ? null : k;
+      this.request();
+    },
+    () => this.tree.colorLabel(),
+  );
   pick: string | null = null; // the legend's highlighted colour
-  readonly searchInput = h("input", { class: "nw-input", attrs: { placeholder: "Search names (regex)", type: "search" } });
+  readonly searchInput = h("input", {
+    class: "nw-input",
+    attrs: { placeholder: "Search names (regex)", type: "search" },
+  });
   private finder: Search = new Search({
     view: () => this.view,
     names: () => this.model.get("names") as string[],
     selectedStart: () => (this.model.get("selection_detail") as Partial<Detail>).start,
-    visibleTrackIds: () => this.tracks().map((_, i) => i).filter((i) => !this.layout.hidden.has(i)),
+    visibleTrackIds: () =>
+      this.tracks()
+        .map((_, i) => i)
+        .filter((i) => !this.layout.hidden.has(i)),
     ask: (m) => this.side.want(m),
     setView: (v) => this.setView(v),
     scrollToTrack: (t) => this.scrollToTrack(t),
@@ -103,26 +123,47 @@ export class TimelineView {
   mouse: { x: number; y: number } | null = null;
   private cleanup: (() => void)[] = [];
 
-  constructor(private model: Model, el: HTMLElement) {
+  constructor(
+    private model: Model,
+    el: HTMLElement,
+  ) {
     this.theme = readTheme(el);
     const v = model.get("view") as number[];
     this.view = { t0: v[0], t1: v[1] };
     this.labels = new LabelPanel({
       toggle: (p) => this.toggle(p),
-      hide: (t) => (this.layout.hidden.add(t), this.relayout()),
-      move: (t, d) => (moveTrack(this.tracks(), this.layout, t, d), this.relayout()),
+      hide: (t) => {
+        this.layout.hidden.add(t);
+        this.relayout();
+      },
+      move: (t, d) => {
+        moveTrack(this.tracks(), this.layout, t, d);
+        this.relayout();
+      },
     });
     this.summary = new SummaryPanel(() => this.setBrush(null));
     this.tree = new HierarchyPanel(model, {
-      setView: (v) => this.setView(v), request: () => this.request(), showLegend: () => (this.legend.toggle(true), this.request()),
+      setView: (v) => this.setView(v),
+      request: () => this.request(),
+      showLegend: () => {
+        this.legend.toggle(true);
+        this.request();
+      },
     });
-    this.hiddenBtn = button("Show hidden", "Show the tracks you hid", () => (this.layout.hidden.clear(), this.relayout()));
+    this.hiddenBtn = button("Show hidden", "Show the tracks you hid", () => {
+      this.layout.hidden.clear();
+      this.relayout();
+    });
     this.layout.showCpu = !!model.get("show_cpu");
     for (const p of defaultCollapsed(model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
     const onWaiting = (ms: number) => this.setWaiting(ms);
     this.viewport = new Channel(model, (m, b, asked) => this.onViewport(m, b as DataView[], asked), onWaiting);
     this.counters = new Channel(model, (m, b) => this.onCounters(m, b as DataView[]), onWaiting);
-    this.side = new Channel(model, (m) => this.onSide(m), () => {});
+    this.side = new Channel(
+      model,
+      (m) => this.onSide(m),
+      () => {},
+    );
     this.buildDom(el);
     // For tests and debugging from the console: the view behind a timeline element.
     (this.root as unknown as { __nwView: TimelineView }).__nwView = this;
@@ -137,7 +178,10 @@ export class TimelineView {
     // for a frame, and so does the variables' landing (after the attribute changes, or at a page
     // load with a theme saved): the root's background, var(--jp-layout-color0), starts a transition.
     this.themeWatch = new MutationObserver(() => this.request());
-    this.themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+    this.themeWatch.observe(document.body, {
+      attributes: true,
+      attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"],
+    });
     const themed = (e: TransitionEvent) => {
       if (e.target === this.root && e.propertyName === "background-color") this.request();
     };
@@ -166,18 +210,34 @@ export class TimelineView {
 
   // -- DOM ------------------------------------------------------------------------------
   private buildDom(el: HTMLElement): void {
-    fillToolbar(this.toolbar, {
-      grouping: this.groupingSelect, search: this.searchInput, searchInfo: this.finder.info, filter: this.filterInput,
-      hidden: this.hiddenBtn, status: this.status, colorBy: this.tree.colorSelect,
-    }, {
-      find: (d) => this.find(d),
-      collapseAll: (on) => this.collapseAll(on),
-      showCpu: (on) => (this.model.set("show_cpu", on), this.model.save_changes()),
-      fit: () => this.fit(),
-      reset: () => this.setView({ t0: this.home()[0], t1: this.home()[1] }),
-      legend: () => (this.legend.toggle(), this.request()),
-      help: () => this.help.toggle(),
-    }, this.layout.showCpu);
+    fillToolbar(
+      this.toolbar,
+      {
+        grouping: this.groupingSelect,
+        search: this.searchInput,
+        searchInfo: this.finder.info,
+        filter: this.filterInput,
+        hidden: this.hiddenBtn,
+        status: this.status,
+        colorBy: this.tree.colorSelect,
+      },
+      {
+        find: (d) => this.find(d),
+        collapseAll: (on) => this.collapseAll(on),
+        showCpu: (on) => {
+          this.model.set("show_cpu", on);
+          this.model.save_changes();
+        },
+        fit: () => this.fit(),
+        reset: () => this.setView({ t0: this.home()[0], t1: this.home()[1] }),
+        legend: () => {
+          this.legend.toggle();
+          this.request();
+        },
+        help: () => this.help.toggle(),
+      },
+      this.layout.showCpu,
+    );
     const overviewRow = h("div", { class: "nw-header nw-overview-row" }, [
       h("div", { class: "nw-overview-corner", text: "overview", attrs: { style: `width:${LABEL_W}px` } }),
       this.overview.el,
@@ -187,8 +247,18 @@ export class TimelineView {
     this.labels.el.style.width = `${LABEL_W}px`;
     this.plotCol.appendChild(this.canvas);
     this.scroll.append(this.labels.el, this.plotCol);
-    this.root.append(this.head, this.toolbar, this.errorBar, overviewRow, header, this.scroll, this.tree.el,
-      this.summary.el, this.legend.el, this.help.el);
+    this.root.append(
+      this.head,
+      this.toolbar,
+      this.errorBar,
+      overviewRow,
+      header,
+      this.scroll,
+      this.tree.el,
+      this.summary.el,
+      this.legend.el,
+      this.help.el,
+    );
     this.root.style.height = `${this.model.get("height")}px`;
     el.appendChild(this.root);
     document.body.appendChild(this.tooltip.el);
@@ -286,8 +356,14 @@ export class TimelineView {
       this.request();
     });
     on("change:brush_summary", () => this.summary.set((m.get("brush_summary") as RangeSummary) ?? null));
-    on("change:revision", () => (this.viewport.invalidate(), this.request()));
-    on("change:show_cpu", () => ((this.layout.showCpu = !!m.get("show_cpu")), this.relayout()));
+    on("change:revision", () => {
+      this.viewport.invalidate();
+      this.request();
+    });
+    on("change:show_cpu", () => {
+      this.layout.showCpu = !!m.get("show_cpu");
+      this.relayout();
+    });
     on("change:counters", () => {
       for (const p of defaultCollapsed(m.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
       this.relayout();
@@ -315,9 +391,12 @@ export class TimelineView {
   private setWaiting(ms: number): void {
     // A saved view reopened without its kernel: nothing will answer, so say what is shown instead.
     const saved = this.snapshot !== null && this.items === null;
-    this.status.textContent = ms <= 500 ? "" : saved && ms > 3000
-      ? "saved view: no kernel answers for this widget; run its cell again to explore"
-      : `waiting for the kernel… ${(ms / 1000).toFixed(1)} s`;
+    this.status.textContent =
+      ms <= 500
+        ? ""
+        : saved && ms > 3000
+          ? "saved view: no kernel answers for this widget; run its cell again to explore"
+          : `waiting for the kernel… ${(ms / 1000).toFixed(1)} s`;
     this.root.classList.toggle("nw-waiting", ms > 500);
   }
 
@@ -344,7 +423,9 @@ export class TimelineView {
 
   private collapseAll(on: boolean): void {
     this.layout.collapsed.clear();
-    if (on) for (const p of groupPaths(this.tracks(), this.model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
+    if (on)
+      for (const p of groupPaths(this.tracks(), this.model.get("counters") as CounterInfo[]))
+        this.layout.collapsed.add(p);
     this.relayout();
   }
 
@@ -353,19 +434,35 @@ export class TimelineView {
    * to the kernel, and the canvas showing the current view. Browser tests wait on it.
    */
   get settled(): boolean {
-    return !this.frame && !this.viewSync && !this.viewport.busy && !this.counters.busy
-      && this.root.dataset.view === `${this.view.t0},${this.view.t1}`;
+    return (
+      !this.frame &&
+      !this.viewSync &&
+      !this.viewport.busy &&
+      !this.counters.busy &&
+      this.root.dataset.view === `${this.view.t0},${this.view.t1}`
+    );
   }
 
   /** Redraw on the next frame, and ask the kernel for data if what is held does not serve the view. */
   request(): void {
-    if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.draw()));
+    if (!this.frame)
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        this.draw();
+      });
   }
 
   private fetch(width: number, height: number): void {
     const held: Held = {
-      rows: this.rows, top: this.scroll.scrollTop, height, width, view: this.view, grouping: this.model.get("grouping"),
-      revision: this.model.get("revision"), items: this.items, counterWindow: this.counterWindow,
+      rows: this.rows,
+      top: this.scroll.scrollTop,
+      height,
+      width,
+      view: this.view,
+      grouping: this.model.get("grouping"),
+      revision: this.model.get("revision"),
+      items: this.items,
+      counterWindow: this.counterWindow,
     };
     const items = viewportWish(held);
     if (items) {
@@ -376,7 +473,6 @@ export class TimelineView {
     if (counters) this.counters.want(counters);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   /** A reply computed for the profile shown before a retarget: dropped, and the view asks again. */
   private stale(msg: any, channel: Channel): boolean {
     if (msg.generation === undefined || msg.generation === this.model.get("generation")) return false;
@@ -400,10 +496,12 @@ export class TimelineView {
     this.keeper.schedule();
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private onCounters(msg: any, buffers: DataView[]): void {
     if (this.stale(msg, this.counters)) return;
-    if (msg.type === "error") return this.showError(msg.message);
+    if (msg.type === "error") {
+      this.showError(msg.message);
+      return;
+    }
     let b = 0;
     const keys: string[] = [];
     for (const s of msg.series as { key: string; n: number }[]) {
@@ -415,7 +513,6 @@ export class TimelineView {
     this.request();
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private onSide(msg: any): void {
     if (msg.type === "hover") this.tooltip.setArgs(msg.row, msg.args ?? {});
     else if (msg.type === "counter_at") this.tooltip.setCounter(msg);
@@ -432,7 +529,10 @@ export class TimelineView {
     const width = this.plotWidth();
     const height = Math.max(this.scroll.clientHeight, 20);
     const dpr = window.devicePixelRatio || 1;
-    for (const [c, w, hgt] of [[this.canvas, width, height], [this.axis, width, AXIS_H]] as const) {
+    for (const [c, w, hgt] of [
+      [this.canvas, width, height],
+      [this.axis, width, AXIS_H],
+    ] as const) {
       if (c.width !== Math.round(w * dpr) || c.height !== Math.round(hgt * dpr)) {
         c.width = Math.round(w * dpr);
         c.height = Math.round(hgt * dpr);
@@ -448,7 +548,13 @@ export class TimelineView {
     const pointerT = this.mouse ? this.timeAt(this.mouse.x) : null;
     const pinned = stickyGroups(this.rows, top);
     this.labels.render(this.rows, this.tracks(), top, top + height, totalHeight(this.rows), pinned, (k) =>
-      counterText(this.counterData.get(k), (this.model.get("counters") as CounterInfo[]).find((c) => c.key === k), this.view, pointerT));
+      counterText(
+        this.counterData.get(k),
+        (this.model.get("counters") as CounterInfo[]).find((c) => c.key === k),
+        this.view,
+        pointerT,
+      ),
+    );
     const ctx = this.canvas.getContext("2d")!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const detail = this.model.get("selection_detail") as Detail | Record<string, never>;
@@ -462,7 +568,14 @@ export class TimelineView {
       names: this.model.get("names") as string[],
       theme: this.theme,
       match: this.finder.match,
-      selection: "row" in detail ? { place: detail as Detail, upstream: (detail as Detail).upstream, downstream: (detail as Detail).downstream } : null,
+      selection:
+        "row" in detail
+          ? {
+              place: detail as Detail,
+              upstream: (detail as Detail).upstream,
+              downstream: (detail as Detail).downstream,
+            }
+          : null,
       brush: this.brushLocal,
       hoverRow: -1,
       counters: this.counterData,
@@ -546,11 +659,19 @@ export class TimelineView {
     if (hit >= 0 && it) {
       const row = it.row[hit];
       const track = this.tracks()[it.track[hit]];
-      this.tooltip.showItem({
-        name: (this.model.get("names") as string[])[it.name[hit]] ?? "",
-        start: it.start[hit], end: it.end[hit], count: it.count[hit], flags: it.flags[hit],
-        track: track?.label ?? "", row,
-      }, cx, cy);
+      this.tooltip.showItem(
+        {
+          name: (this.model.get("names") as string[])[it.name[hit]] ?? "",
+          start: it.start[hit],
+          end: it.end[hit],
+          count: it.count[hit],
+          flags: it.flags[hit],
+          track: track?.label ?? "",
+          row,
+        },
+        cx,
+        cy,
+      );
       if (it.count[hit] === 1 && this.tooltip.needsArgs(row)) {
         this.side.want({ type: "hover", key: `hover|${row}`, payload: { row } });
       }

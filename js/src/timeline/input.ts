@@ -1,10 +1,17 @@
 // Mouse, wheel and keyboard on the timeline: zoom, pan, brush, hover, click, search keys.
 
-import { pan, zoomAt, type Range } from "./viewmath";
 import type { LayoutState } from "./layout";
 import type { Tooltip } from "./tooltip";
+import { pan, type Range, zoomAt } from "./viewmath";
 
-export interface Drag { x: number; y: number; t0: number; view: Range; mode: "pan" | "brush"; moved: boolean }
+export interface Drag {
+  x: number;
+  y: number;
+  t0: number;
+  view: Range;
+  mode: "pan" | "brush";
+  moved: boolean;
+}
 
 /** What the input handlers read and call on the view (TimelineView). */
 export interface InputHost {
@@ -110,7 +117,11 @@ export function bindInput(v: InputHost): void {
   v.axis.addEventListener("pointermove", (e) => v.drag && move(e));
   c.addEventListener("pointerup", (e) => up(e, c));
   v.axis.addEventListener("pointerup", (e) => up(e, v.axis));
-  c.addEventListener("pointerleave", () => ((v.mouse = null), v.tooltip.hide(), v.request()));
+  c.addEventListener("pointerleave", () => {
+    v.mouse = null;
+    v.tooltip.hide();
+    v.request();
+  });
   v.scroll.addEventListener("scroll", () => v.request());
   v.root.addEventListener("keydown", (e) => key(v, e));
   // JupyterLab's command-mode shortcuts (A, B, D, S...) must not fire while the widget has focus.
@@ -122,7 +133,10 @@ export function bindInput(v: InputHost): void {
       v.find(e.shiftKey ? -1 : 1);
     }
   });
-  v.filterInput.addEventListener("input", () => ((v.layout.filter = v.filterInput.value), v.relayout()));
+  v.filterInput.addEventListener("input", () => {
+    v.layout.filter = v.filterInput.value;
+    v.relayout();
+  });
 }
 
 function key(v: InputHost, e: KeyboardEvent): void {
@@ -131,8 +145,16 @@ function key(v: InputHost, e: KeyboardEvent): void {
   const at = v.mouse ? v.timeAt(v.mouse.x) : (v.view.t0 + v.view.t1) / 2;
   const k = e.key.toLowerCase();
   let handled = true;
-  if (k === "?") return (v.help.toggle(), e.preventDefault());
-  if (k === "escape" && v.help.open) return (v.help.toggle(false), e.preventDefault());
+  if (k === "?") {
+    v.help.toggle();
+    e.preventDefault();
+    return;
+  }
+  if (k === "escape" && v.help.open) {
+    v.help.toggle(false);
+    e.preventDefault();
+    return;
+  }
   if (k === "w" || k === "arrowup" || k === "+" || k === "=") v.setView(zoomAt(v.view, at, 0.7));
   else if (k === "s" || k === "arrowdown" || k === "-") v.setView(zoomAt(v.view, at, 1 / 0.7));
   else if (k === "a" || k === "arrowleft") v.setView(pan(v.view, -0.2 * w));
@@ -145,4 +167,3 @@ function key(v: InputHost, e: KeyboardEvent): void {
   else handled = false;
   if (handled) e.preventDefault();
 }
-

@@ -21,8 +21,15 @@ export class LabelPanel {
   }
 
   /** The rows near [top, bottom), and `pinned` (the groups being scrolled through) stuck at the top. */
-  render(rows: Row[], tracks: TrackInfo[], top: number, bottom: number, total: number,
-    pinned: Extract<Row, { kind: "group" }>[] = [], counterText?: CounterText): void {
+  render(
+    rows: Row[],
+    tracks: TrackInfo[],
+    top: number,
+    bottom: number,
+    total: number,
+    pinned: Extract<Row, { kind: "group" }>[] = [],
+    counterText?: CounterText,
+  ): void {
     this.inner.style.height = `${total}px`;
     const frag = document.createDocumentFragment();
     // A row partly under the pinned headers shows its label in the part still in view (its events
@@ -47,7 +54,11 @@ export class LabelPanel {
         const t = tracks[r.track];
         div.dataset.track = String(r.track);
         div.append(
-          h("span", { class: "nw-label-text", text: r.label, title: `${t.label}\n${t.events.toLocaleString()} events, ${t.lanes} lanes` }),
+          h("span", {
+            class: "nw-label-text",
+            text: r.label,
+            title: `${t.label}\n${t.events.toLocaleString()} events, ${t.lanes} lanes`,
+          }),
           h("span", { class: "nw-label-tools" }, [
             button("↑", "Move up", () => this.actions.move(r.track, -1), "nw-tool"),
             button("↓", "Move down", () => this.actions.move(r.track, 1), "nw-tool"),
@@ -57,9 +68,11 @@ export class LabelPanel {
       } else {
         const text = counterText?.(r.key);
         div.dataset.key = r.key;
-        div.append(h("span", { class: "nw-label-text", text: r.label.split("/").pop() ?? r.label, title: r.label }),
+        div.append(
+          h("span", { class: "nw-label-text", text: r.label.split("/").pop() ?? r.label, title: r.label }),
           h("span", { class: "nw-counter-scale", text: text?.scale ?? "" }),
-          h("span", { class: "nw-counter-value", text: text?.value ?? "" }));
+          h("span", { class: "nw-counter-value", text: text?.value ?? "" }),
+        );
       }
       frag.appendChild(div);
     }

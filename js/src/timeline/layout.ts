@@ -20,8 +20,17 @@ export interface CounterInfo {
 }
 
 export type Row =
-  | { kind: "group"; path: string; label: string; depth: number; y: number; h: number; tracks: number; collapsed: boolean;
-      end: number } // end: the bottom of the group's last row
+  | {
+      kind: "group";
+      path: string;
+      label: string;
+      depth: number;
+      y: number;
+      h: number;
+      tracks: number;
+      collapsed: boolean;
+      end: number;
+    } // end: the bottom of the group's last row
   | { kind: "track"; track: number; label: string; depth: number; y: number; h: number; lanes: number }
   | { kind: "counter"; key: string; label: string; depth: number; y: number; h: number; series: CounterInfo };
 
@@ -62,7 +71,10 @@ function insert(root: Node, segments: string[], leaf: number, sortKey: number): 
   for (const seg of segments) {
     const path = node.path ? `${node.path}/${seg}` : seg;
     let child = node.children.get(seg);
-    if (!child) node.children.set(seg, (child = newNode(path, seg, sortKey)));
+    if (!child) {
+      child = newNode(path, seg, sortKey);
+      node.children.set(seg, child);
+    }
     child.first = Math.min(child.first, sortKey);
     node = child;
   }
@@ -83,8 +95,9 @@ export function defaultCollapsed(counters: CounterInfo[]): string[] {
   const out = [...sizes].filter(([, n]) => n > 2).map(([p]) => p);
   // More counter rows than fit beside the events of a 520 px widget: the Counters group starts
   // closed (one row), so the events get the room; a click opens it.
-  const open = counters.filter((c) => c.kind !== "cpu").length - [...sizes].filter(([, n]) => n > 2)
-    .reduce((k, [, n]) => k + n, 0);
+  const open =
+    counters.filter((c) => c.kind !== "cpu").length -
+    [...sizes].filter(([, n]) => n > 2).reduce((k, [, n]) => k + n, 0);
   if (open > MAX_OPEN_COUNTERS) out.push(COUNTERS);
   // Several instances' counters (memory, HBM, bandwidth each) would fill the first screen: each
   // instance's group starts collapsed, one row, so the events show at once.
@@ -126,8 +139,17 @@ export function buildRows(tracks: TrackInfo[], counters: CounterInfo[], st: Layo
     const kids = [...node.children.values()].sort((a, b) => a.first - b.first);
     for (const child of kids) {
       const collapsed = st.collapsed.has(child.path);
-      const row: Row = { kind: "group", path: child.path, label: child.label, depth, y, h: GROUP_H, tracks: countTracks(child),
-        collapsed, end: 0 };
+      const row: Row = {
+        kind: "group",
+        path: child.path,
+        label: child.label,
+        depth,
+        y,
+        h: GROUP_H,
+        tracks: countTracks(child),
+        collapsed,
+        end: 0,
+      };
       rows.push(row);
       y += GROUP_H;
       if (!collapsed) walk(child, depth + 1, isCounter);
@@ -136,8 +158,17 @@ export function buildRows(tracks: TrackInfo[], counters: CounterInfo[], st: Layo
   };
   if (countTracks(counterRoot)) {
     const collapsed = st.collapsed.has(COUNTERS);
-    const row: Row = { kind: "group", path: COUNTERS, label: "Counters", depth: 0, y, h: GROUP_H,
-      tracks: countTracks(counterRoot), collapsed, end: 0 };
+    const row: Row = {
+      kind: "group",
+      path: COUNTERS,
+      label: "Counters",
+      depth: 0,
+      y,
+      h: GROUP_H,
+      tracks: countTracks(counterRoot),
+      collapsed,
+      end: 0,
+    };
     rows.push(row);
     y += GROUP_H;
     if (!collapsed) walk(counterRoot, 1, true);
@@ -197,7 +228,9 @@ export function moveTrack(tracks: TrackInfo[], st: LayoutState, track: number, d
   const to = at + dir;
   if (at < 0 || to < 0 || to >= siblings.length) return;
   [siblings[at], siblings[to]] = [siblings[to], siblings[at]];
-  siblings.forEach((i, k) => st.order.set(i, Math.min(...siblings) + k));
+  siblings.forEach((i, k) => {
+    st.order.set(i, Math.min(...siblings) + k);
+  });
 }
 
 /** The groups whose header has scrolled above `top` while some of their rows are still shown, outermost first. */
@@ -205,7 +238,12 @@ export function stickyGroups(rows: Row[], top: number): Extract<Row, { kind: "gr
   const out: Extract<Row, { kind: "group" }>[] = [];
   for (const r of rows) {
     if (r.y >= top + out.length * GROUP_H) break;
-    if (r.kind === "group" && !r.collapsed && r.y < top + out.length * GROUP_H && r.end > top + (out.length + 1) * GROUP_H) {
+    if (
+      r.kind === "group" &&
+      !r.collapsed &&
+      r.y < top + out.length * GROUP_H &&
+      r.end > top + (out.length + 1) * GROUP_H
+    ) {
       while (out.length && out[out.length - 1].depth >= r.depth) out.pop();
       out.push(r);
     }

@@ -4,10 +4,10 @@
 // Refills are throttled, so a row on screen may predate the last pick: a click asks the owner to
 // toggle its key against the live pick rather than deciding from the pick the row was drawn with.
 
-import { h } from "../common/dom";
 import type { Theme } from "../common/colors";
-import { colorOf, colorKeyOf } from "./render";
+import { h } from "../common/dom";
 import type { Items } from "./data";
+import { colorKeyOf, colorOf } from "./render";
 import type { Range } from "./viewmath";
 
 const MAX_ENTRIES = 300;
@@ -19,7 +19,10 @@ export class Legend {
   private pending: (() => void) | null = null;
 
   // `by`: what the colours stand for when they are not names ("layer"...), if the view says.
-  constructor(private onToggle: (key: string) => void, private by: () => string | null = () => null) {
+  constructor(
+    private onToggle: (key: string) => void,
+    private by: () => string | null = () => null,
+  ) {
     this.el.style.display = "none";
   }
 
@@ -33,7 +36,14 @@ export class Legend {
   }
 
   /** Refresh the entries for what is in view: at most every 200 ms while zooming, the last view always. */
-  update(items: Items | null, names: string[], view: Range, visible: { has(track: number): boolean }, pick: string | null, theme: Theme): void {
+  update(
+    items: Items | null,
+    names: string[],
+    view: Range,
+    visible: { has(track: number): boolean },
+    pick: string | null,
+    theme: Theme,
+  ): void {
     if (!this.open) return;
     this.pending = () => this.fill(items, names, { ...view }, visible, pick, theme);
     if (this.timer) return;
@@ -46,7 +56,14 @@ export class Legend {
     }, 200);
   }
 
-  private fill(items: Items | null, names: string[], view: Range, visible: { has(track: number): boolean }, pick: string | null, theme: Theme): void {
+  private fill(
+    items: Items | null,
+    names: string[],
+    view: Range,
+    visible: { has(track: number): boolean },
+    pick: string | null,
+    theme: Theme,
+  ): void {
     const counts = new Map<string, number>();
     if (items) {
       for (let i = 0; i < items.n; i++) {
@@ -59,13 +76,17 @@ export class Legend {
     const key = `${entries.map((e) => e.join("=")).join("|")}|${pick}|${theme.dark}`;
     if (key === this.key) return;
     this.key = key;
-    const by = items?.colorKeys ? this.by() ?? "colour key" : "name";
+    const by = items?.colorKeys ? (this.by() ?? "colour key") : "name";
     const rows = entries.slice(0, MAX_ENTRIES).map(([k, n]) => {
-      const row = h("div", { class: `nw-legend-entry${k === pick ? " nw-on" : ""}`, title: `${k}: click to highlight its events` }, [
-        h("span", { class: "nw-legend-swatch" }),
-        h("span", { class: "nw-legend-name", text: k }),
-        h("span", { class: "nw-legend-count", text: n.toLocaleString() }),
-      ]);
+      const row = h(
+        "div",
+        { class: `nw-legend-entry${k === pick ? " nw-on" : ""}`, title: `${k}: click to highlight its events` },
+        [
+          h("span", { class: "nw-legend-swatch" }),
+          h("span", { class: "nw-legend-name", text: k }),
+          h("span", { class: "nw-legend-count", text: n.toLocaleString() }),
+        ],
+      );
       (row.firstChild as HTMLElement).style.background = colorOf(k, theme.dark);
       row.addEventListener("click", (e) => {
         e.stopPropagation();
@@ -74,9 +95,17 @@ export class Legend {
       });
       return row;
     });
-    const more = entries.length > MAX_ENTRIES ? [h("div", { class: "nw-note", text: `and ${entries.length - MAX_ENTRIES} more` })] : [];
+    const more =
+      entries.length > MAX_ENTRIES
+        ? [h("div", { class: "nw-note", text: `and ${entries.length - MAX_ENTRIES} more` })]
+        : [];
     this.el.replaceChildren(
-      h("div", { class: "nw-legend-head", text: entries.length ? `Colours in view, by ${by} (events)` : "Nothing in view" }),
-      ...rows, ...more);
+      h("div", {
+        class: "nw-legend-head",
+        text: entries.length ? `Colours in view, by ${by} (events)` : "Nothing in view",
+      }),
+      ...rows,
+      ...more,
+    );
   }
 }

@@ -51,7 +51,10 @@ export function layoutPieces(data: OverviewData, width: number): Piece[] {
 }
 
 export class Overview {
-  readonly el = h("canvas", { class: "nw-overview", title: "Event density over the whole profile: click or drag to move there" });
+  readonly el = h("canvas", {
+    class: "nw-overview",
+    title: "Event density over the whole profile: click or drag to move there",
+  });
   private dragging = false;
   private width = 1;
   private pieces: Piece[] = [{ t0: 0, t1: 1, x0: 0, w: 1, events: -1 }];
@@ -101,7 +104,8 @@ export class Overview {
         : "Event density over the whole profile: click or drag to move there";
     }
     const dense = this.pieces.find((q) => q.events < 0)!;
-    const away = p.t1 <= dense.t0 ? `${formatDuration(dense.t0 - p.t1)} before` : `${formatDuration(p.t0 - dense.t1)} after`;
+    const away =
+      p.t1 <= dense.t0 ? `${formatDuration(dense.t0 - p.t1)} before` : `${formatDuration(p.t0 - dense.t1)} after`;
     return `${p.events.toLocaleString("en-US")} events on a far clock, ${away} the rest: click to go there`;
   }
 

@@ -3,8 +3,8 @@
 // with its dependency arrows, and counter tracks.
 
 import { ERROR_COLOR, nameColor, type Theme } from "../common/colors";
-import { FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
 import { sampleAt, visibleRange } from "./counterscale";
+import { FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, type Items } from "./data";
 import { GROUP_H, LANE_H, type Row } from "./layout";
 
 export interface View {
@@ -128,13 +128,18 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
       continue;
     }
     const code = it.name[i];
-    const key = keys ? (it.color![i] >= 0 ? keys[it.color![i]] : "(none)") : s.names[code] ?? "";
-    const dim = (s.match !== null && !s.match[code]) || (s.pick !== null && key !== s.pick) ||
+    const key = keys ? (it.color![i] >= 0 ? keys[it.color![i]] : "(none)") : (s.names[code] ?? "");
+    const dim =
+      (s.match !== null && !s.match[code]) ||
+      (s.pick !== null && key !== s.pick) ||
       (s.nodeMask !== null && !(it.node && it.node[i] >= 0 && s.nodeMask[it.node[i]]));
     if (dim) nDim++;
     const map = dim ? dimmed : buckets;
     let b = map.get(key);
-    if (!b) map.set(key, (b = []));
+    if (!b) {
+      b = [];
+      map.set(key, b);
+    }
     b.push(i);
     if (x1 - x0 > 36 && it.count[i] === 1 && labelled.length < MAX_LABELS) labelled.push(i);
     if (f & FLAG_COARSE && x1 - x0 >= 3) coarse.push(i);
@@ -169,7 +174,10 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
     }
     if (run >= 0) ctx.rect(rx0, ry, rx1 - rx0, LANE_H - 3);
   };
-  for (const [map, alpha] of [[dimmed, 0.18], [buckets, 1]] as const) {
+  for (const [map, alpha] of [
+    [dimmed, 0.18],
+    [buckets, 1],
+  ] as const) {
     ctx.globalAlpha = alpha;
     for (const [key, idx] of map) {
       ctx.fillStyle = colorOf(key, theme.dark);
@@ -254,7 +262,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
     if (room < 24) continue;
     const name = s.names[it.name[i]] ?? "";
     const fit = Math.floor(room / 6.2);
-    const text = name.length > fit ? name.slice(0, Math.max(fit - 1, 1)) + "…" : name;
+    const text = name.length > fit ? `${name.slice(0, Math.max(fit - 1, 1))}…` : name;
     const y = s.trackY.get(it.track[i])! + it.lane[i] * LANE_H - s.scrollTop + 2 + (LANE_H - 3) / 2;
     ctx.fillStyle = it.flags[i] & FLAG_ERROR || theme.dark ? "#ffffff" : "#1a1a1a";
     ctx.fillText(text, x0 + 3, y);

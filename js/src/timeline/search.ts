@@ -43,7 +43,6 @@ export class Search {
     });
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   found(msg: any): void {
     if (msg.row < 0) {
       this.info.textContent = "no match";
@@ -59,7 +58,6 @@ export class Search {
     this.host.select(msg.row);
   }
 }
-
 
 export function matchNames(names: string[], text: string): { match: Uint8Array | null; codes: number[] } {
   if (!text) return { match: null, codes: [] };

@@ -3,7 +3,6 @@
 
 const MAX_BYTES = 400_000;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function saveSnapshot(canvas: HTMLCanvasElement, model: any): void {
   canvas.toBlob(async (blob) => {
     if (!blob || blob.size > MAX_BYTES) return;
@@ -12,7 +11,6 @@ export function saveSnapshot(canvas: HTMLCanvasElement, model: any): void {
   }, "image/png");
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function readSnapshot(model: any): Promise<ImageBitmap | null> {
   const snap = model.get("_snapshot") as DataView | undefined;
   if (!snap || snap.byteLength === 0) return null;
@@ -28,8 +26,11 @@ export async function readSnapshot(model: any): Promise<ImageBitmap | null> {
 export class SnapshotKeeper {
   private timer = 0;
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  constructor(private canvas: HTMLCanvasElement, private model: any, private busy: () => boolean) {}
+  constructor(
+    private canvas: HTMLCanvasElement,
+    private model: any,
+    private busy: () => boolean,
+  ) {}
 
   schedule(): void {
     window.clearTimeout(this.timer);

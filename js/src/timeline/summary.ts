@@ -43,10 +43,24 @@ export class SummaryPanel {
         class: "nw-summary-title",
         text: `Selected range ${formatDuration(d.end - d.start)} · ${d.events.toLocaleString()} events`,
       }),
-      button("By name", "Group the summary by event name", () => ((this.mode = "by_name"), this.render()),
-        this.mode === "by_name" ? "nw-btn nw-on" : "nw-btn"),
-      button("By track", "Group the summary by track", () => ((this.mode = "by_track"), this.render()),
-        this.mode === "by_track" ? "nw-btn nw-on" : "nw-btn"),
+      button(
+        "By name",
+        "Group the summary by event name",
+        () => {
+          this.mode = "by_name";
+          this.render();
+        },
+        this.mode === "by_name" ? "nw-btn nw-on" : "nw-btn",
+      ),
+      button(
+        "By track",
+        "Group the summary by track",
+        () => {
+          this.mode = "by_track";
+          this.render();
+        },
+        this.mode === "by_track" ? "nw-btn nw-on" : "nw-btn",
+      ),
       button("Clear", "Clear the selected range (Esc)", this.onClear),
     ]);
     const rows = d[this.mode] ?? [];
@@ -59,17 +73,25 @@ export class SummaryPanel {
           h("th", { text: "Mean" }),
         ]),
       ]),
-      h("tbody", {}, rows.map((r) =>
-        h("tr", {}, [
-          h("td", { text: r.key, title: r.key }),
-          h("td", { text: r.count.toLocaleString() }),
-          h("td", { text: formatDuration(r.total) }),
-          h("td", { text: formatDuration(r.mean) }),
-        ]))),
+      h(
+        "tbody",
+        {},
+        rows.map((r) =>
+          h("tr", {}, [
+            h("td", { text: r.key, title: r.key }),
+            h("td", { text: r.count.toLocaleString() }),
+            h("td", { text: formatDuration(r.total) }),
+            h("td", { text: formatDuration(r.mean) }),
+          ]),
+        ),
+      ),
     ]);
     const more = d[`${this.mode}_more` as "by_name_more"];
     this.el.append(head, h("div", { class: "nw-summary-body" }, [table]));
-    if (more) this.el.append(h("div", { class: "nw-note", text: `and ${more} more (the ${rows.length} with the largest total are shown)` }));
+    if (more)
+      this.el.append(
+        h("div", { class: "nw-note", text: `and ${more} more (the ${rows.length} with the largest total are shown)` }),
+      );
     if (d.note) this.el.append(h("div", { class: "nw-note", text: d.note }));
   }
 }

@@ -32,13 +32,17 @@ export function fillToolbar(bar: HTMLElement, p: ToolbarParts, a: ToolbarActions
   cpuBox.checked = showCpu;
   cpuBox.addEventListener("change", () => a.showCpu(cpuBox.checked));
   bar.append(
-    p.grouping, p.colorBy, p.search,
+    p.grouping,
+    p.colorBy,
+    p.search,
     button("◀", "Previous match (Shift+Enter)", () => a.find(-1)),
     button("▶", "Next match (Enter)", () => a.find(1)),
-    p.searchInfo, p.filter,
+    p.searchInfo,
+    p.filter,
     button("Collapse all", "Collapse every group", () => a.collapseAll(true)),
     button("Expand all", "Expand every group", () => a.collapseAll(false)),
-    p.hidden, cpu,
+    p.hidden,
+    cpu,
     button("Fit", "Fit the selected range, else the selected event, else everything (F)", a.fit),
     button("Reset", "Show the whole profile (0)", a.reset),
     button("Legend", "The colours in view and their counts; click one to highlight its events", a.legend),

@@ -32,7 +32,9 @@ export function formatValue(v: number, unit: string): string {
   // Large plain values with an SI prefix, so a narrow label still reads: 12.3 G, not 12,345,678,901.
   const a = Math.abs(v);
   const si = a >= 1e12 ? [1e12, "T"] : a >= 1e9 ? [1e9, "G"] : a >= 1e6 ? [1e6, "M"] : a >= 1e4 ? [1e3, "k"] : null;
-  const text = si ? `${(v / (si[0] as number)).toFixed(2)} ${si[1]}` : v.toLocaleString(undefined, { maximumFractionDigits: 3 });
+  const text = si
+    ? `${(v / (si[0] as number)).toFixed(2)} ${si[1]}`
+    : v.toLocaleString(undefined, { maximumFractionDigits: 3 });
   return unit && unit !== "count" ? `${text} ${unit}` : text;
 }
 
@@ -57,16 +59,30 @@ export class Tooltip {
       this.argsFor = -1;
       delete this.el.dataset.argsRow;
       const lines: Node[] = [h("div", { class: "nw-tt-name", text: it.name })];
-      if (it.flags & FLAG_COARSE) lines.push(h("div", { class: "nw-tt-note", text: it.count > 1
-        ? `${it.count.toLocaleString()} events merged in this export (past its size budget); the longest is named. Zooming in does not split them.`
-        : "Kept without its details in this export (past its size budget)." }));
-      else if (it.count > 1) lines.push(h("div", { class: "nw-tt-note", text: `${it.count.toLocaleString()} events merged at this zoom; the longest is named. Zoom in to see each.` }));
+      if (it.flags & FLAG_COARSE)
+        lines.push(
+          h("div", {
+            class: "nw-tt-note",
+            text:
+              it.count > 1
+                ? `${it.count.toLocaleString()} events merged in this export (past its size budget); the longest is named. Zooming in does not split them.`
+                : "Kept without its details in this export (past its size budget).",
+          }),
+        );
+      else if (it.count > 1)
+        lines.push(
+          h("div", {
+            class: "nw-tt-note",
+            text: `${it.count.toLocaleString()} events merged at this zoom; the longest is named. Zoom in to see each.`,
+          }),
+        );
       lines.push(
         h("div", { text: `start ${formatTime(it.start)} · duration ${formatDuration(it.end - it.start)}` }),
         h("div", { class: "nw-tt-track", text: it.track }),
       );
       if (it.flags & FLAG_ERROR) lines.push(h("div", { class: "nw-tt-error", text: "error" }));
-      if (it.flags & FLAG_INCOMPLETE) lines.push(h("div", { class: "nw-tt-error", text: "never completed (hang, or the capture ended first)" }));
+      if (it.flags & FLAG_INCOMPLETE)
+        lines.push(h("div", { class: "nw-tt-error", text: "never completed (hang, or the capture ended first)" }));
       lines.push(h("div", { class: "nw-tt-args" }));
       this.el.replaceChildren(...lines);
     }
@@ -83,8 +99,11 @@ export class Tooltip {
     this.el.dataset.argsRow = String(row); // tests wait on it: the tooltip has its final size
     const box = this.el.querySelector(".nw-tt-args");
     if (!box) return;
-    box.replaceChildren(...Object.entries(args).map(([k, v]) =>
-      h("div", {}, [h("span", { class: "nw-tt-key", text: `${k}: ` }), h("span", { text: v })])));
+    box.replaceChildren(
+      ...Object.entries(args).map(([k, v]) =>
+        h("div", {}, [h("span", { class: "nw-tt-key", text: `${k}: ` }), h("span", { text: v })]),
+      ),
+    );
     this.place(...this.at);
   }
 
@@ -94,13 +113,15 @@ export class Tooltip {
       this.row = -1;
       this.shown = "";
       this.counter = series;
-      this.el.replaceChildren(h("div", { class: "nw-tt-name", text: series.label }), h("div", { class: "nw-tt-value" }));
+      this.el.replaceChildren(
+        h("div", { class: "nw-tt-name", text: series.label }),
+        h("div", { class: "nw-tt-value" }),
+      );
     }
 
     this.place(cx, cy);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   setCounter(msg: any): void {
     if (!this.counter || msg.key !== this.counter.key) return;
     const box = this.el.querySelector(".nw-tt-value");
@@ -108,11 +129,19 @@ export class Tooltip {
     const unit = this.counter.unit;
     // The value in force at the pointer's time; the sample it comes from may be much earlier.
     const at = typeof msg.at === "number" ? msg.at : this.pointer;
-    const parts: Node[] = [h("div", { text: msg.value === undefined ? `no sample at ${formatTime(at)}`
-      : `${formatValue(msg.value, unit)} at ${formatTime(at)}` })];
+    const parts: Node[] = [
+      h("div", {
+        text:
+          msg.value === undefined
+            ? `no sample at ${formatTime(at)}`
+            : `${formatValue(msg.value, unit)} at ${formatTime(at)}`,
+      }),
+    ];
     if (msg.value !== undefined) parts.push(h("div", { class: "nw-tt-note", text: `sampled at ${formatTime(msg.t)}` }));
     for (const [k, v] of Object.entries((msg.breakdown ?? {}) as Record<string, number>)) {
-      parts.push(h("div", {}, [h("span", { class: "nw-tt-key", text: `${k}: ` }), h("span", { text: formatValue(v, "B") })]));
+      parts.push(
+        h("div", {}, [h("span", { class: "nw-tt-key", text: `${k}: ` }), h("span", { text: formatValue(v, "B") })]),
+      );
     }
     box.replaceChildren(...parts);
     this.place(...this.at);

@@ -15,7 +15,7 @@ const EDGE = 0.01; // room beyond the profile's ends, as a share of the view's w
 export function clampView(v: Range, span: [number, number]): Range {
   const full = Math.max(span[1] - span[0], MIN_SPAN_NS);
   const w = Math.min(Math.max(v.t1 - v.t0, MIN_SPAN_NS), full * (1 + 2 * EDGE));
-  if (!isFinite(v.t0) || !isFinite(w)) return { t0: span[0], t1: span[1] };
+  if (!Number.isFinite(v.t0) || !Number.isFinite(w)) return { t0: span[0], t1: span[1] };
   const margin = w * EDGE;
   let t0 = Math.max(v.t0, span[0] - margin);
   if (t0 + w > span[1] + margin) t0 = span[1] + margin - w;
@@ -41,7 +41,11 @@ export function covers(have: { t0: number; t1: number; pxNs: number }, v: Range,
 }
 
 /** What Fit shows: the brushed range, else the selected event with room either side, else home. */
-export function fitRange(brush: [number, number] | null, sel: { start?: number; end?: number }, home: [number, number]): Range {
+export function fitRange(
+  brush: [number, number] | null,
+  sel: { start?: number; end?: number },
+  home: [number, number],
+): Range {
   if (brush) return { t0: brush[0], t1: brush[1] };
   if (typeof sel.start === "number" && typeof sel.end === "number") {
     const w = Math.max(sel.end - sel.start, 1000) * 1.5;

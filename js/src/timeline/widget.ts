@@ -3,7 +3,6 @@
 import { initialize } from "../common/resync";
 import { TimelineView } from "./index";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
 
 export default {

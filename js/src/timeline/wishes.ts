@@ -2,7 +2,7 @@
 // and the counter values around it. Pure functions of what is on screen and what is held.
 
 import type { Items, Wish } from "./data";
-import { rowsIn, type Row } from "./layout";
+import { type Row, rowsIn } from "./layout";
 import { covers, type Range } from "./viewmath";
 
 export interface Held {
@@ -28,7 +28,11 @@ export function viewportWish(s: Held): Wish | null {
   const tracks = trackIds(rowsIn(s.rows, s.top - s.height / 2, s.top + 1.5 * s.height));
   const it = s.items;
   const onScreen = trackIds(rowsIn(s.rows, s.top, s.top + s.height));
-  const ok = it && it.grouping === s.grouping && it.revision === s.revision && covers(it, s.view, s.width) &&
+  const ok =
+    it &&
+    it.grouping === s.grouping &&
+    it.revision === s.revision &&
+    covers(it, s.view, s.width) &&
     onScreen.every((t) => it.tracks.has(t));
   if (ok || !tracks.length) return null;
   // Half a screen either side: a pan draws at once from what is held, and asks for more.
@@ -50,7 +54,10 @@ export function counterWish(s: Held): Wish | null {
   const cw = s.counterWindow;
   const kjoin = keys.join(",");
   const span = s.view.t1 - s.view.t0;
-  if (!keys.length || (cw && cw.keys === kjoin && cw.t0 <= s.view.t0 && cw.t1 >= s.view.t1 && cw.t1 - cw.t0 <= 6 * span)) {
+  if (
+    !keys.length ||
+    (cw && cw.keys === kjoin && cw.t0 <= s.view.t0 && cw.t1 >= s.view.t1 && cw.t1 - cw.t0 <= 6 * span)
+  ) {
     return null;
   }
   const t0 = s.view.t0 - span;
