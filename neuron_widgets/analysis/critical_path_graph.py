@@ -74,8 +74,7 @@ class Graph:
     def bind(self) -> Graph:
         """Drop the edges the recorded times contradict, sort edges by target, find each instant's binding edge."""
         keep = (self.w >= 0) & (self.t[self.src] + self.w <= self.t[self.dst]) & (self.src != self.dst)
-        order = np.flatnonzero(keep)
-        order = order[np.argsort(self.dst[order], kind="stable")]
+        order = _by_target(np.flatnonzero(keep), self.dst, len(self))
         if self.gk is None:
             self.gk = np.full(self.src.size, -1, np.int8)
         for name in ("src", "dst", "w", "wkind", "wrow", "cls", "gk"):
@@ -126,6 +125,21 @@ class Graph:
         g = self.g.astype(np.float64) * (1.0 if g_scale is None else g_scale)
         return _replay(self.order() if order is None else order, self.ptr, self.src, w, g, 0.0,
                        (self.t - self.run_start).astype(np.float64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _by_target(edges, dst, n):  # pragma: no cover - numba
+    """The edges in (target, position) order: a counting sort, stable."""
+    start = np.zeros(n + 1, np.int64)
+    for e in edges:
+        start[dst[e] + 1] += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    out = np.empty(edges.size, np.int64)
+    for e in edges:
+        out[start[dst[e]]] = e
+        start[dst[e]] += 1
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -223,6 +237,7 @@ def warm() -> None:
     """Compile (or load) the kernels."""
     z = np.zeros(1, np.int64)
     ptr = np.zeros(2, np.int64)
+    _by_target(z[:0], z[:0], 1)
     _bind(ptr, z[:0], z[:0], z[:0], z, 0)
     _walk(0, np.full(1, -1, np.int64), z[:0], 1)
     _topo(z[:0], z[:0], z, 1)
