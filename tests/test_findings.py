@@ -16,11 +16,14 @@ from neuron_widgets import analysis as A
 from neuron_widgets.analysis.findings_rows import COLUMNS
 
 
-def _clean_job(cores: int = 4, steps: int = 12) -> Job:
-    """A job with no problem: every core computes alike, takes part in one collective per step, is fed on time."""
+def _clean_job(cores: int = 4, steps: int = 12, on: list[tuple[str, int, int]] | None = None) -> Job:
+    """A job with no problem: every core computes alike, takes part in one collective per step, is fed on time;
+    `on`: the cores (instance, pid, nc) to run it on."""
     seed = next(s for s in range(1000) if len((j := draw(s, hangs=False, mixed_ids=False)).cores) >= cores
                 and len(j.neff_of_step) >= steps)
     job = draw(seed, hangs=False, mixed_ids=False)
+    if on is not None:
+        job = dataclasses.replace(job, cores=on)
     n_c, n_s = len(job.cores), len(job.neff_of_step)
     return dataclasses.replace(
         job, n_coll=[1] * len(job.n_coll), takes_part=[[True] * n_c for _ in job.n_coll],
@@ -171,6 +174,42 @@ def test_random_profiles_never_crash_and_stay_in_bounds(seed: int, tmp_path) -> 
     job = draw(seed)
     q = write_profile(tmp_path / "s", simulate(job))
     _check_frame(A.findings(q), A.what_if(q, None, 1.0).span_ns)
+
+
+def _write_job(job: Job, root, cut: str | None = None) -> nw.Job:
+    """The job's events written as one part per instance (a node), `cut` short as a failed copy."""
+    rows = simulate(job)
+    for inst in sorted({c[0] for c in job.cores}):
+        write_profile(root / "run" / inst, [r for r in rows if r["instance_id"] == inst])
+    if cut:
+        f = root / "run" / cut / "SystemProfileEvents.parquet"
+        f.write_bytes(f.read_bytes()[: f.stat().st_size // 3])
+    return nw.load_job(sorted((root / "run").iterdir()), results=root / "results")
+
+
+NODES = [(f"i-{n:017x}", 100, c) for n in range(3) for c in range(3)]
+
+
+def test_job_a_slow_node_and_its_last_core(tmp_path) -> None:
+    job = _clean_job(on=NODES)
+    job.compute[:, 6:, :] = 130_000  # every core of the third node, 30% slower; its NC1 the slowest
+    job.compute[:, 7, :] = 140_000
+    f = A.findings(_write_job(job, tmp_path), scheduler="sync")
+    slow = f[f["rule"] == "slow_node"]
+    assert len(slow) == 1 and slow.iloc[0]["part"] == NODES[6][0]
+    assert slow.iloc[0]["evidence"]["ratio"] == pytest.approx(1.3, rel=1e-3) and "all its 3 cores" in slow.iloc[0]["title"]
+    last = f[f["rule"] == "job_straggler"].iloc[0]
+    steps = len(job.neff_of_step)
+    assert last["part"] == NODES[7][0] and last["evidence"]["core"] == f"{NODES[7][0]} NC1"
+    assert f"last at {steps} of {steps} collective steps across the job's 9 cores" in last["title"]
+    assert f["gain_ns"].isna().all() and "not modelled" in last["title"]
+
+
+def test_job_without_problems_and_with_an_unreadable_part(tmp_path) -> None:
+    assert A.findings(_write_job(_clean_job(on=NODES), tmp_path / "a"), scheduler="sync").empty
+    f = A.findings(_write_job(_clean_job(on=NODES), tmp_path / "b", cut=NODES[3][0]), scheduler="sync")
+    assert f["rule"].tolist() == ["unread_part"] and f.iloc[0]["part"] == NODES[3][0]
+    assert "could not be read" in f.iloc[0]["title"]
 
 
 def test_what_it_takes() -> None:

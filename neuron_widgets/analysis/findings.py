@@ -36,28 +36,35 @@ COLLECTIVE_SHARE = 0.10        # exposed collective time >= 10% of busy time
 IMBALANCE_RATIO = 1.10         # a core computes >= 10% longer than the median core
 
 
-def findings(x: Any) -> pd.DataFrame:
-    """Ranked findings of a Profile (Neuron, Kineto, plain Chrome) or a DeviceTrace (or a viewer of one).
+def findings(x: Any, **kw: Any) -> pd.DataFrame:
+    """Ranked findings of a Profile (Neuron, Kineto, plain Chrome), a DeviceTrace (or a viewer of one) or a Job.
 
     Columns: `rule`, `severity` (high / medium / low), `title` (one sentence: who, with the numbers),
     `gain_ns` (the run time a fix would save, from `what_if`; NaN where the rule cannot say), `start_ts`
     / `end_ts` (where to look), `part` (None outside jobs), `evidence` (a dict of the figures the rule
     used), `advice` (what to try). Sorted by gain, largest first; findings without a gain after, by
-    severity. `attrs["notes"]` says what could not be decided.
+    severity. `attrs["notes"]` says what could not be decided. A Job's keyword arguments go to `across`
+    (`client`, `scheduler`, `cache`).
     """
     from .device import device_trace_of
+    from .findings_job import is_job
 
+    if is_job(x):
+        from .findings_job import job_findings
+
+        notes: list[str] = []
+        return finish(job_findings(x, notes, **kw), notes)
     if not isinstance(x, Profile):
         try:
             trace = device_trace_of(x)
         except TypeError:
-            raise TypeError(f"findings takes a Profile, a DeviceTrace or a DeviceTraceViewer, not "
+            raise TypeError(f"findings takes a Profile, a DeviceTrace, a DeviceTraceViewer or a Job, not "
                             f"{type(x).__name__}") from None
         from .findings_device import device_findings
 
         return finish(device_findings(trace), [])
     fr = frame_of(x)
-    notes: list[str] = []
+    notes = []
     if len(fr) == 0:
         return finish([], ["the profile has no events"])
     kind = trace_kind(fr)

@@ -11,10 +11,16 @@ from .findings_rows import row
 from .problems import errors_and_hangs
 
 
-def problem_findings(ctx: dict[str, Any]) -> list[dict[str, Any]]:
-    """`ctx`: p (the profile), start, end (its span), label(instance, pid, nc) for a NeuronCore."""
-    probs = errors_and_hangs(ctx["p"])
+def problem_findings(ctx: dict[str, Any], probs: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """`ctx`: p (the profile), start, end (its span), label(instance, pid, nc) for a NeuronCore; `probs`:
+    `errors_and_hangs` already at hand (a job's, with its `part` column)."""
+    probs = errors_and_hangs(ctx["p"]) if probs is None else probs
     return _errors(ctx, probs) + _hangs(ctx, probs)
+
+
+def _part(r: Any) -> Any:
+    v = r.get("part") if hasattr(r, "get") else None
+    return v if isinstance(v, str) else None
 
 
 def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
@@ -26,7 +32,9 @@ def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
     meaning = errs["meaning"].astype(object).where(errs["meaning"].notna(), "")
     # One finding per error (its code and meaning): the runtime call and the device event of one failed
     # execution are one problem.
-    key = [f"{c}|{m}" if c is not None else f"name|{n}" for c, m, n in zip(code, meaning, errs["name"], strict=True)]
+    parts = errs["part"].astype(str) if "part" in errs else pd.Series("", index=errs.index)
+    key = [f"{p}|{c}|{m}" if c is not None else f"{p}|name|{n}"
+           for p, c, m, n in zip(parts, code, meaning, errs["name"], strict=True)]
     for _, g in errs.assign(_key=key).groupby("_key", sort=False):
         first = g.iloc[0]
         c = first["code"]
@@ -37,6 +45,11 @@ def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
         execs = g.drop_duplicates(["instance_id", "process_id", "nc_idx", "exec_id"]) if g["exec_id"].notna().any() \
             else g
         n = len(execs)
+        cores = g.drop_duplicates(["instance_id", "process_id", "nc_idx", "thread_id"])
+        if len(cores) > 1 and where:
+            where = f"{len(cores)} cores or threads (first {where})"
+        if _part(first):
+            where = f"{_part(first)} {where}".strip()
         step = f", first in execution {int(first['exec_id'])}" if pd.notna(first["exec_id"]) else ""
         neff = f" of {first['model_name']}" if isinstance(first["model_name"], str) else ""
         title = (f"{' and '.join(names[:3])} {what}{f' ({text})' if text else ''} {n} time{'s' if n > 1 else ''}"
@@ -45,7 +58,7 @@ def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
                     "count": n, "events": len(g), "ids": [int(v) for v in g["id"].head(20)]}
         out.append(row("error", "high", title, float("nan"), first["start_ts"], g["start_ts"].max(), evidence,
                        "Read the runtime log at that time; a numerical error means NaN or Inf: check the inputs "
-                       "and the loss scale."))
+                       "and the loss scale.", _part(first)))
     return out
 
 
@@ -62,14 +75,15 @@ def _hangs(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
     out = []
     for _, h in hangs.iterrows():
         where = _where(ctx, h)
+        shown = f"{_part(h) or ''} {where}".strip()
         neff = f" of {h['model_name']}" if isinstance(h["model_name"], str) else ""
         step = f" (execution {int(h['exec_id'])})" if pd.notna(h["exec_id"]) else ""
-        title = (f"{h['name']}{neff}{step}{f' on {where}' if where else ''} started at "
-                 f"{duration(int(h['start_ts']) - int(ctx['start']))} into the profile and never ended: a possible "
+        title = (f"{h['name']}{neff}{step}{f' on {shown}' if shown else ''} started at "
+                 f"{duration(int(h['start_ts']) - int(ctx['start']))} into the run and never ended: a possible "
                  "hang; no time gain can be predicted")
         evidence = {"name": h["name"], "id": int(h["id"]), "exec_id": None if pd.isna(h["exec_id"]) else int(h["exec_id"]),
                     "model_name": h["model_name"], "core": where}
         out.append(row("hang", "high", title, float("nan"), h["start_ts"], ctx["end"], evidence,
                        "Look at the core's last events (analysis.last_events) and at the other cores' collectives "
-                       "then: one waiting for a peer that never came."))
+                       "then: one waiting for a peer that never came.", _part(h)))
     return out

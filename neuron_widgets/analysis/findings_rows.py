@@ -11,17 +11,22 @@ from ..model.device_summary import duration
 
 COLUMNS = ["rule", "severity", "title", "gain_ns", "start_ts", "end_ts", "part", "evidence", "advice"]
 SEVERITIES = ("high", "medium", "low")
+# Among findings of one severity without a gain: what holds the run back first, then what is wrong, then the rest.
+RULES = ("job_straggler", "slow_node", "straggler", "hang", "error", "unread_part", "mfu", "spill_reload", "dma_bound",
+         "transpose", "semaphore_waits", "small_dma")
 
 HIGH_GAIN, MEDIUM_GAIN = 0.10, 0.03  # severity by the share of the run a fix saves
 
 
 def finish(rows: list[dict[str, Any]], notes: list[str]) -> pd.DataFrame:
-    """The findings as a frame: by gain (largest first), then severity, then title."""
+    """The findings as a frame: by gain (largest first), then severity, then rule (RULES), then title."""
     df = pd.DataFrame(rows, columns=COLUMNS)
     if len(df):
         df["gain_ns"] = pd.to_numeric(df["gain_ns"], errors="coerce").astype(float)
         sev = df["severity"].map({s: i for i, s in enumerate(SEVERITIES)})
-        order = np.lexsort((df["title"].to_numpy(str), sev.to_numpy(), -df["gain_ns"].fillna(-1.0).to_numpy()))
+        rule = df["rule"].map({r: i for i, r in enumerate(RULES)}).fillna(len(RULES))
+        order = np.lexsort((df["title"].to_numpy(str), rule.to_numpy(), sev.to_numpy(),
+                            -df["gain_ns"].fillna(-1.0).to_numpy()))
         df = df.iloc[order].reset_index(drop=True)
     else:
         df["gain_ns"] = df["gain_ns"].astype(float)

@@ -1,0 +1,101 @@
+"""Findings of a multi-node job, from `across` (each part's small tables, stragglers matched job-wide):
+the core that is last in many steps, a node slower on all its cores, parts that could not be read,
+and every part's errors and hangs. A job has no joined dependency graph, so no gain is predicted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model.device_summary import duration
+from .across import across
+from .findings_problems import problem_findings
+from .findings_rows import pct, row
+
+JOB_LAST_SHARE = 0.5     # as the profile's straggler rule: last in at least half the steps
+SLOW_NODE_RATIO = 1.10   # every core of a node computes >= 10% longer than the other nodes' median core
+NO_JOB_GAIN = "a job's what-if is not modelled: what a fix would save is not known"
+
+
+def is_job(x: Any) -> bool:
+    return hasattr(x, "specs") and hasattr(x, "store") and hasattr(x, "parts")
+
+
+def job_findings(job: Any, notes: list[str], **kw: Any) -> list[dict[str, Any]]:
+    got = across(job, ["temporal_breakdown", "stragglers", "errors_and_hangs"], **kw)
+    notes.extend(got["parts"].attrs.get("notes", []))
+    parts = got["parts"]
+    ok = parts[parts["status"] != "left out"]
+    start = int(ok["start_ts"].min()) if len(ok) and ok["start_ts"].notna().any() else None
+    end = int(ok["end_ts"].max()) if len(ok) and ok["end_ts"].notna().any() else None
+    temporal = got["temporal_breakdown"]
+    several = set()
+    if len(temporal):
+        per = temporal.groupby("instance_id", observed=True)["process_id"].nunique()
+        several = set(per[per > 1].index)
+
+    def label(inst: Any, pid: Any, nc: Any) -> str:
+        return f"{inst}/{pid} NC{nc}" if inst in several else f"{inst} NC{nc}"
+
+    ctx = {"start": start or 0, "end": end, "label": label, "p": None}
+    out = _last_often(got, label) + _slow_node(temporal, start, end) + _unread(parts, start, end)
+    out += problem_findings(ctx, got["errors_and_hangs"])
+    return out
+
+
+def _last_often(got: dict[str, Any], label: Any) -> list[dict[str, Any]]:
+    st = got["stragglers"]
+    if len(st) < 2:
+        return []
+    top = st.iloc[0]
+    steps = int(top["steps"])
+    if steps < 2 or top["times_last"] < JOB_LAST_SHARE * steps or not top["mean_lag_ns"] > 0:
+        return []
+    who = label(top["instance_id"], top["process_id"], top["nc_idx"])
+    mine = got["straggler_steps"]
+    mine = mine[(mine["part"] == top["part"]) & (mine["instance_id"] == top["instance_id"])
+                & (mine["process_id"] == top["process_id"]) & (mine["nc_idx"] == top["nc_idx"])]
+    title = (f"{top['part']} {who} is last at {int(top['times_last'])} of {steps} collective steps across the job's "
+             f"{len(st)} cores, {duration(top['mean_lag_ns'])} late on average (others wait "
+             f"{duration(top['wait_caused_ns'])} in all); {NO_JOB_GAIN}")
+    evidence = {"part": top["part"], "core": who, "times_last": int(top["times_last"]), "steps": steps,
+                "mean_lag_ns": float(top["mean_lag_ns"]), "wait_caused_ns": int(top["wait_caused_ns"]),
+                "cores": len(st)}
+    return [row("job_straggler", "high", title, np.nan, mine["start_ts"].min() if len(mine) else None,
+                mine["start_ts"].max() if len(mine) else None, evidence,
+                "Open that part at its worst step: its device profile and its host's launches say why it is late.",
+                top["part"])]
+
+
+def _slow_node(temporal: pd.DataFrame, start: Any, end: Any) -> list[dict[str, Any]]:
+    if temporal.empty or temporal["part"].nunique() < 2:
+        return []
+    out = []
+    for part, mine in temporal.groupby("part", sort=True):
+        others = temporal.loc[temporal["part"] != part, "compute_time_ns"].astype(float)
+        median = float(others.median())
+        fastest = float(mine["compute_time_ns"].min())
+        if not median > 0 or fastest < SLOW_NODE_RATIO * median:
+            continue
+        title = (f"{part} is slower on all its {len(mine)} cores: its fastest computes {duration(fastest)}, "
+                 f"{pct(fastest / median - 1)} more than the other parts' median core ({duration(median)}); "
+                 f"{NO_JOB_GAIN}")
+        out.append(row("slow_node", "high", title, np.nan, start, end,
+                       {"part": part, "cores": len(mine), "fastest_compute_ns": fastest,
+                        "others_median_compute_ns": median, "ratio": fastest / median},
+                       "A node slow on every core points at the node (clocks, thermal, a noisy neighbour, its "
+                       "host), not at the model.", part))
+    return out
+
+
+def _unread(parts: pd.DataFrame, start: Any, end: Any) -> list[dict[str, Any]]:
+    out = []
+    for _, p in parts[parts["status"] == "left out"].iterrows():
+        why = str(p.get("error") or "not readable")
+        title = f"{p['part']} could not be read and is left out of every finding: {why[:200]}"
+        out.append(row("unread_part", "medium", title, np.nan, start, end, {"part": p["part"], "error": why},
+                       "Copy that part again (a truncated or failed copy), or load it alone to see the error.",
+                       p["part"]))
+    return out
