@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ..model import interval_union
+
 
 @dataclass(frozen=True)
 class Intervals:
@@ -39,14 +41,8 @@ class Intervals:
 
 
 def union(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
-    """The union of possibly overlapping intervals, per group."""
-    group = np.asarray(group, np.int64)
-    start = np.asarray(start, np.int64)
-    end = np.maximum(np.asarray(end, np.int64), start)
-    order = np.lexsort((start, group))
-    g, s, e = (np.empty(order.size, np.int64) for _ in range(3))
-    n = _merge(group, start, end, order, g, s, e)
-    return Intervals(g[:n], s[:n], e[:n])
+    """The union of possibly overlapping intervals, per group (model/interval_union.py's rule)."""
+    return Intervals(*interval_union.union(group, start, end))
 
 
 def _pack(kernel, a: Intervals, b: Intervals) -> Intervals:
@@ -54,21 +50,6 @@ def _pack(kernel, a: Intervals, b: Intervals) -> Intervals:
     g, s, e = (np.empty(cap, np.int64) for _ in range(3))
     n = kernel(a.group, a.start, a.end, b.group, b.start, b.end, g, s, e)
     return Intervals(g[:n].copy(), s[:n].copy(), e[:n].copy())
-
-
-@numba.njit(cache=True, nogil=True)
-def _merge(group, start, end, order, og, os_, oe):  # pragma: no cover - numba
-    n = 0
-    for k in range(order.size):
-        i = order[k]
-        g, s, e = group[i], start[i], end[i]
-        if n > 0 and og[n - 1] == g and s <= oe[n - 1]:
-            if e > oe[n - 1]:
-                oe[n - 1] = e
-        else:
-            og[n], os_[n], oe[n] = g, s, e
-            n += 1
-    return n
 
 
 @numba.njit(cache=True, nogil=True)

@@ -18,61 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
 from .device_trace import DeviceTrace
+from .interval_union import busy_ns, grouped_busy  # noqa: F401 - busy_ns: device_summary and analysis import it from here
 
 # Instructions in which an engine sits waiting on a semaphore (the ISA's wait-on-event instructions).
 SEMAPHORE_WAIT = r"SEMAPHORE|SEM_WAIT|WAIT_EVENT"
 COLUMNS = ["engine", "instructions", "waits", "active_ns", "wait_ns", "busy_ns"]
-
-
-def busy_ns(start: np.ndarray, end: np.ndarray) -> int:
-    """Length of the union of intervals (an engine running two overlapping instructions is busy once)."""
-    if start.size == 0:
-        return 0
-    order = np.argsort(start, kind="stable")
-    s, e = start[order].astype(np.int64), end[order].astype(np.int64)
-    reach = np.maximum.accumulate(e)
-    # An interval opens a new run when it starts after everything before it has ended.
-    new = np.concatenate([[True], s[1:] > reach[:-1]])
-    run_start = s[new]
-    run_end = np.maximum.reduceat(e, np.flatnonzero(new))
-    return int((run_end - run_start).sum())
-
-
-def grouped_busy(group: np.ndarray, start: np.ndarray, end: np.ndarray, n_groups: int) -> np.ndarray:
-    """busy_ns of each group's intervals at once (group codes 0..n_groups-1; negative codes are left out)."""
-    keep = group >= 0
-    g, s, e = group[keep].astype(np.int64), start[keep].astype(np.int64), end[keep].astype(np.int64)
-    if s.size > 1 and np.any(s[1:] < s[:-1]):  # device tables usually come in time order: no sort then
-        order = np.argsort(s, kind="stable")
-        g, s, e = g[order], s[order], e[order]
-    return _union_pass(g, s, e, n_groups)
-
-
-@numba.njit(cache=True, nogil=True)
-def _union_pass(group, start, end, n):  # pragma: no cover - numba
-    """Intervals in start order: per group, the length of their union (one run kept open per group)."""
-    out = np.zeros(n, np.int64)
-    none = np.iinfo(np.int64).min
-    run_start = np.zeros(n, np.int64)
-    run_end = np.full(n, none)
-    for i in range(start.size):
-        g, s, e = group[i], start[i], max(end[i], start[i])
-        if s > run_end[g]:
-            if run_end[g] != none:
-                out[g] += run_end[g] - run_start[g]
-            run_start[g] = s
-            run_end[g] = e
-        elif e > run_end[g]:
-            run_end[g] = e
-    for g in range(n):
-        if run_end[g] != none:
-            out[g] += run_end[g] - run_start[g]
-    return out
 
 
 def engine_codes(ins: pd.DataFrame) -> tuple[np.ndarray, list[str]]:

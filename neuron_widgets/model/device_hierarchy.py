@@ -16,6 +16,7 @@ import pandas as pd
 
 from .device_summary import execution_span
 from .device_trace import DeviceTrace
+from .interval_union import close, extend
 
 NO_LAYER = "(no layer)"
 SUBGRAPH = "fully_qualified_subgraph"
@@ -237,27 +238,11 @@ def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops, wait):  # pra
             count[node] += 1
             flop_sum[node] += flops[i]
             g = node * n_eng + engine[i]
-            if s > all_end[g]:
-                if all_end[g] != np.iinfo(np.int64).min:
-                    busy[g] += all_end[g] - all_start[g]
-                all_start[g] = s
-                all_end[g] = e
-            elif e > all_end[g]:
-                all_end[g] = e
-            if wait[i]:
-                continue
-            if s > run_end[g]:
-                if run_end[g] != np.iinfo(np.int64).min:
-                    active[g] += run_end[g] - run_start[g]
-                run_start[g] = s
-                run_end[g] = e
-            elif e > run_end[g]:
-                run_end[g] = e
-    for g in range(n * n_eng):
-        if run_end[g] != np.iinfo(np.int64).min:
-            active[g] += run_end[g] - run_start[g]
-        if all_end[g] != np.iinfo(np.int64).min:
-            busy[g] += all_end[g] - all_start[g]
+            extend(all_start, all_end, busy, g, s, e)
+            if not wait[i]:
+                extend(run_start, run_end, active, g, s, e)
+    close(run_start, run_end, active)
+    close(all_start, all_end, busy)
     return first, last, count, flop_sum, active, busy
 
 
