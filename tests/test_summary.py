@@ -401,6 +401,8 @@ def test_charts_with_nothing_in_a_brushed_range_are_left_out(summary) -> None:
     assert s.done.wait(30) and s.results["straggler_steps"].empty
     assert not s.charts.stragglers.visible and not s.charts.steps.visible
     assert not s.charts._rows[id(s.charts.stragglers)].visible
+    idle = s.results["idle"]
+    assert s.charts.idle.visible == bool(len(idle) and idle["idle_time_ns"].sum() > 0)  # no bars of zero
     tl.brush_range = None
     deadline = time.time() + 30
     while time.time() < deadline and not s.charts.stragglers.visible:

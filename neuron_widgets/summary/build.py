@@ -140,7 +140,9 @@ class SummaryCharts:
 
         if done("temporal"):
             self._show((self.temporal,), bool(self.sources[id(self.temporal)].data["device"]))
-            self._show((self.idle,), bool(self.sources[id(self.idle)].data["device"]), self.applies["idle"])
+            idle = self.sources[id(self.idle)].data  # devices that never idle draw nothing either
+            self._show((self.idle,), any(sum(v) > 0 for v in zip(idle["host_wait"], idle["kernel_wait"], idle["other"],
+                                                                  strict=True)), self.applies["idle"])
             if self.launches is not None:
                 self._show((self.launches,), bool(self.sources[id(self.launches)].data["device"]))
         if done("kernels"):

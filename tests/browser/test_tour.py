@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .lab import DEEP_TEXT, find_item, open_notebook, run_all, settle, shot, through_notebook, wait_cells_done
+from .lab import DEEP_TEXT, find_item, open_notebook, run_all, settle, shot, theme, through_notebook, wait_cells_done
 
 
 def drawn_pixels(page: Page, index: int) -> int:
@@ -140,7 +140,13 @@ def test_tour_notebook(page: Page, lab: str) -> None:
     # profile holds (2 errors, 1 hang) and how to see it; its cards give the whole's counts beside the range's.
     page.wait_for_function(f"() => /brushed range .*which has 2 errors and 1 hang\\. Clear the brush/"
                            f".test(({DEEP_TEXT})('.nw-summary-widget'))", timeout=60_000)
+    page.locator(".nw-summary-widget").first.evaluate("e => e.scrollIntoView({block: 'start'})")
     shot(page, "tour-06-summary")
+    theme(page, "JupyterLab Dark")  # the same note in the dark theme, then back for the next tests
+    page.wait_for_function("() => !document.querySelector('#jupyterlab-splash')", timeout=30_000)
+    page.locator(".nw-summary-widget").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    shot(page, "tour-06-summary-dark")
+    theme(page, "JupyterLab Light")
     # Issue 26: a fresh Run All leaves the console clean (SlickGrid errors, bokeh's range and
     # jquery-ui warnings came from our charts and tables).
     assert not [m for m in console if m[0] == "error"], console
