@@ -151,8 +151,12 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
     arr = with_absent(Arrivals(table, labels, notes, job_runs))
     steps, cores = _steps(arr.table, arr.labels[out_labels], keys)
     lag = arr.table
-    first = lag.groupby("step")["arrive"].transform("min").to_numpy(np.int64)
-    many = lag.groupby("step")["dev"].transform("size").to_numpy() > 1
+    code = lag["step"].to_numpy(np.int64)  # per step by array look-ups: a job has millions of rows
+    n_codes = int(code.max()) + 1 if code.size else 0
+    earliest = np.full(n_codes, np.iinfo(np.int64).max)
+    np.minimum.at(earliest, code, lag["arrive"].to_numpy(np.int64))
+    first = earliest[code]
+    many = np.bincount(code, minlength=n_codes)[code] > 1
     lag, first = lag[many], first[many]
     lag_frame = pd.concat([keys.iloc[lag["dev"].to_numpy()].reset_index(drop=True),
                            arr.labels[out_labels].iloc[lag["step"].to_numpy()].reset_index(drop=True),
@@ -162,33 +166,55 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
 
 
 def _steps(df: pd.DataFrame, labels: pd.DataFrame, keys: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per step with two or more arrivals: the first arrival, the last device, its lag and the others' wait."""
-    df = df.copy()
-    counts = df.groupby("step")["dev"].transform("size")
-    df = df[counts > 1]
-    if df.empty:
+    """Per step with two or more arrivals: the first arrival, the last device, its lag and the others' wait.
+
+    Row-sized work is array look-ups by step code (a job has a row per core and step: millions),
+    so no frame of the arrivals is copied, sorted or grouped; step- and core-sized results are frames.
+    """
+    step_all = df["step"].to_numpy(np.int64)
+    n_codes = int(step_all.max()) + 1 if step_all.size else 0
+    count = np.bincount(step_all, minlength=n_codes)
+    keep = count[step_all] > 1
+    if not keep.any():
         return _empty_steps(keys, labels), _empty_cores(keys)
-    first = df.groupby("step")["arrive"].transform("min")
-    last_arrival = df.groupby("step")["arrive"].transform("max")
-    df["lag"] = df["arrive"] - first
+    step = step_all[keep]
+    dev, arrive, length, ids = (df[c].to_numpy(np.int64)[keep] for c in ("dev", "arrive", "length", "id"))
+    first = np.full(n_codes, np.iinfo(np.int64).max)
+    np.minimum.at(first, step, arrive)
+    latest = np.full(n_codes, np.iinfo(np.int64).min)
+    np.maximum.at(latest, step, arrive)
+    lag = arrive - first[step]
     # The last to arrive; ties go to the shortest barrier (it waited least), then the lowest device.
-    df = df.sort_values(["step", "arrive", "length", "dev"], ascending=[True, False, True, True])
-    last = df.drop_duplicates("step", keep="first").set_index("step")
-    df["is_last"] = df["dev"].to_numpy() == last.loc[df["step"], "dev"].to_numpy()
-    waits = last_arrival - df["arrive"]
-    others = df.assign(w=waits)[~df["is_last"]].groupby("step")["w"].mean()
-    lab = labels.loc[last.index].reset_index(drop=True)
-    per_step = pd.DataFrame({"start_ts": df.groupby("step")["arrive"].min().reindex(last.index).to_numpy(),
-                             "lag_ns": last["lag"].to_numpy(),
-                             "mean_wait_ns": others.reindex(last.index).fillna(0).to_numpy(),
-                             "devices": df.groupby("step").size().reindex(last.index).to_numpy(),
-                             "id": last["id"].to_numpy()})
-    per_step = pd.concat([keys.iloc[last["dev"].to_numpy()].reset_index(drop=True), lab, per_step], axis=1)
+    tied = np.flatnonzero(arrive == latest[step])
+    tied = tied[np.lexsort((dev[tied], length[tied], step[tied]))]
+    head = np.r_[True, step[tied][1:] != step[tied][:-1]]
+    last_row = tied[head]  # one row per kept step, in step order
+    kept = step[last_row]
+    last_dev = np.full(n_codes, -1, np.int64)
+    last_dev[kept] = dev[last_row]
+    is_last = dev == last_dev[step]
+    waits = (latest[step] - arrive)[~is_last]
+    n_others = np.bincount(step[~is_last], minlength=n_codes)[kept]
+    wait_sum = np.bincount(step[~is_last], weights=waits.astype(np.float64), minlength=n_codes)[kept]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_wait = np.where(n_others > 0, wait_sum / np.maximum(n_others, 1), 0.0)
+    lab = labels.loc[kept].reset_index(drop=True)
+    per_step = pd.DataFrame({"start_ts": first[kept], "lag_ns": lag[last_row], "mean_wait_ns": mean_wait,
+                             "devices": count[kept].astype(np.int64), "id": ids[last_row]})
+    per_step = pd.concat([keys.iloc[dev[last_row]].reset_index(drop=True), lab, per_step], axis=1)
     per_step = per_step.sort_values(["start_ts", *labels.columns], ignore_index=True)
-    caused = others.reindex(last.index).fillna(0).groupby(last["dev"].to_numpy()).sum()
-    g = df.groupby("dev")
-    cores = pd.DataFrame({"times_last": g["is_last"].sum(), "mean_lag_ns": g["lag"].mean(), "max_lag_ns": g["lag"].max(),
-                          "steps": g.size()})
+    caused = pd.Series(mean_wait).groupby(dev[last_row]).sum()
+    # Per device: exact integer sums (sorted by device), as a grouping by device would give.
+    by_dev = np.argsort(dev, kind="stable")
+    d_sorted = dev[by_dev]
+    starts = np.flatnonzero(np.r_[True, d_sorted[1:] != d_sorted[:-1]])
+    devs = d_sorted[starts]
+    n = np.diff(np.r_[starts, d_sorted.size])
+    lag_sorted = lag[by_dev]
+    cores = pd.DataFrame({"times_last": np.add.reduceat(is_last[by_dev].astype(np.int64), starts),
+                          "mean_lag_ns": np.add.reduceat(lag_sorted, starts) / n,
+                          "max_lag_ns": np.maximum.reduceat(lag_sorted, starts), "steps": n.astype(np.int64)},
+                         index=devs)
     cores["wait_caused_ns"] = caused.reindex(cores.index).fillna(0).round().astype(np.int64)
     cores = pd.concat([keys.iloc[cores.index.to_numpy()].reset_index(drop=True), cores.reset_index(drop=True)], axis=1)
     cores = cores.sort_values(["times_last", "mean_lag_ns", "wait_caused_ns"], ascending=False, kind="stable",
