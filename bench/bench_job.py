@@ -1,7 +1,9 @@
 """A whole multi-node job analysed part by part (issue 24).
 
-1. A generated 24-node job (4 processes x 8 NeuronCores per node, about 25M events, a remote
-   straggler on the last node, a hang on the first), written once into bench/out/.
+1. Two generated 24-node jobs (4 processes x 8 NeuronCores per node, a remote straggler on the
+   last node, a hang on the first), written once into bench/out/: "events", about 25M events in
+   1,289 full steps, and "steps", 8,000 lean steps per node (about 1.1M events and 256k
+   collective arrivals per node: the shape whose per-step results once dominated memory).
 2. `nw.load_job` (metadata only).
 3. The same per-part work three ways, no result cache: a plain loop in this process
    (`scheduler="sync"`), `across()` on Dask's local process scheduler (the default), and on a
@@ -11,13 +13,15 @@
 5. A simulated 512-node job: 512 part directories opened by `load_job`, and job-wide stragglers
    from 512 parts' arrival tables (32 cores x 60 steps each), not events.
 
-    python bench/bench_job.py [--nodes 24] [--events 25000000] [--skip-cluster]
+    python bench/bench_job.py [--shape events|steps|both] [--nodes 24] [--events 25000000] [--steps 8000]
+                              [--skip-cluster]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -65,15 +69,15 @@ class TreePeak:
         self._t.join()
 
 
-def job_dir(nodes: int, events: int) -> Path:
+def job_dir(nodes: int, events: int, steps: int | None = None) -> Path:
     from neuron_widgets.sample.job import write_job
 
-    path = OUT / f"job-{nodes}x{events}"
+    path = OUT / (f"job-{nodes}x{events}" if steps is None else f"job-{nodes}x{steps}steps")
     done = path.with_name(path.name + ".done")  # beside it: inside, it would be one more part
     if not done.exists():
         shutil.rmtree(path, ignore_errors=True)
         t0 = time.perf_counter()
-        write_job(path, nodes=nodes, events=events, processes=4, cores=8)
+        write_job(path, nodes=nodes, events=events, processes=4, cores=8, steps=steps)
         done.write_text("")
         print(f"wrote the job in {time.perf_counter() - t0:.0f} s", flush=True)
     return path
@@ -151,8 +155,11 @@ def simulated(parts: int = 512, cores: int = 32, steps: int = 60) -> dict:
         one = write_job(tmp / "src", nodes=2, events=4_000, processes=1, cores=2)
         root = tmp / "big"
         root.mkdir()
-        for i in range(parts):
-            (root / f"node-{i:03d}").symlink_to(one / "node-00", target_is_directory=True)
+        for i in range(parts):  # hard-linked copies: links to one directory are one part, analysed once
+            node = root / f"node-{i:03d}"
+            node.mkdir()
+            for f in (one / "node-00").iterdir():
+                os.link(f, node / f.name)
         t0 = time.perf_counter()
         job = nw.load_job(root)
         open_s = time.perf_counter() - t0
@@ -188,35 +195,22 @@ def simulated(parts: int = 512, cores: int = 32, steps: int = 60) -> dict:
             "steps": len(steps_df)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--nodes", type=int, default=24)
-    ap.add_argument("--events", type=int, default=25_000_000)
-    ap.add_argument("--skip-cluster", action="store_true")
-    ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--case")
-    ap.add_argument("--path")
-    ap.add_argument("--results")
-    args = ap.parse_args()
-    if args.case:
-        print(json.dumps(case(args.case, Path(args.path), Path(args.results))))
-        return
+def one_shape(path: Path, repeat: int, skip_cluster: bool) -> dict:
+    """Every case on one job, interleaved; frames compared with the plain loop's."""
     import pickle
 
     import neuron_widgets as nw
 
-    print(machine(), flush=True)
-    path = job_dir(args.nodes, args.events)
     work = Path(tempfile.mkdtemp())
     results = work / "results"
     t0 = time.perf_counter()
     job = nw.load_job(path, results=results)
     open_s = time.perf_counter() - t0
     events = int(job.parts["events"].sum())
-    print(f"load_job: {len(job)} parts, {events:,} events, {open_s:.3f} s", flush=True)
-    cases = ["loop", "across"] + ([] if args.skip_cluster else ["cluster"])
+    print(f"load_job {path.name}: {len(job)} parts, {events:,} events, {open_s:.3f} s", flush=True)
+    cases = ["loop", "across"] + ([] if skip_cluster else ["cluster"])
     runs: dict[str, list[dict]] = {c: [] for c in cases}
-    for _ in range(args.repeat):  # interleaved, so a slow spell of the machine hits every case
+    for _ in range(repeat):  # interleaved, so a slow spell of the machine hits every case
         for c in cases:
             runs[c].append(run(c, path, results))
     fill, cached = run("fill", path, results), run("cached", path, results)
@@ -227,7 +221,7 @@ def main() -> None:
 
     loop = load("loop")
     best = {c: min(r["seconds"] for r in runs[c]) for c in cases}
-    result = {"machine": machine(), "parts": len(job), "events": events, "open_s": round(open_s, 3),
+    result = {"job": path.name, "parts": len(job), "events": events, "open_s": round(open_s, 3),
               **{f"{c}_s": [round(r["seconds"], 1) for r in runs[c]] for c in cases},
               **{f"{c}_peak_gb": max(r["peak_gb"] for r in runs[c]) for c in cases},
               "speedup_best": round(best["loop"] / best["across"], 2),
@@ -241,9 +235,33 @@ def main() -> None:
     top = loop["stragglers"].iloc[0]
     result["top_straggler"] = (f"{top['part']} process {top['process_id']} nc {top['nc_idx']} "
                                f"(last {top['times_last']} of {top['steps']} steps)")
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=24)
+    ap.add_argument("--events", type=int, default=25_000_000)
+    ap.add_argument("--steps", type=int, default=8_000)
+    ap.add_argument("--shape", choices=["events", "steps", "both"], default="both")
+    ap.add_argument("--skip-cluster", action="store_true")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--case")
+    ap.add_argument("--path")
+    ap.add_argument("--results")
+    args = ap.parse_args()
+    if args.case:
+        print(json.dumps(case(args.case, Path(args.path), Path(args.results))))
+        return
+    print(machine(), flush=True)
+    result: dict = {"machine": machine()}
+    for shape in (["events", "steps"] if args.shape == "both" else [args.shape]):
+        path = job_dir(args.nodes, args.events, args.steps if shape == "steps" else None)
+        result[shape] = one_shape(path, args.repeat, args.skip_cluster)
+        print(json.dumps({shape: result[shape]}, indent=1, default=str), flush=True)
     result["simulated_512"] = simulated()
     print(json.dumps(result, indent=1, default=str))
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
