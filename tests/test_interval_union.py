@@ -4,6 +4,8 @@ nanoseconds one by one on random intervals (overlapping, touching, nested, ends 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -34,7 +36,7 @@ def test_every_form_of_the_union_counts_each_covered_nanosecond_once(seed: int) 
     for k in range(4):
         runs = list(zip(s[g == k].tolist(), e[g == k].tolist(), strict=True))
         # Disjoint, apart (touching runs are one), in order, and exactly the covered nanoseconds.
-        assert all(a[1] < b[0] for a, b in zip(runs, runs[1:], strict=False)), runs
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(runs)), runs
         assert sum(b - a for a, b in runs) == want[k]
         assert covered(np.array([a for a, _ in runs], np.int64), np.array([b for _, b in runs], np.int64)) \
             == covered(start[group == k], end[group == k])
