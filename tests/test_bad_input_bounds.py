@@ -226,3 +226,28 @@ def test_cli_says_the_bound_in_words(tmp_path: Path, monkeypatch: pytest.MonkeyP
     err = capsys.readouterr().err
     assert err.startswith(f"neuron-widgets: {path}: its ") and "NEURON_WIDGETS_MAX_INFLATED_BYTES=" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("trailer", ["honest", "small", "huge", "two members"])
+def test_gzip_size_in_the_trailer_is_only_a_hint(tmp_path: Path, trailer: str) -> None:
+    import gzip
+
+    events = b",".join(b'{"ph": "X", "name": "a", "ts": %d, "dur": 1, "pid": 1, "tid": 1}' % i for i in range(3000))
+    doc = _HEADS["chrome"] + events + b"]}"
+    data = gzip.compress(doc)
+    if trailer == "small":
+        data = data[:-4] + (100).to_bytes(4, "little")
+    elif trailer == "huge":
+        data = data[:-4] + (2**32 - 1).to_bytes(4, "little")
+    elif trailer == "two members":
+        half = len(doc) // 2
+        data = gzip.compress(doc[:half]) + gzip.compress(doc[half:])
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(data)
+    if trailer in ("small", "huge"):  # a trailer that lies is damaged data, and said so
+        with pytest.raises(nw.ProfileError, match=r"t\.json\.gz: the compressed data is damaged"):
+            nw.load_profile(path, cache=False, prepare=False)
+        return
+    assert len(nw.load_profile(path, cache=False, prepare=False)) == 3000
+    peak, err = _peak(lambda: nw.load_profile(path, cache=False, prepare=False, max_inflated_bytes=len(doc) - 1))
+    assert isinstance(err, nw.ProfileError) and "inflate to more than" in str(err)
