@@ -18,7 +18,7 @@ from ..model.device_summary import duration
 from ..model.profile import Profile
 from .devices import trace_kind
 from .findings_problems import problem_findings
-from .findings_rows import finish, pct, row, saved, severity_of
+from .findings_rows import finish, pct, row, run_span, saved, severity_of
 from .frame import frame_of
 from .idle import idle_time_breakdown
 from .launches import launch_stats
@@ -101,18 +101,18 @@ def _core_where(r: Any, kind: str | None = None) -> dict[str, Any]:
 def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
     temporal = temporal_breakdown(p)
     cores = _Cores(temporal)
-    base = what_if(p, None, 1.0)  # the run's span as the model sees it, and the graph built once
-    span = int(base.span_ns)
+    span = run_span(p)
     if span <= 0:
         notes.append("the profile has no executions, collectives or nrt_execute calls: no gain can be predicted")
     out: list[dict[str, Any]] = []
     ctx = {"p": p, "temporal": temporal, "cores": cores, "span": span, "start": p.start_ts, "end": p.end_ts,
            "label": cores.label}
     for rule in (_straggler, _host_wait, _launch, _collectives, _imbalance, problem_findings):
-        out.extend(rule(ctx))
-    named = {r["evidence"].get("core") for r in out if r["rule"] == "straggler"}
-    # The straggler's finding already predicts matching its compute to the median: not said twice.
-    return [r for r in out if not (r["rule"] == "compute_imbalance" and r["evidence"].get("core") in named)]
+        got = rule(ctx)
+        if rule is _straggler and got:
+            ctx["straggler"] = got[0]["evidence"]["core"]
+        out.extend(got)
+    return out
 
 
 def _gain(p: Profile, where: Any, scale: float | None, span: int) -> float:
@@ -211,6 +211,9 @@ def _launch(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     delay = pd.to_numeric(ls["launch_delay_ns"], errors="coerce").dropna()
     if delay.empty:
         return []
+    # Removing launches cannot save more than all of them together: no replay when that is under the threshold.
+    if float(delay.sum()) < LAUNCH_GAIN_SHARE * span:
+        return []
     gain = _gain(p, {"kind": "launch"}, 0.0, span)
     if not np.isfinite(gain) or gain < LAUNCH_GAIN_SHARE * span:
         return []
@@ -260,6 +263,8 @@ def _imbalance(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     if not np.isfinite(ratio) or ratio < IMBALANCE_RATIO:
         return []
     label = ctx["cores"].label(worst["instance_id"], worst["process_id"], worst["nc_idx"])
+    if label == ctx.get("straggler"):  # its finding already predicts matching its compute to the median
+        return []
     gain = _gain(p, _core_where(worst, "compute"), 1.0 / ratio, span)
     title = (f"{label} computes {duration(worst['compute_time_ns'])}, {pct(ratio - 1)} more than the median "
              f"core's {duration(median)} (over {len(temporal)} cores); computing as the median core "

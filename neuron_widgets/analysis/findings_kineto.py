@@ -13,7 +13,7 @@ import pandas as pd
 from ..model.device_summary import duration
 from ..model.profile import Profile
 from .findings_problems import problem_findings
-from .findings_rows import pct, row, saved, severity_of
+from .findings_rows import pct, row, run_span, saved, severity_of
 from .frame import frame_of
 from .idle import idle_time_breakdown
 from .launches import launch_stats
@@ -29,8 +29,7 @@ SYNC_COPY = re.compile(r"^(cuda|hip)Mem(cpy|set)(2D|3D)?(ToSymbol|FromSymbol)?$"
 
 
 def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, Any]]:
-    base = what_if(p, None, 1.0)
-    span = int(base.span_ns)
+    span = run_span(p)
     ctx: dict[str, Any] = {"p": p, "span": span, "start": p.start_ts, "end": p.end_ts,
                            "label": lambda inst, pid, nc: f"{inst} pid {pid} NC{nc}"}
     out: list[dict[str, Any]] = []
@@ -100,6 +99,8 @@ def _launch_delay(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     delay = pd.to_numeric(ls["launch_delay_ns"], errors="coerce").dropna()
     if delay.empty:
+        return []
+    if float(delay.sum()) < LAUNCH_GAIN_SHARE * span:  # no replay when all of them together are under it
         return []
     gain = _gain(p, {"kind": "launch"}, 0.0, span)
     if not np.isfinite(gain) or gain < LAUNCH_GAIN_SHARE * span:

@@ -8,6 +8,10 @@ import numpy as np
 import pandas as pd
 
 from ..model.device_summary import duration
+from ..model.profile import Profile
+from .critical_path import graph_of
+from .critical_path_graph import LAST_ARRIVAL
+from .frame import frame_of
 
 COLUMNS = ["rule", "severity", "title", "gain_ns", "start_ts", "end_ts", "part", "evidence", "advice"]
 SEVERITIES = ("high", "medium", "low")
@@ -52,6 +56,15 @@ def severity_of(gain: float, span: int, fallback: str = "medium") -> str:
         return fallback
     share = gain / span
     return "high" if share >= HIGH_GAIN else "medium" if share >= MEDIUM_GAIN else "low"
+
+
+def run_span(p: Profile) -> int:
+    """The run's span as `what_if` sees it (its `span_ns`), from the dependency graph without a replay."""
+    g, _ = graph_of(frame_of(p))
+    if g is None or len(g) == 0:
+        return 0
+    real = g.role != LAST_ARRIVAL
+    return int(g.t[real].max() - g.run_start) if real.any() else 0
 
 
 def saved(gain: float, span: int) -> str:
