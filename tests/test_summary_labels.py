@@ -116,3 +116,10 @@ def test_error_rows_name_their_track(kind: str, tmp_path: Path) -> None:
     rows = s.charts.problems.source.data
     assert rows["kind"] == ["error"]
     assert any(t.endswith("/" + rows["device"][0]) for t in timeline_labels(p))
+
+
+def test_kineto_profiler_span_is_no_top_or_longest_event(tmp_path: Path) -> None:
+    _, s = summarised(T.neuronx_kineto(tmp_path / "neuronx.json"))
+    assert not any("PyTorch Profiler" in f for f in data(s.charts.top_a, "nw-top-a")["full"])
+    assert "PyTorch Profiler (0)" not in s.charts.longest.source.data["name"]
+    assert "<built-in method to of Tensor object at 0x7f0d9c8ac550>" in s.charts.longest.source.data["name"]

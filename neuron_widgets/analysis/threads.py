@@ -106,17 +106,28 @@ def self_times(profile: Profile) -> np.ndarray:
     return (end - start) - _child_time(order, code, start, end)
 
 
+def _program_rows(profile: Profile) -> np.ndarray:
+    """Per event, whether it is the program's: not on a profiler-wide row (Kineto's "PyTorch Profiler" span
+    covers the whole recording; as the longest or the top event it would say nothing)."""
+    code, keys = _threads(profile)
+    real = keys["thread"].to_numpy(bool) if len(keys) else np.zeros(0, bool)
+    return real[code] if code.size else np.zeros(0, bool)
+
+
 def event_breakdown(profile: Profile) -> pd.DataFrame:
-    """One row per event name: `count`, `total_ns`, `self_ns`, `mean_ns`, `max_ns`, largest total first."""
+    """One row per event name: `count`, `total_ns`, `self_ns`, `mean_ns`, `max_ns`, largest total first (events on
+    a profiler-wide row, such as Kineto's "PyTorch Profiler" span, left out)."""
     fr = frame_of(profile)
-    dur = np.maximum(fr.end - fr.start, 0)
-    own = self_times(profile)
+    keep = _program_rows(profile)
+    dur = np.maximum(fr.end - fr.start, 0)[keep]
+    own = self_times(profile)[keep]
+    name = fr.name[keep]
     n = len(fr.names)
-    df = pd.DataFrame({"name": fr.names, "count": np.bincount(fr.name, minlength=n),
-                       "total_ns": np.bincount(fr.name, weights=dur, minlength=n).astype(np.int64),
-                       "self_ns": np.bincount(fr.name, weights=own, minlength=n).astype(np.int64)})
+    df = pd.DataFrame({"name": fr.names, "count": np.bincount(name, minlength=n),
+                       "total_ns": np.bincount(name, weights=dur, minlength=n).astype(np.int64),
+                       "self_ns": np.bincount(name, weights=own, minlength=n).astype(np.int64)})
     mx = np.zeros(n, np.int64)
-    np.maximum.at(mx, fr.name, dur)
+    np.maximum.at(mx, name, dur)
     df["max_ns"] = mx
     df = df[df["count"] > 0]
     df["mean_ns"] = df["total_ns"] / df["count"]
@@ -124,10 +135,12 @@ def event_breakdown(profile: Profile) -> pd.DataFrame:
 
 
 def longest_events(profile: Profile, n: int = 20) -> pd.DataFrame:
-    """The n longest events: `name`, the thread's keys, `start_ts`, `duration_ns`, `id`, `row`."""
+    """The n longest events: `name`, the thread's keys, `start_ts`, `duration_ns`, `id`, `row` (not those on a
+    profiler-wide row)."""
     fr = frame_of(profile)
     dur = fr.end - fr.start
-    rows = np.argsort(-dur, kind="stable")[:n]
+    mine = np.flatnonzero(_program_rows(profile))
+    rows = mine[np.argsort(-dur[mine], kind="stable")[:n]]
     code, keys = _threads(profile)
     df = keys.iloc[code[rows]].reset_index(drop=True)
     df.insert(0, "name", [fr.names[c] for c in fr.name[rows]])
