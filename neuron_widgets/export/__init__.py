@@ -132,7 +132,8 @@ def _source_of(tl: Any) -> Source:
     choices = [dict(c) for c in getattr(tl, "color_choices", [])]
     st = ViewState(tl.grouping, (float(v[0]), float(v[1])), list(tl.brush), int(tl.selected_row), bool(tl.show_cpu),
                    int(tl.height), str(tl.title), list(tl.notes), [dict(c) for c in tl.strip], str(tl.color_by),
-                   dict(getattr(tl, "hierarchy", {})), str(getattr(tl, "picked_node", "")), choices)
+                   dict(getattr(tl, "hierarchy", {})), str(getattr(tl, "picked_node", "")), choices,
+                   critical=_critical_of(tl))
     # The page's colour menu works without a kernel: every colouring it offers goes in.
     sets = {}
     for c in choices:
@@ -141,6 +142,14 @@ def _source_of(tl: Any) -> Source:
             sets[c["value"]] = (codes, keys)
     return Source(tl.profile, st, dict(tl._marked), tl._color, list(tl._color_keys), tl._counter_data,
                   node=getattr(tl, "_node", None), color_sets=sets)
+
+
+def _critical_of(tl: Any) -> dict[str, Any]:
+    """The critical path the timeline shows (its events are already its highlight markers), else {}."""
+    shown = getattr(tl, "_critical", None)
+    if not getattr(tl, "critical_path", False) or shown is None:
+        return {}
+    return {"text": shown.text, "jump_rows": shown.jump_rows}
 
 
 def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[int, int]:

@@ -38,6 +38,8 @@ class ViewState:
     hierarchy: dict[str, Any] = field(default_factory=dict)
     picked_node: str = ""
     color_choices: list[dict[str, str]] = field(default_factory=list)
+    # The critical path when the timeline shows it: {"text", "jump_rows": (n, 4) row, t, row, t (absolute ns)}.
+    critical: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -183,8 +185,21 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
         "state": {"grouping": st.grouping, "view": list(st.view), "brush": list(st.brush), "selected": selected,
                   "show_cpu": st.show_cpu, "height": st.height, "title": st.title, "notes": st.notes,
                   "strip": st.strip, "color_by": st.color_by, "hierarchy": st.hierarchy,
-                  "picked_node": st.picked_node, "color_choices": st.color_choices},
+                  "picked_node": st.picked_node, "color_choices": st.color_choices,
+                  **({"critical": _critical_state(st.critical, exact, origin)} if st.critical else {})},
     })
+
+
+def _critical_state(critical: dict[str, Any], exact: np.ndarray, origin: int) -> dict[str, Any]:
+    """The path's jumps as page rows and times; a jump from or to an event the page does not hold is left out."""
+    j = np.asarray(critical.get("jump_rows", np.zeros((0, 4))), dtype=np.int64).reshape(-1, 4)
+    out: list[float] = []
+    if j.size and exact.size:
+        a = np.clip(np.searchsorted(exact, j[:, 0]), 0, exact.size - 1)
+        b = np.clip(np.searchsorted(exact, j[:, 2]), 0, exact.size - 1)
+        ok = (exact[a] == j[:, 0]) & (exact[b] == j[:, 2])
+        out = np.stack([a[ok], j[ok, 1] - origin, b[ok], j[ok, 3] - origin], axis=1).astype(np.float64).ravel().tolist()
+    return {"text": str(critical.get("text", "")), "jumps": out}
 
 
 def _args_texts(src: Source, rows: np.ndarray) -> np.ndarray:

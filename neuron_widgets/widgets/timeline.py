@@ -69,6 +69,10 @@ class Timeline(Delivered, anywidget.AnyWidget):
     notes = t.List(t.Unicode()).tag(sync=True)  # lines under the heading: alignment, warnings
     strip = t.List(t.Dict()).tag(sync=True)  # summary chips: [{label, value, share (0..1 or null)}]
     loading = t.Bool(False).tag(sync=True)  # work under way that will change what is shown
+    # The critical path drawn (toolbar toggle): its events become the highlight set, the rest dim.
+    critical_path = t.Bool(False).tag(sync=True)
+    # {state: "computing" | "shown" | "none", text, jumps: [t_from, track, lane, t_to, track, lane, ...]}
+    critical_info = t.Dict({}).tag(sync=True)
     _snapshot = t.Bytes(b"").tag(sync=True)
 
     def __new__(cls, profile: Any = None, *args: Any, **kwargs: Any) -> Timeline:
@@ -91,6 +95,8 @@ class Timeline(Delivered, anywidget.AnyWidget):
         self._node: np.ndarray | None = None  # per event its device hierarchy node (DeviceTraceViewer)
         self._select_callbacks: list[Callable[[int], None]] = []
         self._drawn = profile  # what replies are drawn from: the profile, or its preview while it is prepared
+        self._critical: CriticalShown | None = None
+        self._critical_saved: np.ndarray | None = None
         super().__init__(height=height, **kwargs)
         self._show_profile(profile, grouping)
         if color_by != "name":
@@ -107,6 +113,7 @@ class Timeline(Delivered, anywidget.AnyWidget):
         """
         self.profile = profile
         self._marked = {"error": error_rows(profile, scan_args=False), "incomplete": incomplete_rows(profile)}
+        self._critical = None
         self._drawn = profile
         if len(profile) >= model_profile.PREVIEW_MIN_EVENTS and not profile.ready(grouping):
             self._drawn = profile.preview()
@@ -142,6 +149,8 @@ class Timeline(Delivered, anywidget.AnyWidget):
             threading.Thread(target=self._preview_until_ready, args=(profile, self.generation),
                              name="neuron-widgets-preview", daemon=True).start()
         self._scan_args_in_background()
+        if self.critical_path:  # the new profile's path
+            self._start_critical()
 
     def _preview_until_ready(self, profile: Profile, generation: int) -> None:
         """Wait for the grouping shown to be built on the whole profile, then draw from it."""
@@ -171,6 +180,15 @@ class Timeline(Delivered, anywidget.AnyWidget):
     @t.observe("grouping")
     def _grouping_changed(self, change: dict[str, Any]) -> None:
         self._refresh_tracks()
+        if self.critical_path and self._critical is not None:
+            self._start_critical()  # the jumps' tracks are the grouping's
+
+    @t.observe("critical_path")
+    def _critical_toggled(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            self._start_critical()
+        else:
+            self._clear_critical()
 
     def _refresh_tracks(self) -> None:
         tracks = self._drawn.tracks(self.grouping)
@@ -348,6 +366,49 @@ class Timeline(Delivered, anywidget.AnyWidget):
         self._arg_scan = threading.Thread(target=scan, name="neuron-widgets-error-scan", daemon=True)
         self._arg_scan.start()
 
+    def _start_critical(self) -> None:
+        """Compute the path in a thread (the click returns at once), then show it."""
+        profile, grouping = self.profile, self.grouping
+        self.critical_info = {"state": "computing", "text": "critical path: computing…", "jumps": []}
+
+        def work() -> None:
+            try:
+                shown = critical_shown(profile, grouping)
+            except Exception as exc:  # said in the widget; the toggle goes off
+                shown = CriticalShown(np.zeros(0, np.int64), np.zeros((0, 4), np.int64), [],
+                                      f"critical path unavailable: {type(exc).__name__}: {exc}")
+            if profile is not self.profile or not self.critical_path:
+                return  # switched off, or another profile, meanwhile
+            if shown.rows.size == 0:
+                with self.hold_sync():
+                    self.critical_path = False
+                    self.critical_info = {"state": "none", "text": shown.text, "jumps": []}
+                return
+            with self.hold_sync():
+                if self._critical is None:
+                    self._critical_saved = self._marked.get("highlight")  # the user's own, back when off
+                self._critical = shown
+                self._marked = {**self._marked, "highlight": shown.rows}
+                self.critical_info = {"state": "shown", "text": shown.text, "jumps": shown.jumps}
+                self.revision += 1
+
+        threading.Thread(target=work, name="neuron-widgets-critical-path", daemon=True).start()
+
+    def _clear_critical(self) -> None:
+        with self.hold_sync():
+            if self._critical is not None:
+                saved = self._critical_saved
+                marked = dict(self._marked)
+                if saved is None:
+                    marked.pop("highlight", None)
+                else:
+                    marked["highlight"] = saved
+                self._marked = marked
+                self._critical = None
+                self.revision += 1
+            if self.critical_info.get("state") != "none":
+                self.critical_info = {}
+
     # -- Python API ---------------------------------------------------------------------
     @property
     def time_range(self) -> tuple[int, int]:
@@ -447,6 +508,57 @@ class Timeline(Delivered, anywidget.AnyWidget):
         from ..export import export_html
 
         return export_html(path, self, time_range=time_range, max_mb=max_mb, title=title)
+
+
+MAX_JUMPS = 20_000  # drawn jumps: past this the first ones, and the text says so
+
+
+class CriticalShown:
+    """The critical path as the timeline shows it: its event rows, its jumps, a line of text."""
+
+    def __init__(self, rows: np.ndarray, jump_rows: np.ndarray, jumps: list[float], text: str) -> None:
+        self.rows = rows  # the path's events (the highlight set)
+        self.jump_rows = jump_rows  # per jump: row from, t from, row to, t to (absolute ns)
+        self.jumps = jumps  # flat [t_from, track, lane, t_to, track, lane] (ns from the origin)
+        self.text = text
+
+
+def critical_shown(profile: Profile, grouping: str) -> CriticalShown:
+    """The path's events and the jumps between tracks where the path moves to another core or thread.
+
+    Gap segments (no event) are not drawn: a jump across one starts where the event before it
+    ends and lands where the next one starts, so the gap is the arrow's horizontal run.
+    """
+    from ..analysis import critical_path
+
+    path = critical_path(profile)
+    ev = path[path["event_id"] >= 0]
+    if ev.empty:
+        why = "; ".join(str(n) for n in path.attrs.get("notes", [])) or "no executions, collectives or host calls"
+        return CriticalShown(np.zeros(0, np.int64), np.zeros((0, 4), np.int64), [],
+                             f"no critical path to draw: {why}")
+    ids = ev["event_id"].to_numpy(np.int64)
+    rows = _rows_of_ids(profile, ids)
+    if rows.size != ids.size:  # every path event is one of the profile's: keep segments and rows aligned
+        keep = np.isin(ids, profile.array("id")[rows])
+        ev, ids = ev[keep], ids[keep]
+        rows = _rows_of_ids(profile, ids)
+    idx = profile.track_index(grouping)
+    track = idx.combo_track[idx.combo[rows]].astype(np.int64)
+    lane = idx.lane[rows].astype(np.int64)
+    moved = np.flatnonzero((track[1:] != track[:-1]) | (lane[1:] != lane[:-1]))
+    start, end = ev["start_ts"].to_numpy(np.int64), ev["end_ts"].to_numpy(np.int64)
+    a, b = moved, moved + 1
+    jump_rows = np.stack([rows[a], end[a], rows[b], start[b]], axis=1) if moved.size else np.zeros((0, 4), np.int64)
+    origin = profile.origin_ts
+    shown_n = min(moved.size, MAX_JUMPS)
+    a, b = a[:shown_n], b[:shown_n]
+    flat = np.stack([end[a] - origin, track[a], lane[a], start[b] - origin, track[b], lane[b]], axis=1)
+    text = (f"critical path: {len(path):,} segments, {np.unique(rows).size:,} events outlined, "
+            f"{moved.size:,} jumps between tracks")
+    if moved.size > shown_n:
+        text += f" (the first {shown_n:,} drawn)"
+    return CriticalShown(np.unique(rows), jump_rows, flat.astype(np.float64).ravel().tolist(), text)
 
 
 def _rows_of_ids(profile: Profile, ids: np.ndarray) -> np.ndarray:

@@ -59,6 +59,8 @@ export interface Meta {
     hierarchy?: Record<string, unknown>;
     picked_node?: string;
     color_choices?: unknown[];
+    // The critical path when the notebook showed it: its text and jumps as page rows and times.
+    critical?: { text: string; jumps: number[] }; // [row_from, t_from, row_to, t_to, ...]
   };
 }
 
@@ -132,12 +134,19 @@ export class TimelineHost {
       hierarchy: st.hierarchy ?? {},
       picked_node: st.picked_node ?? "",
       color_choices: st.color_choices ?? [],
+      critical_path: !!st.critical,
+      critical_info: this.criticalInfo(grouping),
       _snapshot: new DataView(new ArrayBuffer(0)),
     });
     const m = this.model;
     m.on("change:grouping", () => {
       m.set("tracks", this.store.index(m.get("grouping") as string).tracks);
       this.selectionChanged();
+      m.set("critical_info", this.criticalInfo(m.get("grouping") as string));
+    });
+    m.on("change:critical_path", () => {
+      if (m.get("critical_path") && !st.critical)
+        m.set("critical_info", { state: "none", text: "the critical path was not exported: turn it on in the notebook, then export" });
     });
     m.on("change:selected_row", () => this.selectionChanged());
     m.on("change:color_by", () => this.recolor(String(m.get("color_by"))));
@@ -148,6 +157,20 @@ export class TimelineHost {
     };
     if (st.selected >= 0) this.select(st.selected, false);
     this.brushChanged();
+  }
+
+  /** The exported critical path's jumps placed on a grouping's tracks, as the kernel sends them. */
+  private criticalInfo(grouping: string): Record<string, unknown> {
+    const c = this.meta.state.critical;
+    if (!c) return {};
+    const g = this.store.index(grouping);
+    const jumps: number[] = [];
+    for (let k = 0; k + 3 < c.jumps.length; k += 4) {
+      const a = c.jumps[k];
+      const b = c.jumps[k + 2];
+      jumps.push(c.jumps[k + 1], g.track[a], g.lane[a], c.jumps[k + 3], g.track[b], g.lane[b]);
+    }
+    return { state: "shown", text: c.text, jumps };
   }
 
   /** The page row of an exact event by its id (as text: ids pass 2^53), or -1. */

@@ -95,6 +95,11 @@ export class TimelineView {
   });
   readonly filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
   private hiddenBtn: HTMLButtonElement;
+  private criticalBtn = button("Critical path", "Outline the events that bound the run end to end, dim the rest, draw its jumps between cores and threads", () => {
+    this.model.set("critical_path", !this.model.get("critical_path"));
+    this.model.save_changes();
+  });
+  private criticalInfo = h("span", { class: "nw-status nw-critical-info" });
   private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
 
   layout = newLayoutState();
@@ -220,6 +225,8 @@ export class TimelineView {
         hidden: this.hiddenBtn,
         status: this.status,
         colorBy: this.tree.colorSelect,
+        critical: this.criticalBtn,
+        criticalInfo: this.criticalInfo,
       },
       {
         find: (d) => this.find(d),
@@ -370,6 +377,9 @@ export class TimelineView {
     });
     on("change:height", () => (this.root.style.height = `${m.get("height")}px`));
     on("change:error", () => this.showError(m.get("error")));
+    on("change:critical_path", () => this.showCritical());
+    on("change:critical_info", () => this.showCritical());
+    this.showCritical();
     const onMsg = (msg: Record<string, unknown>, buffers: DataView[]) => {
       if (this.viewport.handle(msg, buffers)) return;
       if (this.counters.handle(msg, buffers)) return;
@@ -381,6 +391,17 @@ export class TimelineView {
     this.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
     this.summary.set((m.get("brush_summary") as RangeSummary) ?? null);
     this.showError(m.get("error"));
+  }
+
+  /** The toggle's state, its line of text, and the path on the canvas (tests read data-critical). */
+  private showCritical(): void {
+    const on = !!this.model.get("critical_path");
+    const info = (this.model.get("critical_info") ?? {}) as { state?: string; text?: string };
+    this.criticalBtn.classList.toggle("nw-on", on);
+    this.criticalBtn.setAttribute("aria-pressed", String(on));
+    this.criticalInfo.textContent = info.text ?? "";
+    this.root.dataset.critical = on ? (info.state ?? "computing") : (info.state ?? "off");
+    this.request();
   }
 
   private showError(text: string): void {
@@ -581,6 +602,7 @@ export class TimelineView {
       counters: this.counterData,
       pick: this.pick,
       nodeMask: this.tree.mask,
+      critical: this.criticalScene(),
       pointerT,
       pinned: pinned.length,
     };
@@ -596,6 +618,12 @@ export class TimelineView {
     this.root.dataset.drawn = String(drawn);
     this.root.dataset.drawMs = this.lastDrawMs.toFixed(2);
     this.root.dataset.view = `${this.view.t0},${this.view.t1}`;
+  }
+
+  private criticalScene(): Scene["critical"] {
+    if (!this.model.get("critical_path")) return null;
+    const info = (this.model.get("critical_info") ?? {}) as { state?: string; jumps?: number[] };
+    return info.state === "shown" ? { jumps: info.jumps ?? [] } : null;
   }
 
   private drawAxis(width: number, dpr: number): void {

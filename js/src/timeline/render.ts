@@ -38,6 +38,9 @@ export interface Scene {
   counters: Map<string, { t: Float64Array; v: Float64Array }>;
   pick: string | null; // the legend's highlighted colour: the others are dimmed
   nodeMask: Uint8Array | null; // a device hierarchy node picked: 1 per node under it; other events dim
+  // The critical path shown: its events are the highlighted ones, every other event dims, and its
+  // jumps between tracks are drawn as arrows (flat [t_from, track, lane, t_to, track, lane, ...]).
+  critical?: { jumps: number[] } | null;
   pointerT: number | null; // the time under the pointer: counters mark their value there
   pinned: number; // group headers pinned at the top (their labels stay while their rows scroll)
 }
@@ -92,6 +95,7 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number;
     ctx.fillStyle = theme.grid;
     ctx.fillRect(0, (k + 1) * GROUP_H - 1, view.width, 1);
   }
+  if (s.critical) paintJumps(ctx, s, s.critical.jumps);
   if (s.selection) paintSelection(ctx, s);
   if (s.brush) {
     const a = xOf(view, s.brush[0]);
@@ -130,6 +134,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
     const code = it.name[i];
     const key = keys ? (it.color![i] >= 0 ? keys[it.color![i]] : "(none)") : (s.names[code] ?? "");
     const dim =
+      !!s.critical ||
       (s.match !== null && !s.match[code]) ||
       (s.pick !== null && key !== s.pick) ||
       (s.nodeMask !== null && !(it.node && it.node[i] >= 0 && s.nodeMask[it.node[i]]));
@@ -276,6 +281,47 @@ function placeRect(s: Scene, p: Place): { x0: number; x1: number; y: number } | 
   return { x0: xOf(s.view, p.start), x1: xOf(s.view, p.end), y: ty + p.lane * LANE_H - s.scrollTop + 2 };
 }
 
+/** A dependency arrow: a curve from one event's point to another's, with its head at `to`. */
+function flowArrow(ctx: CanvasRenderingContext2D, from: { x: number; y: number }, to: { x: number; y: number }): void {
+  ctx.beginPath();
+  ctx.moveTo(from.x, from.y);
+  const mx = (from.x + to.x) / 2;
+  ctx.bezierCurveTo(mx, from.y, mx, to.y, to.x, to.y);
+  ctx.stroke();
+  const ang = Math.atan2(to.y - from.y, to.x - mx || 1);
+  ctx.beginPath();
+  ctx.moveTo(to.x, to.y);
+  ctx.lineTo(to.x - 7 * Math.cos(ang - 0.4), to.y - 7 * Math.sin(ang - 0.4));
+  ctx.lineTo(to.x - 7 * Math.cos(ang + 0.4), to.y - 7 * Math.sin(ang + 0.4));
+  ctx.fill();
+}
+
+/** The critical path's jumps between tracks in view, drawn as the selection's flow arrows are. */
+function paintJumps(ctx: CanvasRenderingContext2D, s: Scene, jumps: number[]): void {
+  const { view } = s;
+  ctx.save();
+  ctx.strokeStyle = s.theme.dark ? "#ffd54f" : "#e65100";
+  ctx.fillStyle = ctx.strokeStyle;
+  ctx.lineWidth = 1.5;
+  const yOf = (track: number, lane: number) => {
+    const ty = s.trackY.get(track);
+    return ty === undefined ? null : ty + lane * LANE_H - s.scrollTop + 2 + (LANE_H - 3) / 2;
+  };
+  let drawn = 0;
+  for (let k = 0; k + 5 < jumps.length; k += 6) {
+    const t0 = jumps[k];
+    const t1 = jumps[k + 3];
+    if (Math.max(t0, t1) < view.t0 || Math.min(t0, t1) > view.t1) continue;
+    // A jump to or from a track out of view (collapsed, hidden, scrolled away) is left out.
+    const y0 = yOf(jumps[k + 1], jumps[k + 2]);
+    const y1 = yOf(jumps[k + 4], jumps[k + 5]);
+    if (y0 === null || y1 === null) continue;
+    flowArrow(ctx, { x: xOf(view, t0), y: y0 }, { x: xOf(view, t1), y: y1 });
+    if (++drawn >= 5000) break; // more than a canvas can show apart: zoom in for the rest
+  }
+  ctx.restore();
+}
+
 function paintSelection(ctx: CanvasRenderingContext2D, s: Scene): void {
   const sel = s.selection!;
   const me = placeRect(s, sel.place);
@@ -286,19 +332,7 @@ function paintSelection(ctx: CanvasRenderingContext2D, s: Scene): void {
   ctx.strokeStyle = s.theme.accent;
   ctx.fillStyle = s.theme.accent;
   ctx.lineWidth = 1.5;
-  const arrow = (from: { x: number; y: number }, to: { x: number; y: number }) => {
-    ctx.beginPath();
-    ctx.moveTo(from.x, from.y);
-    const mx = (from.x + to.x) / 2;
-    ctx.bezierCurveTo(mx, from.y, mx, to.y, to.x, to.y);
-    ctx.stroke();
-    const ang = Math.atan2(to.y - from.y, to.x - mx || 1);
-    ctx.beginPath();
-    ctx.moveTo(to.x, to.y);
-    ctx.lineTo(to.x - 7 * Math.cos(ang - 0.4), to.y - 7 * Math.sin(ang - 0.4));
-    ctx.lineTo(to.x - 7 * Math.cos(ang + 0.4), to.y - 7 * Math.sin(ang + 0.4));
-    ctx.fill();
-  };
+  const arrow = (from: { x: number; y: number }, to: { x: number; y: number }) => flowArrow(ctx, from, to);
   const mid = (r: { x0: number; y: number }) => ({ x: r.x0, y: r.y + (LANE_H - 3) / 2 });
   if (me) {
     for (const u of sel.upstream) {
