@@ -85,6 +85,8 @@ def test_a_slow_core_is_the_straggler_with_the_simulated_gain(tmp_path) -> None:
     truth = span(simulate(job)) - span(simulate(job, compute_scale={k: 100 / 160}))
     assert r["gain_ns"] == pytest.approx(truth, rel=0.02)
     assert "would save" in r["title"] and "60% longer" in r["title"]
+    on, of = r["evidence"]["steps_on_path"]
+    assert of == steps and on >= steps - 1 and f"on the critical path in {on} of {steps} steps" in r["title"]
     # the imbalance of the same core is not said twice
     assert "compute_imbalance" not in _rules(f)
     _check_frame(f, wi.span_ns)

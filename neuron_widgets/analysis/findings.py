@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..model.device_summary import duration
 from ..model.profile import Profile
+from .critical_path import critical_path_breakdown
 from .devices import trace_kind
 from .findings_problems import problem_findings
 from .findings_rows import finish, pct, row, run_span, saved, severity_of
@@ -148,8 +149,12 @@ def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     evidence = {"core": label, "times_last": int(top["times_last"]), "steps": steps,
                 "mean_lag_ns": float(top["mean_lag_ns"]), "max_lag_ns": int(top["max_lag_ns"]),
                 "wait_caused_ns": int(top["wait_caused_ns"]), "compute_ns": mine, "peers_median_compute_ns": median}
+    on_path = _steps_on_path(p, me)
+    evidence["steps_on_path"] = on_path
+    path = f", on the critical path in {on_path[0]} of {on_path[1]} steps" if on_path else ""
     head = (f"{label} arrives last at {int(top['times_last'])} of {steps} collective steps, "
-            f"{duration(top['mean_lag_ns'])} late on average (others wait {duration(top['wait_caused_ns'])} in all)")
+            f"{duration(top['mean_lag_ns'])} late on average (others wait {duration(top['wait_caused_ns'])} in all)"
+            f"{path}")
     if np.isfinite(scale) and scale < 1:
         gain = _gain(p, _core_where(top, "compute"), scale, span)
         evidence["compute_scale"] = scale
@@ -161,6 +166,17 @@ def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                  f"start: {saved(gain, span)}")
     return [row("straggler", severity_of(gain, span, "medium"), title, gain, start, end, evidence,
                 "Look at what that core runs before its collectives (its device profile) and at its host's launches.")]
+
+
+def _steps_on_path(p: Profile, core: tuple) -> tuple[int, int] | None:
+    """In how many steps the core's work is on the critical path, of how many (critical_path_breakdown)."""
+    b = critical_path_breakdown(p)
+    if b.empty:
+        return None
+    hit = b[(b["instance_id"] == core[0]) & (b["process_id"] == core[1]) & (b["nc_idx"] == core[2])]
+    if hit.empty:
+        return (0, int(b["steps"].max()))
+    return (int(hit["steps_on_path"].max()), int(hit["steps"].max()))
 
 
 def _host_wait(ctx: dict[str, Any]) -> list[dict[str, Any]]:
