@@ -606,8 +606,9 @@ export class TimelineView {
       pointerT,
       pinned: pinned.length,
     };
-    const { drawn, dimmed } = paint(ctx, scene);
+    const { drawn, dimmed, jumps } = paint(ctx, scene);
     this.root.dataset.dimmed = String(dimmed);
+    this.root.dataset.jumps = String(jumps);
     this.legend.update(scene.items, scene.names, this.view, trackY, this.pick, this.theme);
     if (!scene.items && this.snapshot) ctx.drawImage(this.snapshot, 0, 0, width, height);
     this.drawAxis(width, dpr);

@@ -69,7 +69,7 @@ export function xOf(view: View, t: number): number {
   return ((t - view.t0) / (view.t1 - view.t0)) * view.width;
 }
 
-export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number; dimmed: number } {
+export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number; dimmed: number; jumps: number } {
   const { view, theme } = s;
   ctx.fillStyle = theme.background;
   ctx.fillRect(0, 0, view.width, s.height);
@@ -95,7 +95,7 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number;
     ctx.fillStyle = theme.grid;
     ctx.fillRect(0, (k + 1) * GROUP_H - 1, view.width, 1);
   }
-  if (s.critical) paintJumps(ctx, s, s.critical.jumps);
+  const jumps = s.critical ? paintJumps(ctx, s, s.critical.jumps) : 0;
   if (s.selection) paintSelection(ctx, s);
   if (s.brush) {
     const a = xOf(view, s.brush[0]);
@@ -106,7 +106,7 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number;
     ctx.fillRect(a, 0, 1, s.height);
     ctx.fillRect(b, 0, 1, s.height);
   }
-  return { drawn, dimmed };
+  return { drawn, dimmed, jumps };
 }
 
 function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn: number; dimmed: number } {
@@ -297,7 +297,7 @@ function flowArrow(ctx: CanvasRenderingContext2D, from: { x: number; y: number }
 }
 
 /** The critical path's jumps between tracks in view, drawn as the selection's flow arrows are. */
-function paintJumps(ctx: CanvasRenderingContext2D, s: Scene, jumps: number[]): void {
+function paintJumps(ctx: CanvasRenderingContext2D, s: Scene, jumps: number[]): number {
   const { view } = s;
   ctx.save();
   ctx.strokeStyle = s.theme.dark ? "#ffd54f" : "#e65100";
@@ -320,6 +320,7 @@ function paintJumps(ctx: CanvasRenderingContext2D, s: Scene, jumps: number[]): v
     if (++drawn >= 5000) break; // more than a canvas can show apart: zoom in for the rest
   }
   ctx.restore();
+  return drawn;
 }
 
 function paintSelection(ctx: CanvasRenderingContext2D, s: Scene): void {
