@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from . import critical_path_job  # noqa: F401  (a Job's critical path and what-if: registers itself)
 from .across import across
 from .compare import compare
 from .critical_path import critical_path, critical_path_breakdown, critical_path_headline

@@ -9,6 +9,9 @@ the model cannot explain; they cover the run from its first to its last moment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -21,11 +24,17 @@ from .frame import Frame, frame_of, notes_of
 COLUMNS = ["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id",
            "name", "step", "part"]
 WORKER = ["instance_id", "process_id", "nc_idx", "thread_id"]
+# A Job's path, filled in by critical_path_job (which imports this module, not the other way round).
+JOB_PATH: dict[str, Callable[..., pd.DataFrame]] = {}
+
+
+def _is_job(x: object) -> bool:
+    return not isinstance(x, Profile) and type(x).__name__ == "Job"
 
 
 def frame_for_path(x: object) -> Frame:
     """The analyses' frame of a Profile; a Job is refused with what to do instead."""
-    if not isinstance(x, Profile) and type(x).__name__ == "Job":
+    if _is_job(x):
         raise TypeError("the critical path of a Job is not computed part by part yet: load the job's parts as one "
                         "Profile (nw.load_profile([...])) and pass that")
     return frame_of(x)  # type: ignore[arg-type]
@@ -53,7 +62,7 @@ def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
     return fr._cached("critical-graph", build)
 
 
-def critical_path(profile: Profile) -> pd.DataFrame:
+def critical_path(profile: Profile, client: Any = None, **job_kw: Any) -> pd.DataFrame:
     """The critical path, one row per segment in time order; `duration_ns` sums to the run's span.
 
     Columns: `start_ts`, `end_ts`, `duration_ns`, `kind` (`compute`: an execution's time outside its
@@ -63,11 +72,17 @@ def critical_path(profile: Profile) -> pd.DataFrame:
     explains), the worker (`instance_id`, `process_id`, `nc_idx` for work on a NeuronCore,
     `thread_id` for work on a host thread), `event_id` and `name` of the event the segment is
     part of (-1 and None for a gap), `step` (the execution's `exec_id`, else its ordinal among its
-    core's runs of its NEFF; -1 unknown) and `part` (None for a Profile). The run is the span of
+    core's runs of its NEFF; -1 unknown) and `part` (None for a Profile).
+
+    A Job (`nw.load_job`) is computed part by part on Dask as `across` runs it (`client`, and
+    `scheduler=`, `num_workers=`, `cache=` as there): the same frame as its parts loaded as one
+    profile, with `part` filled and `event_id` the part's own. The run is the span of
     the events the model reads: executions, collectives and `nrt_execute` calls. A path jumps
     between workers where a segment's worker differs from the one before: a launch (host to core),
     a return (core to host), a collective (to the core that arrived last).
     """
+    if _is_job(profile) and "critical_path" in JOB_PATH:
+        return JOB_PATH["critical_path"](profile, client, **job_kw)
     fr = frame_for_path(profile)
     g, notes = graph_of(fr)
     df = fr._cached("critical-path", lambda: _path(fr, g)) if g is not None else _empty()
@@ -75,6 +90,11 @@ def critical_path(profile: Profile) -> pd.DataFrame:
 
 
 def _path(fr: Frame, g: Graph) -> pd.DataFrame:
+    return segments_frame(fr, g, *path_arrays(g))
+
+
+def path_arrays(g: Graph) -> tuple[np.ndarray, ...]:
+    """The path's segments, in time order: start, end, kind, row, whether inside its event, whether on a core."""
     is_edge, idx = g.walk()  # latest first: an instant's gap, the work on its binding edge, the next instant...
     v = np.where(is_edge, 0, idx)
     e = np.where(is_edge, idx, 0)
@@ -91,7 +111,7 @@ def _path(fr: Frame, g: Graph) -> pd.DataFrame:
     on_core = np.where(is_edge, np.isin(wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes, g.lane_core[v] >= 0)
     keep = (end > start) & ~(is_edge & (wkind == DEPENDENCY))
     keep = np.flatnonzero(keep)[::-1]
-    return segments_frame(fr, g, *(a[keep] for a in (start, end, kind, row, event, on_core)))
+    return tuple(a[keep] for a in (start, end, kind, row, event, on_core))
 
 
 def segments_frame(fr: Frame, g: Graph, start: np.ndarray, end: np.ndarray, kind: np.ndarray, row: np.ndarray,
@@ -135,12 +155,12 @@ def _empty() -> pd.DataFrame:
     return df
 
 
-def critical_path_breakdown(profile: Profile) -> pd.DataFrame:
+def critical_path_breakdown(profile: Profile, client: Any = None, **job_kw: Any) -> pd.DataFrame:
     """The path's time per worker and kind: `duration_ns`, `share_pct` (of the path), and per worker its
     total (`worker_ns`, `worker_share_pct`), `steps_on_path` (the steps in which it has a segment on the
     path) and `steps` (the steps on the path). Workers with most time first; a NeuronCore is
     (instance_id, process_id, nc_idx), a host thread (instance_id, process_id, thread_id)."""
-    path = critical_path(profile)
+    path = critical_path(profile, client, **job_kw)
     cols = [*WORKER, "kind", "duration_ns", "share_pct", "worker_ns", "worker_share_pct", "steps_on_path", "steps"]
     if path.empty:
         return notes_of(pd.DataFrame(columns=cols), path.attrs.get("notes", []))

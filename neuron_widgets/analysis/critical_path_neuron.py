@@ -67,6 +67,13 @@ class _Edges:
 
 
 def neuron_graph(fr: Frame) -> Graph:
+    return neuron_pieces(fr)[0].bind()
+
+
+def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
+    """The graph before binding, and what a job needs to join it to other parts' at the collectives: each
+    step label (`step_neff`, `step_key`, `step_k`), its last-arrival instant (`b_m` + label), the virtual
+    arrivals (`virt`, their label `virt_step` and `cc_running` start `virt_cc`) and the first release."""
     notes: list[str] = []
     start, end, n_rows = fr.start, fr.end, len(fr)
     exs, ex_core = fr.on_cores(EXECUTION)
@@ -233,8 +240,13 @@ def neuron_graph(fr: Frame) -> Graph:
         notes.append(f"{opened} executions never completed: they run to the profile's end")
 
     src, dst, w, wkind, wrow, cls = ed.arrays()
+    step_at = np.zeros(n_steps, np.int64)  # an item of each step label
+    step_at[it_step_label] = np.arange(n_items)
+    join = {"step_neff": neff[item[step_at]], "step_key": key[item[step_at]], "step_k": it_k[step_at],
+            "b_m": np.int64(b_m), "virt": b_virt + np.arange(alone.size), "virt_step": it_step_label[alone],
+            "virt_cc": start[it_cc[alone]], "first_release": first_release}
     return Graph(t, row, grow, role, gkind, gevent, lane_core, src, dst, w, wkind, wrow, cls, n_rows, notes,
-                 row_step, row_neff, list(neffs), b_ex + np.arange(ne), b_ex + ne + np.arange(ne)).bind()
+                 row_step, row_neff, list(neffs), b_ex + np.arange(ne), b_ex + ne + np.arange(ne)), join
 
 
 def _codes(cols: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ the Neuron model: the host side is the `nrt_execute` calls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,8 @@ from .critical_path import frame_for_path, graph_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
 from .frame import Frame
 
+# A Job's what-if, filled in by critical_path_job (which imports this module, not the other way round).
+JOB_WHAT_IF: dict[str, Callable[..., WhatIf]] = {}
 FILTER_COLUMNS = ("kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id", "name", "step", "part")
 
 
@@ -53,7 +55,8 @@ class WhatIf:
                 f"{self.selected} segments changed)")
 
 
-def what_if(profile: Profile, where: Any = None, scale: float | None = None) -> WhatIf:
+def what_if(profile: Profile, where: Any = None, scale: float | None = None, client: Any = None,
+            **job_kw: Any) -> WhatIf:
     """Predict the run's span if the selected work or gaps took `scale` times as long.
 
     `where` selects segments of the graph (those `critical_path` shows, on the path or not): a dict
@@ -72,7 +75,12 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None) -> 
     scaled as a whole; a faster host is not predicted unless its gaps are selected; a core that
     recorded no barrier is taken to arrive at its `cc_running`'s start; the framework's threads
     are not in the Neuron model. Kineto and plain Chrome traces are not modelled yet.
+
+    A Job is replayed on its parts' graphs joined at the collectives (see `critical_path`); `where`
+    may filter on `part` too, a mask over events is refused.
     """
+    if type(profile).__name__ == "Job" and "what_if" in JOB_WHAT_IF:
+        return JOB_WHAT_IF["what_if"](profile, where, scale, client, **job_kw)
     fr = frame_for_path(profile)
     changes = _changes(where, scale)
     g, notes = graph_of(fr)

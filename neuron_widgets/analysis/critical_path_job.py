@@ -1,0 +1,298 @@
+"""The critical path and what-if of a multi-node Job, built part by part on Dask.
+
+Each part's task (through `across.run_parts`: its scheduler, its workers, its result store) loads
+the part, builds the part's graph before binding (`critical_path_neuron.neuron_pieces`) and
+returns it as compact arrays: instants and edges, and per event the graph uses its start, end,
+worker code, id, name code, step and NEFF. The parts' pieces are joined here at the collectives
+by label (NEFF name, execution, ordinal in the execution): one last-arrival moment per label for
+the whole job, the virtual arrivals moved to the job's first release, the work times read again
+from the instants' times. Rows are ranked as one merged profile orders them (start, longest
+first, part, row in the part), so ties break as they would there, and the joined graph is bound,
+walked and replayed as a Profile's is. Only one part's Profile is held at a time (in a worker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .across import INTERNAL, run_parts
+from .critical_path import COLUMNS, JOB_PATH, _empty, path_arrays
+from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
+from .critical_path_neuron import _codes, neuron_pieces
+from .devices import kind_of
+from .frame import frame_of, notes_of
+from .what_if import FILTER_COLUMNS, JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values
+
+TASK = "critical_graph:1"  # the part task's name in `across` (the number: the pieces' format)
+WORKER_COLS = ("instance_id", "process_id", "thread_id", "nc_idx")
+
+
+def part_pieces(profile: Any) -> dict[str, Any]:
+    """A part's graph pieces, with the rows it uses renumbered 0.. in the part's order."""
+    fr = frame_of(profile)
+    if len(fr) and kind_of(fr) != "neuron" and not {"neuron_rt", "neuron_hw"} & set(fr.sources):
+        raise TypeError("the critical path of a job is computed part by part for Neuron profiles only: load a job of "
+                        "Kineto or Chrome traces as one profile (nw.load_profile([...]))")
+    if len(fr) == 0:
+        g, join = None, None
+    else:
+        g, join = neuron_pieces(fr)
+    if g is None or len(g) == 0:
+        return {"empty": True, "notes": (g.notes if g is not None else ["the profile has no events"])}
+    used = np.unique(np.concatenate([g.row[g.row >= 0], g.grow[g.grow >= 0], g.wrow[g.wrow >= 0]]))
+    local = np.full(g.n_rows, -1, np.int64)
+    local[used] = np.arange(used.size)
+
+    def renum(a: np.ndarray) -> np.ndarray:
+        return np.where(a >= 0, local[np.maximum(a, 0)], -1)
+
+    combo = fr.combo_codes(WORKER_COLS, used) if used.size else np.zeros(0, np.int64)
+    combo_code, first = np.unique(combo, return_index=True)
+    combo_local = np.searchsorted(combo_code, combo)
+    workers = pd.DataFrame({c: fr.combo_values(c, used[first]) for c in WORKER_COLS})
+    name_code, names = pd.factorize(fr.name[used])
+    all_names = np.array([*fr.names, None], dtype=object)
+    return {
+        "empty": False, "notes": list(g.notes),
+        "t": g.t, "row": renum(g.row), "grow": renum(g.grow), "role": g.role, "gkind": g.gkind, "gevent": g.gevent,
+        "lane_core": g.lane_core, "src": g.src, "dst": g.dst, "w": g.w, "wkind": g.wkind, "wrow": renum(g.wrow),
+        "cls": g.cls, "ex_start": g.ex_start, "ex_end": g.ex_end, "neffs": list(g.neffs),
+        "row_start": fr.start[used], "row_end": fr.end[used], "row_combo": combo_local.astype(np.int32),
+        "workers": workers, "row_id": profile.array("id")[used], "row_name": name_code.astype(np.int32),
+        "names": list(all_names[np.asarray(names, np.int64)]), "row_step": g.row_step[used],
+        "row_neff": g.row_neff[used], **join,
+    }
+
+
+INTERNAL[TASK] = part_pieces  # a building block `across` runs in its part tasks
+
+
+class JobGraph:
+    """The joined graph of a job and, per joined row, its part, worker, event id, name, step."""
+
+    def __init__(self, g: Graph, part: np.ndarray, parts: list[str], combo: np.ndarray, workers: pd.DataFrame,
+                 ids: np.ndarray, name: np.ndarray, names: np.ndarray) -> None:
+        self.g, self.part, self.parts, self.combo, self.workers = g, part, parts, combo, workers
+        self.ids, self.name, self.names = ids, name, names
+
+
+def job_graph(job: Any, client: Any = None, *, scheduler: str | None = None, num_workers: int | None = None,
+              cache: bool = True) -> tuple[JobGraph | None, list[str]]:
+    """Every part's pieces from Dask (as `across` runs them), joined at the collectives; None if no part has any."""
+    got = run_parts(job, [TASK], client, scheduler=scheduler, num_workers=num_workers, cache=cache)
+    notes = [f"{g['part']} ({g['path']}) was left out: {g['error']}" for g in got if g["error"] is not None]
+    pieces = []
+    for g in got:
+        if g["error"] is None:
+            p = g["tables"][TASK]
+            notes += [f"{g['part']}: {n}" for n in p["notes"]]
+            if not p["empty"]:
+                pieces.append((g["part"], p))
+    del got
+    if not pieces:
+        return None, notes
+    return _join(pieces, notes), notes
+
+
+def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGraph:
+    parts = [name for name, _ in pieces]
+    ps = [p for _, p in pieces]
+    # Rows ranked as a merged profile orders its events: start, longest first, then part and row.
+    n_rows = [p["row_start"].size for p in ps]
+    row_base = np.r_[0, np.cumsum(n_rows)]
+    start = np.concatenate([p["row_start"] for p in ps])
+    end = np.concatenate([p["row_end"] for p in ps])
+    part_of = np.repeat(np.arange(len(ps)), n_rows)
+    order = np.lexsort((np.arange(start.size), part_of, -end, start))
+    rank = np.empty(start.size, np.int64)
+    rank[order] = np.arange(start.size)
+    # NEFF names job-wide; step labels (NEFF, execution, ordinal) job-wide.
+    neffs: list[str] = []
+    neff_maps = []
+    for p in ps:
+        index = {n: neffs.index(n) if n in neffs else (neffs.append(n) or len(neffs) - 1) for n in p["neffs"]}
+        neff_maps.append(np.array([*(index[n] for n in p["neffs"]), -1], np.int64))
+    lab = np.concatenate([np.stack([m[p["step_neff"]], p["step_key"], p["step_k"]], 1) for p, m in zip(ps, neff_maps,
+                                                                                                      strict=True)])
+    step_glob = _codes(lab) if lab.size else np.zeros(0, np.int64)
+    n_steps = int(step_glob.max()) + 1 if step_glob.size else 0
+    step_base = np.r_[0, np.cumsum([p["step_key"].size for p in ps])]
+    # Instants: each part's own (its last-arrival block left out), then one last arrival per job-wide label.
+    own = [int(p["b_m"]) for p in ps]
+    inst_base = np.r_[0, np.cumsum(own)]
+    n_real = int(inst_base[-1])
+    m_base = n_real
+    lane_base = np.r_[0, np.cumsum([int(p["lane_core"].max()) + 1 if p["lane_core"].size else 0 for p in ps])]
+
+    def inst(i: int, v: np.ndarray) -> np.ndarray:
+        b = own[i]
+        return np.where(v < b, inst_base[i] + v, m_base + step_glob[step_base[i] + np.maximum(v - b, 0)])
+
+    def rows(i: int, r: np.ndarray) -> np.ndarray:
+        return np.where(r >= 0, rank[row_base[i] + np.maximum(r, 0)], -1)
+
+    def cat(name: str, i_fn: Any = None) -> np.ndarray:
+        return np.concatenate([i_fn(i, p[name][:own[i]]) if i_fn else p[name][:own[i]] for i, p in enumerate(ps)])
+
+    t = np.r_[cat("t"), np.zeros(n_steps, np.int64)]
+    row = np.r_[cat("row", rows), np.full(n_steps, -1)]
+    grow = np.r_[cat("grow", rows), np.full(n_steps, -1)]
+    role = np.r_[cat("role"), np.full(n_steps, LAST_ARRIVAL)].astype(np.int8)
+    gkind = np.r_[cat("gkind"), np.full(n_steps, COLLECTIVE)].astype(np.int8)
+    gevent = np.r_[cat("gevent"), np.zeros(n_steps, bool)]
+    lane = np.r_[np.concatenate([np.where(p["lane_core"][:own[i]] >= 0, p["lane_core"][:own[i]] + lane_base[i], -1)
+                                 for i, p in enumerate(ps)]), np.full(n_steps, -1)]
+    src = np.concatenate([inst(i, p["src"]) for i, p in enumerate(ps)])
+    dst = np.concatenate([inst(i, p["dst"]) for i, p in enumerate(ps)])
+    wkind = np.concatenate([p["wkind"] for p in ps])
+    wrow = np.concatenate([rows(i, p["wrow"]) for i, p in enumerate(ps)])
+    cls = np.concatenate([p["cls"] for p in ps])
+    # A core that recorded no barrier arrives at its cc_running's start or the step's first release job-wide.
+    first = np.full(n_steps, np.iinfo(np.int64).max)
+    for i, p in enumerate(ps):
+        np.minimum.at(first, step_glob[step_base[i] + np.arange(p["step_key"].size)], p["first_release"])
+    for i, p in enumerate(ps):
+        v = inst_base[i] + p["virt"]
+        t[v] = np.minimum(p["virt_cc"], first[step_glob[step_base[i] + p["virt_step"]]])
+    to_m = dst >= m_base
+    last = np.full(n_steps, np.iinfo(np.int64).min)
+    np.maximum.at(last, dst[to_m] - m_base, t[src[to_m]])
+    t[m_base:] = last
+    w = np.where(wkind != DEPENDENCY, t[dst] - t[src], 0).astype(np.int64)  # work: the time between its moments
+    row_neff = np.concatenate([np.where(p["row_neff"] >= 0, m[np.maximum(p["row_neff"], 0)], -1)
+                               for p, m in zip(ps, neff_maps, strict=True)])
+    row_step = np.concatenate([p["row_step"] for p in ps])
+    g = Graph(t, row, grow, role, gkind, gevent, lane, src, dst, w, wkind, wrow, cls, int(start.size), [],
+              _by_rank(row_step, rank), _by_rank(row_neff, rank), neffs,
+              np.concatenate([inst_base[i] + p["ex_start"] for i, p in enumerate(ps)]),
+              np.concatenate([inst_base[i] + p["ex_end"] for i, p in enumerate(ps)])).bind()
+    g.notes = notes
+    combo_base = np.r_[0, np.cumsum([len(p["workers"]) for p in ps])]
+    name_base = np.r_[0, np.cumsum([len(p["names"]) for p in ps])]
+    combo = np.concatenate([p["row_combo"].astype(np.int64) + combo_base[i] for i, p in enumerate(ps)])
+    name = np.concatenate([p["row_name"].astype(np.int64) + name_base[i] for i, p in enumerate(ps)])
+    names = np.array([n for p in ps for n in p["names"]] + [None], dtype=object)
+    return JobGraph(g, _by_rank(part_of, rank), parts, _by_rank(combo, rank),
+                    pd.concat([p["workers"] for p in ps], ignore_index=True), _by_rank(np.concatenate(
+                        [p["row_id"] for p in ps]), rank), _by_rank(name, rank), names)
+
+
+def _by_rank(a: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    out = np.empty_like(a)
+    out[rank] = a
+    return out
+
+
+def job_critical_path(job: Any, client: Any = None, **kw: Any) -> pd.DataFrame:
+    """`critical_path` of a Job: the same frame as its parts loaded as one profile, `part` filled,
+    `event_id` the part's own (what `job.load(part)` shows)."""
+    jg, notes = job_graph(job, client, **kw)
+    if jg is None:
+        return notes_of(_empty(), notes)
+    return notes_of(_segments(jg, *path_arrays(jg.g)), notes)
+
+
+def _segments(jg: JobGraph, start: np.ndarray, end: np.ndarray, kind: np.ndarray, row: np.ndarray, event: np.ndarray,
+              on_core: np.ndarray) -> pd.DataFrame:
+    r = np.maximum(row, 0)
+    combo = jg.combo[r]
+    cols: dict[str, Any] = {}
+    for c in WORKER_COLS:
+        vals = jg.workers[c].to_numpy(dtype=object)[combo] if row.size else np.zeros(0, object)
+        if c == "thread_id":
+            vals = np.where(on_core, None, vals)
+        cols[c] = pd.Series(vals, dtype=object).to_numpy() if c == "instance_id" else \
+            pd.array(np.asarray(vals, dtype=object), dtype="Int64")
+    parts = np.array(jg.parts, dtype=object)
+    df = pd.DataFrame({
+        "start_ts": start.astype(np.int64), "end_ts": end.astype(np.int64), "duration_ns": (end - start).astype(np.int64),
+        "kind": pd.Categorical.from_codes(kind, KINDS),
+        **{c: cols[c] for c in ("instance_id", "process_id", "thread_id", "nc_idx")},
+        "event_id": np.where(event, jg.ids[r], -1).astype(np.int64),
+        "name": np.where(event, jg.names[jg.name[r]], None),
+        "step": jg.g.row_step[r].astype(np.int64) if row.size else np.zeros(0, np.int64),
+        "part": pd.Series(parts[jg.part[r]] if row.size else [], dtype=object),
+    })
+    return df[COLUMNS]
+
+
+def job_what_if(job: Any, where: Any = None, scale: float | None = None, client: Any = None,
+                **kw: Any) -> WhatIf:
+    """`what_if` of a Job: the joined graph replayed; `where` filters as for a Profile, `part` too (a
+    boolean mask over events is refused: a job's events are not in one table)."""
+    changes = _changes(where, scale)
+    jg, notes = job_graph(job, client, **kw)
+    if jg is None:
+        return WhatIf(0, 0, 0, _steps_empty(), 0, list(notes))
+    g = jg.g
+    w_scale = np.ones(g.src.size)
+    g_scale = np.ones(len(g))
+    selected = 0
+    for sel, factor in changes:
+        on_edges, on_gaps = _selected(jg, sel)
+        w_scale[on_edges] *= factor
+        g_scale[on_gaps] *= factor
+        selected += int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
+    t = g.replay(w_scale, g_scale)
+    real = g.role != LAST_ARRIVAL
+    span = int(g.t[real].max() - g.run_start) if real.any() else 0
+    predicted = round(float(t[real].max())) if real.any() else 0
+    if not selected:
+        notes = [*notes, "the changes select no work or gap: nothing changes"]
+    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, list(notes))
+
+
+def _selected(jg: JobGraph, where: Any) -> tuple[np.ndarray, np.ndarray]:
+    g = jg.g
+    work = g.wkind != DEPENDENCY
+    if where is None:
+        return work.copy(), np.ones(len(g), bool)
+    if not isinstance(where, dict):
+        raise TypeError(f"where must be a dict of column filters or None for a job, not {type(where).__name__} (a "
+                        f"mask over events needs one profile: job.load(part) or the parts as one profile)")
+    unknown = [k for k in where if k not in FILTER_COLUMNS]
+    if unknown:
+        raise ValueError(f"where filters on {unknown}: the columns are {list(FILTER_COLUMNS)}")
+    edges, gaps = work.copy(), np.ones(len(g), bool)
+    e_row, v_row = np.maximum(g.wrow, 0), np.maximum(g.grow, 0)
+    e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes
+    v_core = g.lane_core >= 0
+    for col, want in where.items():
+        edges &= _matches(jg, col, want, e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
+        gaps &= _matches(jg, col, want, v_row, g.gkind.astype(np.int64), g.gevent, v_core)
+    return edges & (g.wrow >= 0), gaps & (g.grow >= 0)
+
+
+def _matches(jg: JobGraph, col: str, want: Any, row: np.ndarray, kind: np.ndarray, event: np.ndarray,
+             on_core: np.ndarray) -> np.ndarray:
+    vals = _values(want)
+    null = any(_null(v) for v in vals)
+    if col == "kind":
+        bad = [v for v in vals if v not in KINDS]
+        if bad:
+            raise ValueError(f"unknown kind {bad}: the kinds are {list(KINDS)}")
+        return np.isin(kind, [KINDS.index(v) for v in vals])
+    if col == "part":
+        hit_part = np.array([p in set(vals) for p in jg.parts])
+        return hit_part[jg.part[row]]
+    if col == "event_id":
+        return np.isin(np.where(event, jg.ids[row], -1), np.asarray([int(v) for v in vals], np.int64))
+    if col == "step":
+        return np.isin(jg.g.row_step[row], np.asarray([int(v) for v in vals], np.int64))
+    if col == "name":
+        hit_name = np.array([n in set(v for v in vals if isinstance(v, str)) for n in jg.names])
+        return (hit_name[jg.name[row]] & event) | (~event if null else False)
+    per_combo = jg.workers[col].to_numpy(dtype=object)
+    wanted = set(v for v in vals if not _null(v))
+    hit_combo = np.array([(v in wanted) if not _null(v) else null for v in per_combo] or [False])
+    hit = hit_combo[jg.combo[row]]
+    if col == "thread_id":  # work on a core is on no thread
+        hit = np.where(on_core, null, hit)
+    return hit
+
+
+JOB_PATH["critical_path"] = job_critical_path
+JOB_WHAT_IF["what_if"] = job_what_if
