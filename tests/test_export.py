@@ -259,15 +259,11 @@ def test_groupings_past_the_track_limit_are_left_out_with_a_note(tmp_path: Path,
     assert meta["stats"]["exact"] == len(p)
 
 
-def test_a_trace_of_very_many_threads_exports_in_seconds(tmp_path: Path) -> None:
-    """2*10^5 threads (10^6: the export took 190 s and then failed its budget; now ~5 s, bench_many_threads)."""
-    import time
-
+def test_a_trace_of_very_many_threads_exports(tmp_path: Path) -> None:
+    """2*10^5 threads export with the groupings past the track limit left out (10^6 threads: the
+    export failed its budget; its time is measured in bench/bench_many_threads.py)."""
     p = nw.load_profile(_threads_trace(tmp_path / "t.json", 200_000), prepare=False, cache=False)
-    t0 = time.perf_counter()
     got = export_profile(tmp_path / "view.html", p)
-    took = time.perf_counter() - t0
     meta = Export(tmp_path / "view.html").json("t0:meta")
     assert got["timelines"][0]["exact"] == len(p) and set(meta["groupings"]) == {"process", "instance"}
     assert any("Left out of this page" in n for n in meta["state"]["notes"])
-    assert took < 15, f"{took:.1f} s"  # ~1.5 s alone; room for a loaded host

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import orjson
 import pandas as pd
@@ -87,9 +85,9 @@ def test_ids_that_are_not_integers_take_the_row_way() -> None:
     assert tracks["label"].tolist() == ["i/PID:1/TID:1.5", "i/PID:1/TID:12"] and track.tolist() == [1, 0]
 
 
-def test_many_threads_group_in_seconds(tmp_path) -> None:
-    """2*10^5 threads, a third of them named: the Default tracks in well under a second alone (6 s before;
-    10^6 threads: 31 s before, 2 s now; bench/bench_many_threads.py)."""
+def test_many_threads_group_by_templates(tmp_path) -> None:
+    """2*10^5 threads, a third of them named, take the template road (its speed is measured in
+    bench/bench_many_threads.py, not here)."""
     n = 200_000
     events = [{"ph": "X", "name": "w", "pid": 1 + i % 4, "tid": 1000 + i, "ts": i, "dur": 1} for i in range(n)]
     events += [{"ph": "M", "name": "thread_name", "pid": 1 + i % 4, "tid": 1000 + i, "args": {"name": f"worker {i}"}}
@@ -98,12 +96,9 @@ def test_many_threads_group_in_seconds(tmp_path) -> None:
     path.write_bytes(orjson.dumps({"traceEvents": events}))
     del events
     p = nw.load_profile(path, prepare=False, cache=False)
-    t0 = time.perf_counter()
     tracks = p.tracks()
-    took = time.perf_counter() - t0
     assert len(tracks) == n
     assert tracks["label"].iloc[:2].tolist() == ["threads/PID:1/worker 0 1000", "threads/PID:1/TID:1004"]
-    assert took < 5, f"{took:.1f} s for {n:,} tracks"  # ~0.5 s alone: room for a loaded host
 
 
 def test_thread_labels_match_the_pattern_reference() -> None:
