@@ -4,6 +4,7 @@ numbers, the gain against the simulated truth) and stays silent on the same job 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pandas as pd
@@ -52,6 +53,8 @@ def _check_frame(f: pd.DataFrame, span_ns: int) -> None:
     if np.isfinite(gains).any() and (~np.isfinite(gains)).any():
         assert np.flatnonzero(~np.isfinite(gains)).min() > np.flatnonzero(np.isfinite(gains)).max()
     assert f["severity"].isin(["high", "medium", "low"]).all()
+    assert str(f["start_ts"].dtype) == "Int64" and str(f["end_ts"].dtype) == "Int64"
+    json.dumps(f["evidence"].tolist())  # plain figures, as an export writes them
     for t, g in zip(f["title"], gains, strict=True):
         assert isinstance(t, str) and t and "nan" not in t.lower().split()
         if not np.isfinite(g):

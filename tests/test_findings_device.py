@@ -3,6 +3,7 @@ on a trace built to have the problem, and not on one without it; random traces n
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,7 @@ def test_random_device_traces_never_crash(seed: int) -> None:
     f = A.findings(random_device_trace(seed))
     assert list(f.columns) == COLUMNS and f["severity"].isin(["high", "medium", "low"]).all()
     assert all(isinstance(t, str) and t for t in f["title"])
+    json.dumps(f["evidence"].tolist())
 
 
 def _kineto(tmp_path: Path, sync: bool) -> nw.Profile:

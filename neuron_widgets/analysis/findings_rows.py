@@ -34,6 +34,8 @@ def finish(rows: list[dict[str, Any]], notes: list[str]) -> pd.DataFrame:
         df = df.iloc[order].reset_index(drop=True)
     else:
         df["gain_ns"] = df["gain_ns"].astype(float)
+    for c in ("start_ts", "end_ts"):  # nanoseconds stay exact: nullable integers, never floats
+        df[c] = pd.array([None if v is None or pd.isna(v) else int(v) for v in df[c]], dtype="Int64")
     df.attrs["notes"] = notes
     return df
 
@@ -41,7 +43,23 @@ def finish(rows: list[dict[str, Any]], notes: list[str]) -> pd.DataFrame:
 def row(rule: str, severity: str, title: str, gain: float, start: Any, end: Any, evidence: dict[str, Any],
         advice: str, part: Any = None) -> dict[str, Any]:
     return {"rule": rule, "severity": severity, "title": title, "gain_ns": float(gain), "start_ts": _int(start),
-            "end_ts": _int(end), "part": part, "evidence": evidence, "advice": advice}
+            "end_ts": _int(end), "part": part, "evidence": plain(evidence), "advice": advice}
+
+
+def plain(v: Any) -> Any:
+    """Figures as Python numbers, text, lists and dicts (numpy scalars and pandas NA converted): JSON as they are."""
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [plain(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    try:
+        return None if pd.isna(v) else str(v)
+    except (TypeError, ValueError):
+        return str(v)
 
 
 def _int(v: Any) -> int | None:
