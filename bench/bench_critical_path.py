@@ -11,7 +11,13 @@ runtime children the model does not read), a 1M-event sample with 16 cores per p
 the model reads more of the events, and a 1M-event Kineto-like Chrome trace (an op on each of 8
 CPU threads launching a kernel on one of 4 streams through a flow).
 
-    python bench/bench_critical_path.py [--repeat 3]
+A job: a generated multi-node job (`--job-nodes` nodes, `--job-events` events in all, 2
+processes x 4 NeuronCores per node), `critical_path(job)` against `across(job, ["stragglers"])`
+in the same script, each in a fresh child on Dask's local processes with no result cache:
+seconds, and the peak RSS of the child's whole process tree (its workers too), sampled every
+50 ms. Goal: the path in at most 1.2x the time of across, a 2 GB tree peak.
+
+    python bench/bench_critical_path.py [--repeat 3] [--job-nodes 24] [--job-events 4800000] [--job-only]
 """
 
 from __future__ import annotations
@@ -82,16 +88,88 @@ def chrome_flows(events: int) -> Path:
     return path
 
 
+JOB_CODE = """
+import json, time
+import neuron_widgets as nw
+from neuron_widgets import analysis as A
+job = nw.load_job({path!r}, results={results!r})
+t0 = time.perf_counter()
+if {which!r} == "across":
+    got = A.across(job, ["stragglers"], cache=False)
+    n = len(got["straggler_steps"])
+else:
+    got = A.critical_path(job, cache=False)
+    n = len(got)
+print(json.dumps({{"seconds": time.perf_counter() - t0, "rows": n}}))
+"""
+
+
+def job_case(which: str, path: Path, results: Path) -> dict:
+    """One way of running the job in a fresh child; the peak RSS of the child's process tree."""
+    import os
+    import subprocess
+    import time
+
+    import psutil
+
+    env = dict(os.environ, NEURON_WIDGETS_PROGRESS="0")
+    child = subprocess.Popen([sys.executable, "-c", JOB_CODE.format(path=str(path), results=str(results), which=which)],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    proc, peak = psutil.Process(child.pid), 0
+    while child.poll() is None:
+        total = 0
+        try:
+            for p in [proc, *proc.children(recursive=True)]:
+                total += p.memory_info().rss
+        except psutil.Error:
+            pass
+        peak = max(peak, total)
+        time.sleep(0.05)
+    if child.returncode:
+        raise RuntimeError(f"{which} failed ({child.returncode})")
+    out = json.loads(child.stdout.read().strip().splitlines()[-1])
+    out["peak_gb"] = round(peak / 1e9, 2)
+    return out
+
+
+def bench_job(nodes: int, events: int, repeat: int) -> dict:
+    import tempfile
+
+    from neuron_widgets.sample.job import write_job
+
+    path = OUT / f"job-cp-{nodes}x{events}"
+    done = path.with_name(path.name + ".done")  # beside it: inside, it would be one more part
+    if not done.exists():
+        write_job(path, nodes=nodes, events=events, processes=2, cores=4)
+        done.write_text("")
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for which in ("across", "critical_path"):
+            runs = [job_case(which, path, Path(tmp) / which) for _ in range(repeat)]
+            out[which] = {"seconds": statistics.median(r["seconds"] for r in runs),
+                          "peak_gb": max(r["peak_gb"] for r in runs), "rows": runs[0]["rows"]}
+    out["ratio"] = out["critical_path"]["seconds"] / out["across"]["seconds"]
+    print(f"job of {nodes} nodes, {events:,} events: across(stragglers) {out['across']['seconds']:.1f} s "
+          f"(peak {out['across']['peak_gb']:.2f} GB), critical_path {out['critical_path']['seconds']:.1f} s "
+          f"(peak {out['critical_path']['peak_gb']:.2f} GB, {out['critical_path']['rows']:,} segments): "
+          f"{out['ratio']:.2f}x", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--job-nodes", type=int, default=24)
+    ap.add_argument("--job-events", type=int, default=4_800_000)
+    ap.add_argument("--job-only", action="store_true")
     args = ap.parse_args()
     from common import in_child
 
     results = {"machine": machine()}
+    results["job"] = bench_job(args.job_nodes, args.job_events, args.repeat)
     for label, path in (("sample", sample(args.events)), ("sample, 16 cores per process", dense_sample(args.events)),
-                        ("Kineto-like Chrome trace with flows", chrome_flows(args.events))):
+                        ("Kineto-like Chrome trace with flows", chrome_flows(args.events))) if not args.job_only else ():
         in_child(CODE.format(path=str(path)))  # numba's cache and the parse cache warm
         runs = [in_child(CODE.format(path=str(path))) for _ in range(args.repeat)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}

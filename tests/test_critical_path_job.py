@@ -108,3 +108,12 @@ def test_a_part_that_cannot_be_read_is_left_out_and_named(tmp_path: Path) -> Non
     got = A.critical_path(job, scheduler="sync")
     assert len(got) and bad.name not in set(got["part"])
     assert any(bad.name in n and "left out" in n for n in got.attrs["notes"])
+
+
+def test_a_job_of_kineto_ranks_says_to_load_it_as_one_profile(tmp_path: Path) -> None:
+    from neuron_widgets.sample.kineto import write_kineto
+
+    write_kineto(tmp_path / "ranks", ranks=2, late_rank=1)
+    job = nw.load_job(tmp_path / "ranks", results=tmp_path / "results")
+    with pytest.raises(TypeError, match="as one profile"):
+        A.critical_path(job, scheduler="sync")

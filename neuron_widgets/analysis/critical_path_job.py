@@ -27,6 +27,8 @@ from .frame import frame_of, notes_of
 from .what_if import FILTER_COLUMNS, JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values
 
 TASK = "critical_graph:1"  # the part task's name in `across` (the number: the pieces' format)
+NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
+              "Chrome traces as one profile (nw.load_profile([...]))")
 WORKER_COLS = ("instance_id", "process_id", "thread_id", "nc_idx")
 
 
@@ -34,8 +36,7 @@ def part_pieces(profile: Any) -> dict[str, Any]:
     """A part's graph pieces, with the rows it uses renumbered 0.. in the part's order."""
     fr = frame_of(profile)
     if len(fr) and kind_of(fr) != "neuron" and not {"neuron_rt", "neuron_hw"} & set(fr.sources):
-        raise TypeError("the critical path of a job is computed part by part for Neuron profiles only: load a job of "
-                        "Kineto or Chrome traces as one profile (nw.load_profile([...]))")
+        raise TypeError(NOT_NEURON)
     if len(fr) == 0:
         g, join = None, None
     else:
@@ -83,6 +84,9 @@ def job_graph(job: Any, client: Any = None, *, scheduler: str | None = None, num
               cache: bool = True) -> tuple[JobGraph | None, list[str]]:
     """Every part's pieces from Dask (as `across` runs them), joined at the collectives; None if no part has any."""
     got = run_parts(job, [TASK], client, scheduler=scheduler, num_workers=num_workers, cache=cache)
+    other = [g for g in got if g["error"] is not None and g["error"].startswith(f"TypeError: {NOT_NEURON[:40]}")]
+    if other:
+        raise TypeError(f"{other[0]['part']}: {NOT_NEURON}")
     notes = [f"{g['part']} ({g['path']}) was left out: {g['error']}" for g in got if g["error"] is not None]
     pieces = []
     for g in got:
