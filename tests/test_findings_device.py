@@ -110,8 +110,8 @@ def test_random_device_traces_never_crash(seed: int) -> None:
     json.dumps(f["evidence"].tolist())
 
 
-def _kineto(tmp_path: Path, sync: bool) -> nw.Profile:
-    """One CPU thread launching kernels on a stream; with `sync`, a blocking cudaMemcpy after each kernel."""
+def _kineto(tmp_path: Path, sync: bool, call: str = "cudaMemcpy") -> nw.Profile:
+    """One CPU thread launching kernels on a stream; with `sync`, a blocking `call` after each kernel."""
     ev = [{"ph": "X", "cat": "python_function", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]
     t = 0.0
     for i in range(50):
@@ -123,9 +123,9 @@ def _kineto(tmp_path: Path, sync: bool) -> nw.Profile:
                {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": i, "pid": 0, "tid": 7, "ts": t + 6}]
         t += 6
         if sync:
-            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpy", "pid": 1, "tid": 1, "ts": t, "dur": 45})
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": 1, "tid": 1, "ts": t, "dur": 45})
             t += 45
-    path = tmp_path / ("sync.json" if sync else "async.json")
+    path = tmp_path / (f"{call}.json" if sync else "async.json")
     path.write_bytes(orjson.dumps({"traceEvents": ev, "distributedInfo": {"rank": 0}}))
     return nw.load_profile(path, cache=False, prepare=False)
 
@@ -135,6 +135,16 @@ def test_synchronous_memcpy(tmp_path: Path) -> None:
     r = f[f["rule"] == "sync_memcpy"].iloc[0]
     assert r["evidence"]["calls"] == {"cudaMemcpy": 50} and r["title"].startswith("50 cudaMemcpy synchronise")
     assert "sync_memcpy" not in _rules(A.findings(_kineto(tmp_path, False)))
+
+
+def test_device_synchronisation_on_the_critical_path(tmp_path: Path) -> None:
+    f = A.findings(_kineto(tmp_path, True, "cudaDeviceSynchronize"))
+    r = f[f["rule"] == "device_sync"].iloc[0]
+    assert r["evidence"]["calls_total"] == 50 and r["evidence"]["on_path"] >= 45
+    assert r["evidence"]["wait_ns"] == pytest.approx(45_000 * r["evidence"]["on_path"])
+    assert "The critical path runs through" in r["title"] and "cudaDeviceSynchronize" in r["title"]
+    assert "device_sync" not in _rules(A.findings(_kineto(tmp_path, False)))
+    assert "device_sync" not in _rules(A.findings(_kineto(tmp_path, True)))  # a cudaMemcpy is not this rule's
 
 
 def test_real_kineto_traces() -> None:

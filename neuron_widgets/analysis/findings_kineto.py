@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..model.device_summary import duration
 from ..model.profile import Profile
+from .critical_path import critical_path
 from .findings_problems import problem_findings
 from .findings_rows import pct, row, run_span, saved, severity_of
 from .frame import frame_of
@@ -26,6 +27,8 @@ LAUNCH_GAIN_SHARE = 0.02    # removing launch delay saves >= 2% of the run
 OVERLAP_BELOW = 50.0        # HTA's comm_comp_overlap_pctg below half ...
 COMM_SHARE = 0.05           # ... on a rank whose communication is >= 5% of its span
 SYNC_COPY = re.compile(r"^(cuda|hip)Mem(cpy|set)(2D|3D)?(ToSymbol|FromSymbol)?$")
+SYNC_CALL = re.compile(r"^(cuda|hip)(Device|Stream|Event)Synchronize$")
+SYNC_WAIT_SHARE = 0.05      # the host waits in synchronising calls on the critical path >= 5% of the run
 
 
 def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, Any]]:
@@ -34,7 +37,7 @@ def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, A
                            "label": lambda inst, pid, nc: f"{inst} pid {pid} NC{nc}"}
     out: list[dict[str, Any]] = []
     if kind == "kineto":
-        for rule in (_gpu_idle, _launch_delay, _overlap, _sync_copies):
+        for rule in (_gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path):
             out.extend(rule(ctx))
     else:
         notes.append("a plain trace: only errors and events that never ended are looked for")
@@ -159,3 +162,33 @@ def _sync_copies(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                 {"calls": {str(n): int(c) for n, c in counts.items()}, "call_ns": total},
                 "Use cudaMemcpyAsync / cudaMemsetAsync on a stream with pinned memory, and avoid .item() / .cpu() "
                 "in the loop.")]
+
+
+def _sync_on_path(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    """Device synchronisation on the critical path: calls the path runs through, and the host's time in them."""
+    p, span = ctx["p"], ctx["span"]
+    fr = frame_of(p)
+    names = [n for n in fr.names if isinstance(n, str) and SYNC_CALL.match(n)]
+    if not names or span <= 0:
+        return []
+    path = critical_path(p)
+    on = path[path["name"].isin(names)]
+    ids = set(int(v) for v in on["event_id"])
+    rows = fr.rows_named(*names)
+    ev_id = np.asarray(p.array("id"))[rows].astype(np.int64)
+    start = np.asarray(p.array("start_ts"), dtype=float)[rows]
+    end = np.asarray(p.array("end_ts"), dtype=float)[rows]
+    hit = np.isin(ev_id, np.fromiter(ids, np.int64, len(ids)))
+    waited = float(np.nansum(end[hit] - start[hit]))
+    if not hit.any() or waited < SYNC_WAIT_SHARE * span:
+        return []
+    counts = pd.Series(np.asarray(fr.names, dtype=object)[fr.name[rows[hit]]]).value_counts()
+    what = ", ".join(f"{c:,} {n}" for n, c in counts.items())
+    title = (f"The critical path runs through {what} ({int(hit.sum())} of {rows.size} synchronising calls): the host "
+             f"waits {duration(waited)} in them, {pct(waited / span)} of the run, and launches nothing meanwhile; "
+             "what removing them would save is not known")
+    return [row("device_sync", "medium", title, np.nan, int(np.nanmin(start[hit])), int(np.nanmax(end[hit])),
+                {"calls": {str(n): int(c) for n, c in counts.items()}, "on_path": int(hit.sum()),
+                 "calls_total": int(rows.size), "wait_ns": waited},
+                "Synchronise less: drop per-step .item() / .cpu() / torch.cuda.synchronize(), or move them off "
+                "the training loop.")]
