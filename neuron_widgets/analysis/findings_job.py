@@ -53,16 +53,21 @@ def _last_often(got: dict[str, Any], label: Any) -> list[dict[str, Any]]:
     steps = int(top["steps"])
     if steps < 2 or top["times_last"] < JOB_LAST_SHARE * steps or not top["mean_lag_ns"] > 0:
         return []
-    who = label(top["instance_id"], top["process_id"], top["nc_idx"])
     mine = got["straggler_steps"]
-    mine = mine[(mine["part"] == top["part"]) & (mine["instance_id"] == top["instance_id"])
-                & (mine["process_id"] == top["process_id"]) & (mine["nc_idx"] == top["nc_idx"])]
+    if "rank" in st.columns:  # Kineto ranks: a rank is the worker
+        who = f"rank {top['rank']}"
+        mine = mine[(mine["part"] == top["part"]) & (mine["rank"] == top["rank"])] if "rank" in mine else mine[:0]
+    else:
+        who = label(top["instance_id"], top["process_id"], top["nc_idx"])
+        mine = mine[(mine["part"] == top["part"]) & (mine["instance_id"] == top["instance_id"])
+                    & (mine["process_id"] == top["process_id"]) & (mine["nc_idx"] == top["nc_idx"])]
+    workers = "ranks" if "rank" in st.columns else "cores"
     title = (f"{top['part']} {who} is last at {int(top['times_last'])} of {steps} collective steps across the job's "
-             f"{len(st)} cores, {duration(top['mean_lag_ns'])} late on average (others wait "
+             f"{len(st)} {workers}, {duration(top['mean_lag_ns'])} late on average (others wait "
              f"{duration(top['wait_caused_ns'])} in all); {NO_JOB_GAIN}")
     evidence = {"part": top["part"], "core": who, "times_last": int(top["times_last"]), "steps": steps,
                 "mean_lag_ns": float(top["mean_lag_ns"]), "wait_caused_ns": int(top["wait_caused_ns"]),
-                "cores": len(st)}
+                workers: len(st)}
     return [row("job_straggler", "high", title, np.nan, mine["start_ts"].min() if len(mine) else None,
                 mine["start_ts"].max() if len(mine) else None, evidence,
                 "Open that part at its worst step: its device profile and its host's launches say why it is late.",

@@ -15,6 +15,10 @@ def problem_findings(ctx: dict[str, Any], probs: pd.DataFrame | None = None) -> 
     """`ctx`: p (the profile), start, end (its span), label(instance, pid, nc) for a NeuronCore; `probs`:
     `errors_and_hangs` already at hand (a job's, with its `part` column)."""
     probs = errors_and_hangs(ctx["p"]) if probs is None else probs
+    missing = [c for c in ("kind", "name", "code", "meaning", "exec_id", "model_name", "instance_id", "process_id",
+                           "nc_idx", "thread_id", "id", "start_ts") if c not in probs.columns]
+    if missing:  # a job's parts of other kinds (Kineto ranks) list fewer columns
+        probs = probs.assign(**{c: pd.Series([None] * len(probs), index=probs.index, dtype=object) for c in missing})
     return _errors(ctx, probs) + _hangs(ctx, probs)
 
 
