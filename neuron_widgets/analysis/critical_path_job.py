@@ -107,8 +107,10 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     # Rows ranked as a merged profile orders its events: start, longest first, then part and row.
     n_rows = [p["row_start"].size for p in ps]
     row_base = np.r_[0, np.cumsum(n_rows)]
-    start = np.concatenate([p["row_start"] for p in ps])
-    end = np.concatenate([p["row_end"] for p in ps])
+    # Each part's arrays are let go once copied into the job's (pop): the parts' pieces and the joined graph are
+    # not held in full at once.
+    start = np.concatenate([p.pop("row_start") for p in ps])
+    end = np.concatenate([p.pop("row_end") for p in ps])
     part_of = np.repeat(np.arange(len(ps)), n_rows)
     order = np.lexsort((np.arange(start.size), part_of, -end, start))
     rank = np.empty(start.size, np.int64)
@@ -139,7 +141,8 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
         return np.where(r >= 0, rank[row_base[i] + np.maximum(r, 0)], -1)
 
     def cat(name: str, i_fn: Any = None) -> np.ndarray:
-        return np.concatenate([i_fn(i, p[name][:own[i]]) if i_fn else p[name][:own[i]] for i, p in enumerate(ps)])
+        return np.concatenate([i_fn(i, p.pop(name)[:own[i]]) if i_fn else p.pop(name)[:own[i]]
+                               for i, p in enumerate(ps)])
 
     t = np.r_[cat("t"), np.zeros(n_steps, np.int64)]
     row = np.r_[cat("row", rows), np.full(n_steps, -1)]
@@ -149,11 +152,13 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     gevent = np.r_[cat("gevent"), np.zeros(n_steps, bool)]
     lane = np.r_[np.concatenate([np.where(p["lane_core"][:own[i]] >= 0, p["lane_core"][:own[i]] + lane_base[i], -1)
                                  for i, p in enumerate(ps)]), np.full(n_steps, -1)]
-    src = np.concatenate([inst(i, p["src"]) for i, p in enumerate(ps)])
-    dst = np.concatenate([inst(i, p["dst"]) for i, p in enumerate(ps)])
-    wkind = np.concatenate([p["wkind"] for p in ps])
-    wrow = np.concatenate([rows(i, p["wrow"]) for i, p in enumerate(ps)])
-    cls = np.concatenate([p["cls"] for p in ps])
+    src = np.concatenate([inst(i, p.pop("src")) for i, p in enumerate(ps)])
+    dst = np.concatenate([inst(i, p.pop("dst")) for i, p in enumerate(ps)])
+    for p in ps:
+        del p["w"]  # read again from the moments below
+    wkind = np.concatenate([p.pop("wkind") for p in ps])
+    wrow = np.concatenate([rows(i, p.pop("wrow")) for i, p in enumerate(ps)])
+    cls = np.concatenate([p.pop("cls") for p in ps])
     # A core that recorded no barrier arrives at its cc_running's start or the step's first release job-wide.
     first = np.full(n_steps, np.iinfo(np.int64).max)
     for i, p in enumerate(ps):
@@ -166,9 +171,9 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     np.maximum.at(last, dst[to_m] - m_base, t[src[to_m]])
     t[m_base:] = last
     w = np.where(wkind != DEPENDENCY, t[dst] - t[src], 0).astype(np.int64)  # work: the time between its moments
-    row_neff = np.concatenate([np.where(p["row_neff"] >= 0, m[np.maximum(p["row_neff"], 0)], -1)
+    row_neff = np.concatenate([np.where(p["row_neff"] >= 0, m[np.maximum(p.pop("row_neff"), 0)], -1)
                                for p, m in zip(ps, neff_maps, strict=True)])
-    row_step = np.concatenate([p["row_step"] for p in ps])
+    row_step = np.concatenate([p.pop("row_step") for p in ps])
     g = Graph(t, row, grow, role, gkind, gevent, lane, src, dst, w, wkind, wrow, cls, int(start.size), [],
               _by_rank(row_step, rank), _by_rank(row_neff, rank), neffs,
               np.concatenate([inst_base[i] + p["ex_start"] for i, p in enumerate(ps)]),
@@ -176,12 +181,12 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     g.notes = notes
     combo_base = np.r_[0, np.cumsum([len(p["workers"]) for p in ps])]
     name_base = np.r_[0, np.cumsum([len(p["names"]) for p in ps])]
-    combo = np.concatenate([p["row_combo"].astype(np.int64) + combo_base[i] for i, p in enumerate(ps)])
-    name = np.concatenate([p["row_name"].astype(np.int64) + name_base[i] for i, p in enumerate(ps)])
+    combo = np.concatenate([p.pop("row_combo").astype(np.int64) + combo_base[i] for i, p in enumerate(ps)])
+    name = np.concatenate([p.pop("row_name").astype(np.int64) + name_base[i] for i, p in enumerate(ps)])
     names = np.array([n for p in ps for n in p["names"]] + [None], dtype=object)
     return JobGraph(g, _by_rank(part_of, rank), parts, _by_rank(combo, rank),
                     pd.concat([p["workers"] for p in ps], ignore_index=True), _by_rank(np.concatenate(
-                        [p["row_id"] for p in ps]), rank), _by_rank(name, rank), names)
+                        [p.pop("row_id") for p in ps]), rank), _by_rank(name, rank), names)
 
 
 def _by_rank(a: np.ndarray, rank: np.ndarray) -> np.ndarray:
