@@ -95,6 +95,18 @@ def test_a_slow_core_is_the_straggler_with_the_simulated_gain(tmp_path) -> None:
     _check_frame(f, wi.span_ns)
 
 
+def test_a_core_fed_late_is_the_straggler_and_its_host_the_fix(tmp_path) -> None:
+    job = _clean_job()
+    k = 1
+    job.host_gap[k, :] = 150_000  # its host submits each execution late; its compute is as the others'
+    p = _profile(job, tmp_path)
+    r = A.findings(p).set_index("rule").loc["straggler"]
+    assert r["evidence"]["core"].endswith(f"NC{job.cores[k][2]}") and "start late" in r["title"]
+    steps = len(job.neff_of_step)
+    truth = span(simulate(job)) - span(simulate(job, no_host_gap={(k, s) for s in range(steps)}))
+    assert r["gain_ns"] == pytest.approx(truth, rel=0.05) and r["gain_ns"] > 0
+
+
 def test_imbalance_without_collectives(tmp_path) -> None:
     job = dataclasses.replace(_clean_job(), n_coll=[0] * 3)
     job.compute[:, 1, :] = 130_000

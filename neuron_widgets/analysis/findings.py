@@ -161,9 +161,12 @@ def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         title = (f"{head}; its compute is {pct(1 / scale - 1)} longer than the other cores' median, and matching "
                  f"it {saved(gain, span)}")
     else:
-        gain = float("nan")
-        title = (f"{head}; its compute is no longer than the other cores', so the lag comes before its executions "
-                 f"start: {saved(gain, span)}")
+        # Its compute is not longer: it starts late. The fix then is a host that submits its executions in time.
+        threads = _runtime_threads(p, me)
+        gain = _gain(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
+        evidence["runtime_threads"] = threads
+        title = (f"{head}; its compute is no longer than the other cores', so its executions start late: a host "
+                 f"thread with no time between its nrt_execute calls {saved(gain, span)}")
     return [row("straggler", severity_of(gain, span, "medium"), title, gain, start, end, evidence,
                 "Look at what that core runs before its collectives (its device profile) and at its host's launches.")]
 
@@ -208,10 +211,15 @@ def _host_wait(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                 "execution before the last one ends.")]
 
 
-def _runtime_threads(p: Profile) -> list[int]:
+def _runtime_threads(p: Profile, core: tuple | None = None) -> list[int]:
+    """The threads of the `nrt_execute` calls (of one core's when `core` is (instance, pid, nc))."""
     fr = frame_of(p)
-    codes = fr.codes_of(["nrt_execute"])
-    rows = np.flatnonzero(np.isin(fr.name, codes))
+    rows = fr.rows_named("nrt_execute")
+    if rows.size and core is not None:
+        nc = pd.to_numeric(pd.Series(np.asarray(p.array("nc_idx"))[rows]), errors="coerce").to_numpy()
+        pid = pd.to_numeric(pd.Series(np.asarray(p.array("process_id"))[rows]), errors="coerce").to_numpy()
+        inst = np.asarray(p.array("instance_id"), dtype=object)[rows]
+        rows = rows[(inst == core[0]) & (pid == float(core[1])) & (nc == float(core[2]))]
     if rows.size == 0:
         return []
     tid = p.array("thread_id")[rows]
