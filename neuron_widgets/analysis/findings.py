@@ -245,7 +245,7 @@ def _launch(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     worst = ls.loc[delay.idxmax()]
     title = (f"nrt_execute takes {duration(delay.median())} (median; longest {duration(delay.max())}) from the call "
              f"to its execution's start, {pct(delay.sum() / max(float(dev.sum()), 1.0))} of device time over "
-             f"{len(delay)} launches; without that latency the run {saved(gain, span)}")
+             f"{len(delay):,} launches; without that latency the run {saved(gain, span)}")
     evidence = {"launches": len(delay), "median_delay_ns": float(delay.median()),
                 "max_delay_ns": float(delay.max()), "total_delay_ns": float(delay.sum()),
                 "device_ns": float(dev.sum())}

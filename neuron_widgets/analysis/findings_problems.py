@@ -54,9 +54,9 @@ def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
             where = f"{len(cores)} cores or threads (first {where})"
         if _part(first):
             where = f"{_part(first)} {where}".strip()
-        step = f", first in execution {int(first['exec_id'])}" if pd.notna(first["exec_id"]) else ""
+        step = f", {'in' if n == 1 else 'first in'} execution {int(first['exec_id'])}" if pd.notna(first["exec_id"]) else ""
         neff = f" of {first['model_name']}" if isinstance(first["model_name"], str) else ""
-        title = (f"{' and '.join(names[:3])} {what}{f' ({text})' if text else ''} {n} time{'s' if n > 1 else ''}"
+        title = (f"{' and '.join(names[:3])} {what}{f' ({text})' if text else ''} {'once' if n == 1 else f'{n} times'}"
                  f"{f' on {where}' if where else ''}{step}{neff}; a correctness problem, no time gain")
         evidence = {"names": names, "code": None if c is None or pd.isna(c) else c, "meaning": text,
                     "count": n, "events": len(g), "ids": [int(v) for v in g["id"].head(20)]}
