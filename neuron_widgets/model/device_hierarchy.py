@@ -16,7 +16,7 @@ import pandas as pd
 
 from .device_summary import execution_span
 from .device_trace import DeviceTrace
-from .interval_union import close, extend
+from .interval_union import close, step
 
 NO_LAYER = "(no layer)"
 SUBGRAPH = "fully_qualified_subgraph"
@@ -238,9 +238,11 @@ def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops, wait):  # pra
             count[node] += 1
             flop_sum[node] += flops[i]
             g = node * n_eng + engine[i]
-            extend(all_start, all_end, busy, g, s, e)
+            all_start[g], all_end[g], closed = step(all_start[g], all_end[g], s, e)
+            busy[g] += closed
             if not wait[i]:
-                extend(run_start, run_end, active, g, s, e)
+                run_start[g], run_end[g], closed = step(run_start[g], run_end[g], s, e)
+                active[g] += closed
     close(run_start, run_end, active)
     close(all_start, all_end, busy)
     return first, last, count, flop_sum, active, busy

@@ -1,7 +1,7 @@
 """The union of intervals, the one rule: [s, e) joins the run before it when s <= that run's end
 (touching intervals make one run), an end before its start counts as the start (no negative time).
 
-Two forms of the same step: `extend`/`close` keep one run open per group while intervals come in
+Two forms of the same step: `step`/`close` keep one run open per group while intervals come in
 start order and add each run's length when it closes (the device hierarchy's per node and engine
 times, `grouped_busy`); `merge` writes the runs out as intervals (analysis/intervals.py's sets).
 """
@@ -11,21 +11,28 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# numba's disk cache of a caller (device_hierarchy._tree_stats) does not notice a change here:
+# after changing the rule, delete the callers' __pycache__/*.nbi so they compile it again.
 NONE = np.iinfo(np.int64).min  # a group's run end before its first interval
 
 
 @numba.njit(cache=True, nogil=True)
-def extend(run_start, run_end, total, g, s, e):  # pragma: no cover - numba
-    """Add [s, e), the next interval of group `g` in start order, to its open run; a run it cannot
-    join is closed and its length added to `total[g]`."""
+def joins(run_end, s):  # pragma: no cover - numba
+    """Whether an interval starting at `s` (in start order) belongs to the run ending at `run_end`."""
+    return s <= run_end
+
+
+@numba.njit(cache=True, nogil=True)
+def step(run_start, run_end, s, e):  # pragma: no cover - numba
+    """[s, e), the next interval of a group in start order, against the group's open run:
+    (the run's start, its end, the length of a run this closes, else 0).
+
+    Scalars in and out, so callers keep their runs in their own arrays: a numba function taking the
+    arrays themselves costs a reference count per call (the device hierarchy's pass ran 4x slower)."""
     e = max(e, s)
-    if s > run_end[g]:
-        if run_end[g] != NONE:
-            total[g] += run_end[g] - run_start[g]
-        run_start[g] = s
-        run_end[g] = e
-    elif e > run_end[g]:
-        run_end[g] = e
+    if joins(run_end, s):
+        return run_start, max(run_end, e), 0
+    return s, e, (run_end - run_start if run_end != NONE else 0)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -42,7 +49,9 @@ def _lengths(group, start, end, n):  # pragma: no cover - numba
     run_start = np.zeros(n, np.int64)
     run_end = np.full(n, NONE)
     for i in range(start.size):
-        extend(run_start, run_end, total, group[i], start[i], end[i])
+        g = group[i]
+        run_start[g], run_end[g], closed = step(run_start[g], run_end[g], start[i], end[i])
+        total[g] += closed
     close(run_start, run_end, total)
     return total
 
@@ -74,7 +83,7 @@ def merge(group, start, end, order, og, os_, oe):  # pragma: no cover - numba
     for k in range(order.size):
         i = order[k]
         g, s, e = group[i], start[i], max(end[i], start[i])
-        if n > 0 and og[n - 1] == g and s <= oe[n - 1]:
+        if n > 0 and og[n - 1] == g and joins(oe[n - 1], s):
             if e > oe[n - 1]:
                 oe[n - 1] = e
         else:
