@@ -26,7 +26,7 @@ from .devices import kind_of
 from .frame import frame_of, notes_of
 from .what_if import FILTER_COLUMNS, JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values
 
-TASK = "critical_graph:1"  # the part task's name in `across` (the number: the pieces' format)
+TASK = "critical_graph:2"  # the part task's name in `across` (the number: the pieces' format)
 NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
               "Chrome traces as one profile (nw.load_profile([...]))")
 WORKER_COLS = ("instance_id", "process_id", "thread_id", "nc_idx")
@@ -48,7 +48,9 @@ def part_pieces(profile: Any) -> dict[str, Any]:
     local[used] = np.arange(used.size)
 
     def renum(a: np.ndarray) -> np.ndarray:
-        return np.where(a >= 0, local[np.maximum(a, 0)], -1)
+        return np.where(a >= 0, local[np.maximum(a, 0)], -1).astype(np.int32)
+
+    small = np.int32 if len(g) < 2**31 - 1 else np.int64  # half the bytes to ship; widened again in the join
 
     combo = fr.combo_codes(WORKER_COLS, used) if used.size else np.zeros(0, np.int64)
     combo_code, first = np.unique(combo, return_index=True)
@@ -59,7 +61,8 @@ def part_pieces(profile: Any) -> dict[str, Any]:
     return {
         "empty": False, "notes": list(g.notes),
         "t": g.t, "row": renum(g.row), "grow": renum(g.grow), "role": g.role, "gkind": g.gkind, "gevent": g.gevent,
-        "lane_core": g.lane_core, "src": g.src, "dst": g.dst, "w": g.w, "wkind": g.wkind, "wrow": renum(g.wrow),
+        "lane_core": g.lane_core.astype(np.int32), "src": g.src.astype(small), "dst": g.dst.astype(small),
+        "wkind": g.wkind, "wrow": renum(g.wrow),
         "cls": g.cls, "ex_start": g.ex_start, "ex_end": g.ex_end, "neffs": list(g.neffs),
         "row_start": fr.start[used], "row_end": fr.end[used], "row_combo": combo_local.astype(np.int32),
         "workers": workers, "row_id": profile.array("id")[used], "row_name": name_code.astype(np.int32),
@@ -134,10 +137,11 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     lane_base = np.r_[0, np.cumsum([int(p["lane_core"].max()) + 1 if p["lane_core"].size else 0 for p in ps])]
 
     def inst(i: int, v: np.ndarray) -> np.ndarray:
-        b = own[i]
+        b, v = own[i], v.astype(np.int64)
         return np.where(v < b, inst_base[i] + v, m_base + step_glob[step_base[i] + np.maximum(v - b, 0)])
 
     def rows(i: int, r: np.ndarray) -> np.ndarray:
+        r = r.astype(np.int64)
         return np.where(r >= 0, rank[row_base[i] + np.maximum(r, 0)], -1)
 
     def cat(name: str, i_fn: Any = None) -> np.ndarray:
@@ -150,12 +154,10 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     role = np.r_[cat("role"), np.full(n_steps, LAST_ARRIVAL)].astype(np.int8)
     gkind = np.r_[cat("gkind"), np.full(n_steps, COLLECTIVE)].astype(np.int8)
     gevent = np.r_[cat("gevent"), np.zeros(n_steps, bool)]
-    lane = np.r_[np.concatenate([np.where(p["lane_core"][:own[i]] >= 0, p["lane_core"][:own[i]] + lane_base[i], -1)
+    lane = np.r_[np.concatenate([np.where(p["lane_core"][:own[i]] >= 0, p["lane_core"][:own[i]] + np.int64(lane_base[i]), -1)
                                  for i, p in enumerate(ps)]), np.full(n_steps, -1)]
     src = np.concatenate([inst(i, p.pop("src")) for i, p in enumerate(ps)])
     dst = np.concatenate([inst(i, p.pop("dst")) for i, p in enumerate(ps)])
-    for p in ps:
-        del p["w"]  # read again from the moments below
     wkind = np.concatenate([p.pop("wkind") for p in ps])
     wrow = np.concatenate([rows(i, p.pop("wrow")) for i, p in enumerate(ps)])
     cls = np.concatenate([p.pop("cls") for p in ps])
