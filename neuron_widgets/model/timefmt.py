@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 # Largest first. The step to the next unit up is the ratio of their scales (1000, or 60 for s/min/h).
 UNITS: tuple[tuple[float, str], ...] = (
@@ -20,11 +20,17 @@ HUGE_HOURS = 1e6
 NOT_A_TIME = "—"
 
 
+_HALF_UP = Context(prec=400, rounding=ROUND_HALF_UP)
+_STEPS = [Decimal(1).scaleb(-d) for d in range(8)]
+
+
 def _fixed(v: float, digits: int) -> str:
     """`v` (finite, >= 0) with `digits` decimals, halves away from zero, as JavaScript's toFixed."""
-    with localcontext() as ctx:
-        ctx.prec, ctx.rounding = 400, ROUND_HALF_UP
-        return format(Decimal(v), f".{digits}f")
+    # Only an exact half rounds differently from Python's own format; values here times 10^digits
+    # stay under ~1e6, so float error is far below the window and a real half is never missed.
+    if abs((v * 10.0**digits) % 1.0 - 0.5) > 1e-6:
+        return f"{v:.{digits}f}"
+    return str(Decimal(v).quantize(_STEPS[digits], context=_HALF_UP))
 
 
 def _trim(s: str) -> str:
