@@ -400,7 +400,7 @@ export class TimelineView {
     this.criticalBtn.classList.toggle("nw-on", on);
     this.criticalBtn.setAttribute("aria-pressed", String(on));
     this.criticalInfo.textContent = info.text ?? "";
-    this.root.dataset.critical = on ? (info.state ?? "computing") : (info.state ?? "off");
+    this.root.dataset.critical = on ? (info.state ?? "computing") : info.state === "none" ? "none" : "off";
     this.request();
   }
 
