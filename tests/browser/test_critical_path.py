@@ -30,7 +30,8 @@ STATE = """(i) => { const root = document.querySelectorAll('.nw-timeline')[i];
   const want = v.theme.dark ? [0xff, 0xd5, 0x4f] : [0xf5, 0x7f, 0x17];
   let outlinePx = 0;
   for (let k = 0; k < data.length; k += 4)
-    if (Math.abs(data[k] - want[0]) < 30 && Math.abs(data[k + 1] - want[1]) < 30 && Math.abs(data[k + 2] - want[2]) < 30) outlinePx++;
+    if (Math.abs(data[k] - want[0]) < 30 && Math.abs(data[k + 1] - want[1]) < 30
+        && Math.abs(data[k + 2] - want[2]) < 30) outlinePx++;
   return { critical: root.dataset.critical, dimmed: +root.dataset.dimmed, jumps: +root.dataset.jumps, outlined, outlinePx,
            info: root.querySelector('.nw-critical-info').textContent,
            pressed: root.querySelector('.nw-btn.nw-on') !== null && root.querySelector('.nw-btn.nw-on').textContent }; }"""
