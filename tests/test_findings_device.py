@@ -159,3 +159,39 @@ def test_real_kineto_traces() -> None:
     assert f[f["rule"] == "low_overlap"].iloc[0]["evidence"]["overlap_pct"] < 50
     plain = A.findings(nw.load_profile(TRACES / "catapult" / "simple_trace.json", cache=False, prepare=False))
     assert plain.empty and "plain trace" in plain.attrs["notes"][0]
+
+
+def _bounded(f: pd.DataFrame, p: nw.Profile) -> None:
+    assert list(f.columns) == COLUMNS
+    span = A.what_if(p, None, 1.0).span_ns if len(p) else 0
+    g = f["gain_ns"].to_numpy(float)
+    known = g[np.isfinite(g)]
+    assert (known >= 0).all() and (known <= span).all() and (np.diff(known) <= 0).all()
+    json.dumps(f["evidence"].tolist())
+
+
+@pytest.mark.parametrize("seed", range(0, 30, 3))
+def test_random_chrome_and_kineto_traces_never_crash(seed: int, tmp_path: Path) -> None:
+    from test_critical_path_chrome import random_trace
+
+    from neuron_widgets.sample.kineto import write_kineto
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(random_trace(seed)))
+    p = nw.load_profile(path, cache=False, prepare=False)
+    _bounded(A.findings(p), p)
+    paths = write_kineto(tmp_path / "k", seed=seed, ranks=2 + seed % 3, late_rank=seed % 2)
+    k = nw.load_profile(paths, cache=False, prepare=False)
+    _bounded(A.findings(k), k)
+
+
+def test_the_late_rank_of_a_kineto_job_read_as_one_profile(tmp_path: Path) -> None:
+    from neuron_widgets.sample.kineto import write_kineto
+
+    k = nw.load_profile(write_kineto(tmp_path / "k", seed=1, ranks=4, late_rank=2), cache=False, prepare=False)
+    r = A.findings(k).set_index("rule").loc["straggler"]
+    st = A.stragglers(k).iloc[0]
+    assert r["evidence"]["rank"] == 2 and r["evidence"]["times_last"] == st["times_last"]
+    assert r["title"].startswith(f"rank 2 arrives last at {int(st['times_last'])} of {int(st['steps'])} NCCL collectives")
+    one = nw.load_profile(write_kineto(tmp_path / "one", seed=1, ranks=2, late_rank=0)[0], cache=False, prepare=False)
+    assert "straggler" not in set(A.findings(one)["rule"])  # one rank: nobody to be late for

@@ -19,6 +19,7 @@ from .frame import frame_of
 from .idle import idle_time_breakdown
 from .launches import launch_stats
 from .overlap import comm_comp_overlap
+from .stragglers import stragglers
 from .temporal import temporal_breakdown
 from .what_if import what_if
 
@@ -28,6 +29,7 @@ OVERLAP_BELOW = 50.0        # HTA's comm_comp_overlap_pctg below half ...
 COMM_SHARE = 0.05           # ... on a rank whose communication is >= 5% of its span
 SYNC_COPY = re.compile(r"^(cuda|hip)Mem(cpy|set)(2D|3D)?(ToSymbol|FromSymbol)?$")
 SYNC_CALL = re.compile(r"^(cuda|hip)(Device|Stream|Event)Synchronize$")
+LAST_SHARE, LAST_WAIT_SHARE = 0.5, 0.01  # as the Neuron straggler rule
 SYNC_WAIT_SHARE = 0.05      # the host waits in synchronising calls on the critical path >= 5% of the run
 
 
@@ -37,7 +39,7 @@ def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, A
                            "label": lambda inst, pid, nc: f"{inst} pid {pid} NC{nc}"}
     out: list[dict[str, Any]] = []
     if kind == "kineto":
-        for rule in (_gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path):
+        for rule in (_late_rank, _gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path):
             out.extend(rule(ctx))
     else:
         notes.append("a plain trace: only errors and events that never ended are looked for")
@@ -67,6 +69,29 @@ def _host_threads(p: Profile) -> list[int]:
     tids = pd.to_numeric(pd.Series(p.array("thread_id")), errors="coerce").dropna().astype(np.int64).unique()
     streams = _streams(p)
     return sorted(int(t) for t in tids if int(t) not in streams)
+
+
+def _late_rank(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    """Several ranks loaded together: the rank last at most NCCL collectives (`stragglers`)."""
+    p, span = ctx["p"], ctx["span"]
+    st = stragglers(p)
+    if len(st) < 2 or "rank" not in st:
+        return []
+    top = st.iloc[0]
+    steps = int(top["steps"])
+    if steps < 2 or top["times_last"] < LAST_SHARE * steps or float(top["wait_caused_ns"]) < LAST_WAIT_SHARE * span:
+        return []
+    per = stragglers(p, per_step=True)
+    mine = per[per["rank"] == top["rank"]] if "rank" in per else per[:0]
+    title = (f"{_rank(top['rank'])} arrives last at {int(top['times_last'])} of {steps} NCCL collectives, "
+             f"{duration(top['mean_lag_ns'])} late on average (the other ranks wait {duration(top['wait_caused_ns'])} "
+             "in all); NCCL across ranks is not in the what-if model: what a fix would save is not known")
+    evidence = {"rank": top["rank"], "times_last": int(top["times_last"]), "steps": steps,
+                "mean_lag_ns": float(top["mean_lag_ns"]), "max_lag_ns": int(top["max_lag_ns"]),
+                "wait_caused_ns": int(top["wait_caused_ns"]), "ranks": len(st)}
+    return [row("straggler", "high", title, np.nan, mine["start_ts"].min() if len(mine) else ctx["start"],
+                mine["start_ts"].max() if len(mine) else ctx["end"], evidence,
+                "See what that rank runs before its collectives (more work, a slower GPU, its data loader).")]
 
 
 def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
