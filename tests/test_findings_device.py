@@ -195,3 +195,31 @@ def test_the_late_rank_of_a_kineto_job_read_as_one_profile(tmp_path: Path) -> No
     assert r["title"].startswith(f"rank 2 arrives last at {int(st['times_last'])} of {int(st['steps'])} NCCL collectives")
     one = nw.load_profile(write_kineto(tmp_path / "one", seed=1, ranks=2, late_rank=0)[0], cache=False, prepare=False)
     assert "straggler" not in set(A.findings(one)["rule"])  # one rank: nobody to be late for
+
+
+def _sequence(tmp_path: Path, runs: int, dur: float, name: str) -> nw.Profile:
+    """A CPU thread launching three kernels a, b, c in turn (each launch 5 µs), `runs` times, on one stream."""
+    ev, t, i = [], 0.0, 0
+    for _ in range(runs):
+        for kname in ("kern_a", "kern_b", "kern_c"):
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t,
+                       "dur": 5, "args": {"correlation": i}})
+            ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": t + 6, "dur": dur,
+                       "args": {"correlation": i, "stream": 7, "device": 0}})
+            ev += [{"ph": "s", "cat": "ac2g", "name": "ac2g", "id": i, "pid": 1, "tid": 1, "ts": t},
+                   {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": i, "pid": 0, "tid": 7, "ts": t + 6}]
+            t, i = t + max(6.0, dur + 1), i + 1
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(orjson.dumps({"traceEvents": ev, "distributedInfo": {"rank": 0}}))
+    return nw.load_profile(path, cache=False, prepare=False)
+
+
+def test_frequent_short_kernels_are_a_fusion_candidate(tmp_path: Path) -> None:
+    p = _sequence(tmp_path, 150, 3, "short")
+    r = A.findings(p).set_index("rule").loc["fusion"]
+    assert r["evidence"]["kernels"] == ["kern_a", "kern_b", "kern_c"] and r["evidence"]["runs"] == 150
+    assert r["evidence"]["launches_removed"] == 300 and r["evidence"]["mean_kernel_ns"] == pytest.approx(3000)
+    assert "kern_a → kern_b → kern_c run in this order 150 times, 3 µs each" in r["title"]
+    assert "(300 launches fewer)" in r["title"] and np.isnan(r["gain_ns"]) and "not known" in r["title"]
+    assert "fusion" not in _rules(A.findings(_sequence(tmp_path, 60, 3, "few")))  # under 100 runs
+    assert "fusion" not in _rules(A.findings(_sequence(tmp_path, 150, 40, "long")))  # kernels longer than a launch

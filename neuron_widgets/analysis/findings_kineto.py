@@ -13,11 +13,12 @@ import pandas as pd
 from ..model.device_summary import duration
 from ..model.profile import Profile
 from .critical_path import critical_path
+from .devices import kineto_kernels
 from .findings_problems import problem_findings
 from .findings_rows import pct, row, run_span, saved, severity_of
 from .frame import frame_of
 from .idle import idle_time_breakdown
-from .launches import launch_stats
+from .launches import LAUNCH_NAMES, kineto_launchers, launch_stats
 from .overlap import comm_comp_overlap
 from .stragglers import stragglers
 from .temporal import temporal_breakdown
@@ -30,6 +31,9 @@ COMM_SHARE = 0.05           # ... on a rank whose communication is >= 5% of its 
 SYNC_COPY = re.compile(r"^(cuda|hip)Mem(cpy|set)(2D|3D)?(ToSymbol|FromSymbol)?$")
 SYNC_CALL = re.compile(r"^(cuda|hip)(Device|Stream|Event)Synchronize$")
 LAST_SHARE, LAST_WAIT_SHARE = 0.5, 0.01  # as the Neuron straggler rule
+FUSION_RUNS = 100          # a run of three kernels repeated at least 100 times ...
+MEMORY_KERNEL = re.compile(r"^(Memcpy|Memset)\b")
+FUSION_SHORT_NS = 10_000   # ... of kernels 10 µs or shorter on average, about what a launch call costs
 SYNC_WAIT_SHARE = 0.05      # the host waits in synchronising calls on the critical path >= 5% of the run
 
 
@@ -39,7 +43,7 @@ def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, A
                            "label": lambda inst, pid, nc: f"{inst} pid {pid} NC{nc}"}
     out: list[dict[str, Any]] = []
     if kind == "kineto":
-        for rule in (_late_rank, _gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path):
+        for rule in (_late_rank, _gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path, _fusion):
             out.extend(rule(ctx))
     else:
         notes.append("a plain trace: only errors and events that never ended are looked for")
@@ -217,3 +221,55 @@ def _sync_on_path(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                  "calls_total": int(rows.size), "wait_ns": waited},
                 "Synchronise less: drop per-step .item() / .cpu() / torch.cuda.synchronize(), or move them off "
                 "the training loop.")]
+
+
+def _fusion(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    """Frequent short kernels: the commonest run of three kernels in a row on a stream, each about as short as
+    a launch. Fused, each run is one launch instead of three."""
+    p, span = ctx["p"], ctx["span"]
+    fr = frame_of(p)
+    k = kineto_kernels(fr, include_last_step=True, round_us=False)
+    n = k.rows.size
+    if n < 3 * FUSION_RUNS or span <= 0:
+        return []
+    copies = np.array([bool(MEMORY_KERNEL.match(str(nm))) for nm in fr.names] + [False])
+    order = np.lexsort((k.start, k.stream, k.rank))
+    order = order[~copies[fr.name[k.rows[order]]]]  # copies and sets are not fused with kernels
+    if order.size < 3 * FUSION_RUNS:
+        return []
+    code = fr.name[k.rows[order]].astype(np.int64)
+    lane = k.rank[order].astype(np.int64) * (int(k.stream.max()) + 2) + k.stream[order].astype(np.int64)
+    dur = (k.end - k.start)[order]
+    same = (lane[:-2] == lane[1:-1]) & (lane[1:-1] == lane[2:])
+    base = len(fr.names) + 1
+    key = (code[:-2] * base + code[1:-1]) * base + code[2:]
+    key = np.where(same, key, -1)
+    uniq, counts = np.unique(key[key >= 0], return_counts=True)
+    if uniq.size == 0:
+        return []
+    best = uniq[np.argmax(counts)]
+    hits = np.flatnonzero(key == best)
+    runs, last = [], -3
+    for i in hits:  # non-overlapping runs, first come first
+        if i >= last + 3:
+            runs.append(i)
+            last = i
+    runs = np.asarray(runs, np.int64)
+    idx = np.concatenate([runs, runs + 1, runs + 2])
+    mean = float(dur[idx].mean())
+    if runs.size < FUSION_RUNS or mean > FUSION_SHORT_NS:
+        return []
+    # The what-if keeps each kernel's wait after its launch as recorded (a gap it cannot explain), so it cannot
+    # replay three launches becoming one: no gain is predicted.
+    rt = kineto_launchers(fr, k, LAUNCH_NAMES, round_us=False)[0][order]
+    later = rt[np.concatenate([runs + 1, runs + 2])]
+    gain = float("nan")
+    names = [str(fr.names[c]) for c in code[[runs[0], runs[0] + 1, runs[0] + 2]]]
+    seq = " → ".join(nm if len(nm) <= 40 else nm[:39] + "…" for nm in names)
+    title = (f"The kernels {seq} run in this order {runs.size:,} times, {duration(mean)} each on average: a fusion "
+             f"candidate ({int((later >= 0).sum()):,} launches fewer); what fusing them would save is not known")
+    first = int(runs[0])
+    return [row("fusion", "low", title, gain, k.start[order][first],
+                k.end[order][int(runs[-1]) + 2], {"kernels": names, "runs": int(runs.size), "mean_kernel_ns": mean,
+                                                  "launches_removed": int((later >= 0).sum())},
+                "Fuse them (torch.compile, a fused op, CUDA graphs for the launches).")]
