@@ -179,12 +179,14 @@ def test_the_headline_names_the_worker_and_what_halving_its_work_saves(tmp_path)
     assert A.critical_path_headline(p.filter(time_range=(p.end_ts + 10**9, p.end_ts + 2 * 10**9))) == {}
 
 
-def test_a_job_is_refused_with_what_to_do(tmp_path):
+def test_a_job_is_computed_part_by_part(tmp_path):
+    """A Job used to be refused; now its path is its parts' (more in tests/test_critical_path_job.py)."""
     from neuron_widgets.job import Job
 
     write_profile(tmp_path / "a", simulate(draw(3)))
     job = Job([tmp_path / "a"], results=tmp_path / "results")
-    with pytest.raises(TypeError, match="as one Profile"):
-        A.critical_path(job)
-    with pytest.raises(TypeError, match="as one Profile"):
-        A.what_if(job, {"kind": "compute"}, 0.5)
+    got = A.critical_path(job, scheduler="sync")
+    assert set(got["part"]) == {"a"}
+    pd.testing.assert_frame_equal(got.drop(columns="part"), A.critical_path(job.load("a")).drop(columns="part"))
+    assert A.what_if(job, {"kind": "compute"}, 0.5, scheduler="sync").predicted_span_ns == \
+        A.what_if(job.load("a"), {"kind": "compute"}, 0.5).predicted_span_ns
