@@ -27,8 +27,9 @@ from ..model.device_engines import (
 )
 from ..model.device_events import _encode, _engine_key
 from ..model.device_hierarchy import layer_column
-from ..model.device_summary import duration, execution_span
+from ..model.device_summary import execution_span
 from ..model.device_trace import DeviceTrace
+from ..model.timefmt import duration
 
 GROUPINGS = {"layer": "layer", "hlo": "hlo_name", "hlo_name": "hlo_name", "opcode": "opcode", "engine": "engine",
              "nki": "nki_source_location"}

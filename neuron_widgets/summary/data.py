@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device_summary import duration
 from ..model.profile import Profile
+from ..model.timefmt import duration
 
 NEURON_PARTS = ("compute", "collective", "barrier", "idle")
 KINETO_PARTS = ("compute", "non_compute", "idle")

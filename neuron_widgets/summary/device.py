@@ -14,8 +14,9 @@ import pandas as pd
 from bokeh.layouts import column
 from bokeh.models import FactorRange, HoverTool, Legend, LegendItem
 
-from ..model.device_summary import _bytes, duration, summary_percent
+from ..model.device_summary import _bytes, summary_percent
 from ..model.device_trace import DeviceTrace
+from ..model.timefmt import duration
 from . import charts as C
 from .build import _wrap
 
