@@ -143,10 +143,18 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
         first = pd.Series(cols["arrive"]).groupby(step).min().reindex(range(len(labels))).to_numpy()
         labels["step"] = np.argsort(np.argsort(first, kind="stable"), kind="stable")
     table = pd.DataFrame({"step": step, "dev": dev, **cols})
-    runs = [(dev_maps[k], got["runs"]) for k, (_, got) in enumerate(mine) if got["runs"] is not None and len(got["runs"])]
-    job_runs = pd.DataFrame({"dev": np.concatenate([m[r["dev"].to_numpy(np.int64)] for m, r in runs]),
-                             "model_name": np.concatenate([r["model_name"].to_numpy(object) for _, r in runs]),
-                             "key": np.concatenate([r["key"].to_numpy(np.int64) for _, r in runs])}) if runs else \
+    has_runs = [got["runs"] is not None and len(got["runs"]) for _, got in mine]
+    may_be_absent = _may_leave_absent(table, labels) if any(has_runs) else None
+    runs = []
+    for k, (_, got) in enumerate(mine):
+        r = got["runs"]
+        if may_be_absent is not None and has_runs[k]:
+            d, name, key = dev_maps[k][r["dev"].to_numpy(np.int64)], r["model_name"].to_numpy(object), r["key"].to_numpy(np.int64)
+            keep = may_be_absent(d, name, key)
+            runs.append((d[keep], name[keep], key[keep]))
+    job_runs = pd.DataFrame({"dev": np.concatenate([d for d, _, _ in runs]),
+                             "model_name": np.concatenate([n for _, n, _ in runs]),
+                             "key": np.concatenate([k for _, _, k in runs])}) if runs else \
         pd.DataFrame(columns=["dev", "model_name", "key"])
     arr = with_absent(Arrivals(table, labels, notes, job_runs))
     steps, cores = _steps(arr.table, arr.labels[out_labels], keys)
@@ -158,11 +166,46 @@ def job_stragglers(parts: list[tuple[str, dict[str, Any]]]) -> tuple[pd.DataFram
     first = earliest[code]
     many = np.bincount(code, minlength=n_codes)[code] > 1
     lag, first = lag[many], first[many]
-    lag_frame = pd.concat([keys.iloc[lag["dev"].to_numpy()].reset_index(drop=True),
-                           arr.labels[out_labels].iloc[lag["step"].to_numpy()].reset_index(drop=True),
+    # A row per core and step (millions in a job): its names as categories, not a string per row.
+    lag_frame = pd.concat([_as_categories(keys).iloc[lag["dev"].to_numpy()].reset_index(drop=True),
+                           _as_categories(arr.labels[out_labels]).iloc[lag["step"].to_numpy()].reset_index(drop=True),
                            pd.DataFrame({"start_ts": first, "lag_ns": lag["arrive"].to_numpy(np.int64) - first,
                                          "id": lag["id"].to_numpy(np.int64)})], axis=1)
     return notes_of(cores, arr.notes), notes_of(steps, arr.notes), notes_of(lag_frame, arr.notes)
+
+
+def _as_categories(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its text columns as categories (sorted: they order as the text does)."""
+    text = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+    return df.astype({c: "category" for c in text}) if text else df
+
+
+def _may_leave_absent(table: pd.DataFrame, labels: pd.DataFrame) -> Any:
+    """A test of runs (core, NEFF, key): may the run leave its core absent from a step? A core arrives
+    at most once per step, so a run whose core arrived at as many steps of its execution (NEFF, key)
+    as the job has is never absent, nor is a run of an execution with no step. A job has a run per
+    core and step; most are set aside here, a part at a time, before the absent cores are looked for."""
+    name, names = pd.factorize(labels["model_name"], use_na_sentinel=True)
+    execs, uniq = pd.MultiIndex.from_arrays([name, labels["key"].to_numpy(np.int64)]).factorize() if len(labels) else \
+        (np.zeros(0, np.int64), None)
+    steps_of = np.bincount(execs, minlength=len(uniq) if uniq is not None else 0)
+    n = max(steps_of.size, 1)
+    arrived = table["dev"].to_numpy(np.int64) * n + execs[table["step"].to_numpy(np.int64)] if len(table) else \
+        np.zeros(0, np.int64)
+    seen, times = np.unique(arrived, return_counts=True)
+    index = pd.Index(names)
+
+    def test(dev: np.ndarray, model_name: np.ndarray, key: np.ndarray) -> np.ndarray:
+        if uniq is None or dev.size == 0:
+            return np.zeros(dev.size, bool)
+        run_name = index.get_indexer(model_name) if len(index) else np.full(dev.size, -1, np.int64)
+        run_exec = uniq.get_indexer(pd.MultiIndex.from_arrays([run_name, key]))
+        at = dev * n + np.maximum(run_exec, 0)
+        where = np.minimum(np.searchsorted(seen, at), max(seen.size - 1, 0))
+        got = np.where(seen[where] == at, times[where], 0) if seen.size else np.zeros(dev.size, np.int64)
+        return (run_exec >= 0) & (got < steps_of[np.maximum(run_exec, 0)])
+
+    return test
 
 
 def _steps(df: pd.DataFrame, labels: pd.DataFrame, keys: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
