@@ -122,6 +122,7 @@ export class TimelineView {
   drag: Drag | null = null;
   brushLocal: [number, number] | null = null;
   private lastDrawMs = 0;
+  private paintedTheme = ""; // the theme of the last frame (dark and background)
   readonly frameTimes: number[] = []; // ms per draw, for benchmarks
   readonly replyBytes: number[] = []; // bytes per viewport reply, for benchmarks
   readonly marks: Record<string, number> = { created: Date.now() }; // first request, reply: for benchmarks
@@ -195,6 +196,10 @@ export class TimelineView {
       this.cleanup.push(() => this.root.removeEventListener(kind, themed));
     }
     this.ticker = window.setInterval(() => {
+      // A theme whose variables landed after the last frame with no event to say so (seen under
+      // load: the frame kept the old theme's marker colours): repaint when the theme read now differs.
+      const th = readTheme(this.root);
+      if (!this.frame && this.paintedTheme && `${th.dark}${th.background}` !== this.paintedTheme) this.request();
       const now = performance.now();
       this.viewport.tick(now);
       this.counters.tick(now);
@@ -546,6 +551,7 @@ export class TimelineView {
     this.theme = readTheme(this.root);
     // Not laid out (a theme switch, a hidden tab): keep the canvas's size; the resize observer calls back.
     if (this.scroll.clientWidth <= LABEL_W) return;
+    this.paintedTheme = `${this.theme.dark}${this.theme.background}`;
     const t = performance.now();
     const width = this.plotWidth();
     const height = Math.max(this.scroll.clientHeight, 20);
