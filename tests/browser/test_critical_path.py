@@ -59,11 +59,12 @@ def wait_shown(page: Page) -> dict:
         settle(page, 0)
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] - 200)  # no tooltip over the screenshot
     try:
-        page.wait_for_function(f"() => {{ const s = ({STATE})(0); return s && s.outlined > 0 && s.dimmed > 0 && s.jumps > 0 && s.outlinePx > 20; }}",
-                               timeout=30_000)
+        page.wait_for_function(f"() => {{ const s = ({STATE})(0); return s && s.outlined > 0 && s.dimmed > 0 "
+                               "&& s.jumps > 0 && s.outlinePx > 20; }", timeout=30_000)
     except PlaywrightTimeout:
         before = state(page)
-        extra = page.evaluate("() => ({light: document.body.dataset.jpThemeLight, w: document.querySelector('.nw-scroll').clientWidth})")
+        extra = page.evaluate("() => ({light: document.body.dataset.jpThemeLight, "
+                              "w: document.querySelector('.nw-scroll').clientWidth})")
         page.evaluate("() => document.querySelector('.nw-timeline').__nwView.request()")
         settle(page, 0)
         raise AssertionError(f"the path is not drawn: {before} {extra} after a redraw: {state(page)}") from None
