@@ -146,7 +146,10 @@ export class TimelineHost {
     });
     m.on("change:critical_path", () => {
       if (m.get("critical_path") && !st.critical)
-        m.set("critical_info", { state: "none", text: "the critical path was not exported: turn it on in the notebook, then export" });
+        m.set("critical_info", {
+          state: "none",
+          text: "the critical path was not exported: turn it on in the notebook, then export",
+        });
     });
     m.on("change:selected_row", () => this.selectionChanged());
     m.on("change:color_by", () => this.recolor(String(m.get("color_by"))));

@@ -95,10 +95,14 @@ export class TimelineView {
   });
   readonly filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
   private hiddenBtn: HTMLButtonElement;
-  private criticalBtn = button("Critical path", "Outline the events that bound the run end to end, dim the rest, draw its jumps between cores and threads", () => {
-    this.model.set("critical_path", !this.model.get("critical_path"));
-    this.model.save_changes();
-  });
+  private criticalBtn = button(
+    "Critical path",
+    "Outline the events that bound the run end to end, dim the rest, draw its jumps between cores and threads",
+    () => {
+      this.model.set("critical_path", !this.model.get("critical_path"));
+      this.model.save_changes();
+    },
+  );
   private criticalInfo = h("span", { class: "nw-status nw-critical-info" });
   private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
 
