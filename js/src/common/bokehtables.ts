@@ -7,7 +7,6 @@
 // on a busy machine. The fix here: a table view whose element is not on the page yet builds its
 // grid when it is, and the grid's other entry points wait for the grid.
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
 const MARK = "__nwDeferredWhenDetached";

@@ -30,8 +30,11 @@ const CLICKABLE = ["nw-temporal", "nw-stragglers", "nw-top-a", "nw-straggler-ste
 const WINDOWS = new Set(["nw-straggler-steps", "nw-device-layers"]);
 
 export function pageIsDark(): boolean {
-  return document.body.dataset.theme !== "light" && typeof matchMedia === "function" &&
-    matchMedia("(prefers-color-scheme: dark)").matches;
+  return (
+    document.body.dataset.theme !== "light" &&
+    typeof matchMedia === "function" &&
+    matchMedia("(prefers-color-scheme: dark)").matches
+  );
 }
 
 export async function renderSummary(item: unknown, box: HTMLElement, host: TimelineHost | null): Promise<void> {
@@ -58,11 +61,18 @@ function darken(doc: BkDocument): void {
     const p = m.properties;
     if ("major_label_text_color" in p) {
       // Axes, and colour bars (which have a title, not an axis label): only what the model has.
-      setSome(m, { major_label_text_color: DARK.muted, axis_label_text_color: DARK.muted, title_text_color: DARK.muted,
-        axis_line_color: DARK.grid, major_tick_line_color: DARK.grid, background_fill_alpha: 0 });
+      setSome(m, {
+        major_label_text_color: DARK.muted,
+        axis_label_text_color: DARK.muted,
+        title_text_color: DARK.muted,
+        axis_line_color: DARK.grid,
+        major_tick_line_color: DARK.grid,
+        background_fill_alpha: 0,
+      });
     } else if ("grid_line_color" in p && m.grid_line_color != null) m.setv({ grid_line_color: DARK.grid });
     // Legends: dark text on no box (a white box would hide the light labels).
-    else if ("label_text_color" in p) setSome(m, { label_text_color: DARK.text, background_fill_alpha: 0, border_line_alpha: 0 });
+    else if ("label_text_color" in p)
+      setSome(m, { label_text_color: DARK.text, background_fill_alpha: 0, border_line_alpha: 0 });
     else if ("text_color" in p && "text" in p && "align" in p) m.setv({ text_color: DARK.text });
   }
 }

@@ -7,7 +7,6 @@ import { button, h } from "../common/dom";
 import { formatDuration, formatTime } from "../common/time";
 import type { Range } from "./viewmath";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Model = any;
 
 export interface TreeRow {
@@ -74,8 +73,14 @@ export class HierarchyPanel {
   private head = h("div", { class: "nw-tree-head" });
   private cleanup: (() => void)[] = [];
 
-  constructor(private model: Model, private host: TreeHost) {
-    const on = (ev: string, f: () => void) => (model.on(ev, f), this.cleanup.push(() => model.off(ev, f)));
+  constructor(
+    private model: Model,
+    private host: TreeHost,
+  ) {
+    const on = (ev: string, f: () => void) => {
+      model.on(ev, f);
+      this.cleanup.push(() => model.off(ev, f));
+    };
     on("change:hierarchy", () => this.load());
     on("change:picked_node", () => this.picked());
     on("change:selection_detail", () => this.selectedChanged());
@@ -98,14 +103,18 @@ export class HierarchyPanel {
   /** What the colours stand for, as the menu names it ("layer", "HLO operator"), or null. */
   colorLabel(): string | null {
     const by = String(this.model.get("color_by") ?? "name");
-    const c = ((this.model.get("color_choices") ?? []) as { value: string; label: string }[]).find((x) => x.value === by);
+    const c = ((this.model.get("color_choices") ?? []) as { value: string; label: string }[]).find(
+      (x) => x.value === by,
+    );
     return c ? c.label : null;
   }
 
   private fillColors(): void {
     const choices = (this.model.get("color_choices") ?? []) as { value: string; label: string }[];
-    this.colorSelect.replaceChildren(h("option", { text: "Colour by", attrs: { value: "", disabled: "" } }),
-      ...choices.map((c) => h("option", { text: `colour: ${c.label}`, attrs: { value: c.value } })));
+    this.colorSelect.replaceChildren(
+      h("option", { text: "Colour by", attrs: { value: "", disabled: "" } }),
+      ...choices.map((c) => h("option", { text: `colour: ${c.label}`, attrs: { value: c.value } })),
+    );
     this.colorSelect.value = String(this.model.get("color_by") ?? "name");
     this.colorSelect.style.display = choices.length > 1 ? "" : "none";
   }
@@ -142,7 +151,9 @@ export class HierarchyPanel {
     if (!path || at === undefined) this.mask = null;
     else {
       this.mask = new Uint8Array(this.rows.length);
-      this.rows.forEach((r, i) => (this.mask![i] = r.path === path || r.path.startsWith(`${path}/`) ? 1 : 0));
+      this.rows.forEach((r, i) => {
+        this.mask![i] = r.path === path || r.path.startsWith(`${path}/`) ? 1 : 0;
+      });
       this.reveal(at);
     }
     this.render();
@@ -209,16 +220,35 @@ export class HierarchyPanel {
     const sel = this.selected >= 0 ? this.rows[this.selected].path : "";
     const data = (this.model.get("hierarchy") ?? {}) as TreeData;
     this.head.replaceChildren(
-      h("span", { class: "nw-tree-title", text: this.folded ? "▸ Hierarchy" : "▾ Hierarchy",
-        title: "Layer → HLO operator → NKI kernel: click to fold or unfold the panel" }),
-      h("span", { class: "nw-note", text: `${this.rows.length.toLocaleString("en-US")} nodes · layer → HLO operator → NKI kernel` }),
+      h("span", {
+        class: "nw-tree-title",
+        text: this.folded ? "▸ Hierarchy" : "▾ Hierarchy",
+        title: "Layer → HLO operator → NKI kernel: click to fold or unfold the panel",
+      }),
+      h("span", {
+        class: "nw-note",
+        text: `${this.rows.length.toLocaleString("en-US")} nodes · layer → HLO operator → NKI kernel`,
+      }),
       button("Expand all", "Open every node of the tree", () => this.setAll(true)),
       button("Collapse all", "Close every node of the tree", () => this.setAll(false)),
-      ...(picked ? [button("Clear", `Stop highlighting ${picked}`, () => (this.model.set("picked_node", ""), this.model.save_changes()))] : []),
-      h("span", { class: "nw-tree-path", text: sel ? `Selected instruction: ${sel}` : picked ? `Highlighted: ${picked}` : "",
-        title: "The hierarchy path of the selected instruction, else of the highlighted node" }),
+      ...(picked
+        ? [
+            button("Clear", `Stop highlighting ${picked}`, () => {
+              this.model.set("picked_node", "");
+              this.model.save_changes();
+            }),
+          ]
+        : []),
+      h("span", {
+        class: "nw-tree-path",
+        text: sel ? `Selected instruction: ${sel}` : picked ? `Highlighted: ${picked}` : "",
+        title: "The hierarchy path of the selected instruction, else of the highlighted node",
+      }),
     );
-    (this.head.firstChild as HTMLElement).addEventListener("click", () => ((this.folded = !this.folded), this.render()));
+    (this.head.firstChild as HTMLElement).addEventListener("click", () => {
+      this.folded = !this.folded;
+      this.render();
+    });
     this.body.style.display = this.folded ? "none" : "";
     if (this.folded) return;
     const shown = this.visible();
@@ -232,19 +262,32 @@ export class HierarchyPanel {
       ["engine", "Busiest engine", "The engine that ran the node's instructions longest (overlaps counted once)"],
       ...(hasMfu ? [["mfu", "MFU", "From the profile's layer_summary"] as [SortKey, string, string]] : []),
     ];
-    const headRow = h("tr", {}, cols.map(([k, label, title]) => {
-      const th = h("th", { text: label + (this.sort.key === k ? (this.sort.desc ? " ▼" : " ▲") : ""), title: `${title}: click to sort` });
-      th.addEventListener("click", () => {
-        this.sort = { key: k, desc: this.sort.key === k ? !this.sort.desc : k !== "name" && k !== "start" };
-        this.render();
-      });
-      return th;
-    }));
+    const headRow = h(
+      "tr",
+      {},
+      cols.map(([k, label, title]) => {
+        const th = h("th", {
+          text: label + (this.sort.key === k ? (this.sort.desc ? " ▼" : " ▲") : ""),
+          title: `${title}: click to sort`,
+        });
+        th.addEventListener("click", () => {
+          this.sort = { key: k, desc: this.sort.key === k ? !this.sort.desc : k !== "name" && k !== "start" };
+          this.render();
+        });
+        return th;
+      }),
+    );
     const body = shown.slice(0, MAX_SHOWN).map((i) => this.rowOf(i, picked, sel, hasMfu));
     const table = h("table", { class: "nw-table nw-tree-table" }, [h("thead", {}, [headRow]), h("tbody", {}, body)]);
-    const more = shown.length > MAX_SHOWN
-      ? [h("div", { class: "nw-note", text: `and ${(shown.length - MAX_SHOWN).toLocaleString("en-US")} more rows: collapse nodes or sort to see others` })]
-      : [];
+    const more =
+      shown.length > MAX_SHOWN
+        ? [
+            h("div", {
+              class: "nw-note",
+              text: `and ${(shown.length - MAX_SHOWN).toLocaleString("en-US")} more rows: collapse nodes or sort to see others`,
+            }),
+          ]
+        : [];
     const notes = (data.notes ?? []).map((n) => h("div", { class: "nw-note", text: n }));
     const scroll = this.body.scrollTop;
     this.body.replaceChildren(table, ...more, ...notes);
@@ -264,30 +307,45 @@ export class HierarchyPanel {
       });
     }
     const name = h("td", { class: "nw-tree-name", title: r.path }, [
-      twisty, h("span", { class: `nw-tree-kind nw-kind-${r.kind}`, text: KIND_LABEL[r.kind] ?? r.kind }),
+      twisty,
+      h("span", { class: `nw-tree-kind nw-kind-${r.kind}`, text: KIND_LABEL[r.kind] ?? r.kind }),
       h("span", { text: r.name }),
     ]);
     name.style.paddingLeft = `${4 + r.level * 14}px`;
-    const share = h("td", { class: "nw-tree-share" }, [h("span", { class: "nw-tree-bar" }), h("span", { text: r.share === null ? "" : `${(100 * r.share).toFixed(1)}%` })]);
+    const share = h("td", { class: "nw-tree-share" }, [
+      h("span", { class: "nw-tree-bar" }),
+      h("span", { text: r.share === null ? "" : `${(100 * r.share).toFixed(1)}%` }),
+    ]);
     (share.firstChild as HTMLElement).style.width = `${Math.min(Math.max(r.share ?? 0, 0), 1) * 48}px`;
     const top = busiest(r);
     const waits = r.waits ?? {};
     const names = [...new Set([...Object.keys(r.engines), ...Object.keys(waits)])];
-    const engines = names.map((e): [string, number] => [e, r.engines[e] ?? 0]).sort((a, b) => b[1] - a[1]).map(([e, ns]) => `${e} ${formatDuration(ns)}` +
-      (waits[e] ? ` (+${formatDuration(waits[e])} in semaphore waits)` : "")).join(", ");
-    const tr = h("tr", {
-      class: `nw-tree-row${r.path === picked ? " nw-on" : ""}${r.path === sel ? " nw-tree-selected" : ""}`,
-      title: `${r.path}\n${engines || "no engine time"}${r.flops !== null ? `\nFLOPs ${r.flops.toExponential(3)}` : ""}` +
-        `\nnumbers from ${r.source === "layer_summary" ? "the profile's layer_summary" : "the instructions"}\nclick: highlight its instructions and fit the view`,
-    }, [
-      name,
-      h("td", { text: r.start === null ? "" : formatTime(r.start) }),
-      h("td", { text: r.duration === null ? "" : formatDuration(r.duration) }),
-      share,
-      h("td", { text: r.instructions.toLocaleString("en-US") }),
-      h("td", { text: top ? `${top[0]} ${formatDuration(top[1])}` : "" }),
-      ...(hasMfu ? [h("td", { text: r.mfu === null ? "" : `${r.mfu.toFixed(2)}%` })] : []),
-    ]);
+    const engines = names
+      .map((e): [string, number] => [e, r.engines[e] ?? 0])
+      .sort((a, b) => b[1] - a[1])
+      .map(
+        ([e, ns]) =>
+          `${e} ${formatDuration(ns)}${waits[e] ? ` (+${formatDuration(waits[e])} in semaphore waits)` : ""}`,
+      )
+      .join(", ");
+    const tr = h(
+      "tr",
+      {
+        class: `nw-tree-row${r.path === picked ? " nw-on" : ""}${r.path === sel ? " nw-tree-selected" : ""}`,
+        title:
+          `${r.path}\n${engines || "no engine time"}${r.flops !== null ? `\nFLOPs ${r.flops.toExponential(3)}` : ""}` +
+          `\nnumbers from ${r.source === "layer_summary" ? "the profile's layer_summary" : "the instructions"}\nclick: highlight its instructions and fit the view`,
+      },
+      [
+        name,
+        h("td", { text: r.start === null ? "" : formatTime(r.start) }),
+        h("td", { text: r.duration === null ? "" : formatDuration(r.duration) }),
+        share,
+        h("td", { text: r.instructions.toLocaleString("en-US") }),
+        h("td", { text: top ? `${top[0]} ${formatDuration(top[1])}` : "" }),
+        ...(hasMfu ? [h("td", { text: r.mfu === null ? "" : `${r.mfu.toFixed(2)}%` })] : []),
+      ],
+    );
     tr.dataset.path = r.path;
     tr.addEventListener("click", () => this.pick(i));
     return tr;
