@@ -229,9 +229,6 @@ def test_job_without_problems_and_with_an_unreadable_part(tmp_path) -> None:
     assert "could not be read" in f.iloc[0]["title"]
 
 
-@pytest.mark.xfail(raises=KeyError, strict=False,
-                   reason="across() of a Kineto job raises KeyError 'model_name' in stragglers._may_leave_absent "
-                          "(tests/test_job.py::test_a_kineto_job_of_ranks... fails alike); reported to the lead")
 def test_a_kineto_job_names_its_late_rank(tmp_path) -> None:
     from neuron_widgets.sample.kineto import write_kineto
 

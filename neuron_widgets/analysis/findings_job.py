@@ -32,7 +32,7 @@ def job_findings(job: Any, notes: list[str], **kw: Any) -> list[dict[str, Any]]:
     end = int(ok["end_ts"].max()) if len(ok) and ok["end_ts"].notna().any() else None
     temporal = got["temporal_breakdown"]
     several = set()
-    if len(temporal):
+    if len(temporal) and {"instance_id", "process_id"} <= set(temporal.columns):  # Kineto parts have ranks
         per = temporal.groupby("instance_id", observed=True)["process_id"].nunique()
         several = set(per[per > 1].index)
 
@@ -84,8 +84,9 @@ def _slow_node(temporal: pd.DataFrame, start: Any, end: Any) -> list[dict[str, A
         fastest = float(mine["compute_time_ns"].min())
         if not median > 0 or fastest < SLOW_NODE_RATIO * median:
             continue
-        title = (f"{part} is slower on all its {len(mine)} cores: its fastest computes {duration(fastest)}, "
-                 f"{pct(fastest / median - 1)} more than the other parts' median core ({duration(median)}); "
+        workers = "ranks" if "rank" in mine.columns else "cores"
+        title = (f"{part} is slower on all its {len(mine)} {workers}: its fastest computes {duration(fastest)}, "
+                 f"{pct(fastest / median - 1)} more than the other parts' median ({duration(median)}); "
                  f"{NO_JOB_GAIN}")
         out.append(row("slow_node", "high", title, np.nan, start, end,
                        {"part": part, "cores": len(mine), "fastest_compute_ns": fastest,
