@@ -103,7 +103,7 @@ export class TimelineView {
       this.model.save_changes();
     },
   );
-  private criticalInfo = h("span", { class: "nw-status nw-critical-info" });
+  private criticalInfo = h("span", { class: "nw-critical-info" }); // not .nw-status: that is the one waiting line
   private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
 
   layout = newLayoutState();
