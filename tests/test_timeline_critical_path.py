@@ -121,3 +121,17 @@ def test_the_export_carries_the_path_when_the_toggle_is_on(tmp_path: Path, sampl
     n_exact = page.json("t0:meta")["n_exact"]
     assert int(((flags[:n_exact] & FLAG_HIGHLIGHT) > 0).sum()) == tl._marked["highlight"].size
     assert (flags[jumps[:, 0]] & FLAG_HIGHLIGHT).all() and (flags[jumps[:, 2]] & FLAG_HIGHLIGHT).all()
+
+
+def test_a_device_trace_offers_no_toggle_in_the_notebook_nor_in_its_export(tmp_path: Path, sample: nw.Profile) -> None:
+    """A device trace has no critical path: its viewer hides the button (which also kept the toolbar to one line)."""
+    from neuron_widgets.export import export_html
+    from neuron_widgets.widgets import DeviceTraceViewer
+
+    assert Timeline(sample).critical_available
+    dev = DeviceTraceViewer(sample.device_trace(sample.device_profiles.iloc[0, 0]))
+    assert dev.critical_available is False
+    export_html(tmp_path / "dev.html", dev)
+    assert Export(tmp_path / "dev.html").json("t0:meta")["state"]["critical_available"] is False
+    export_html(tmp_path / "tl.html", Timeline(sample))
+    assert Export(tmp_path / "tl.html").json("t0:meta")["state"]["critical_available"] is True

@@ -133,7 +133,7 @@ def _source_of(tl: Any) -> Source:
     st = ViewState(tl.grouping, (float(v[0]), float(v[1])), list(tl.brush), int(tl.selected_row), bool(tl.show_cpu),
                    int(tl.height), str(tl.title), list(tl.notes), [dict(c) for c in tl.strip], str(tl.color_by),
                    dict(getattr(tl, "hierarchy", {})), str(getattr(tl, "picked_node", "")), choices,
-                   critical=_critical_of(tl))
+                   critical=_critical_of(tl), critical_available=bool(getattr(tl, "critical_available", True)))
     # The page's colour menu works without a kernel: every colouring it offers goes in.
     sets = {}
     for c in choices:

@@ -40,6 +40,7 @@ class ViewState:
     color_choices: list[dict[str, str]] = field(default_factory=list)
     # The critical path when the timeline shows it: {"text", "jump_rows": (n, 4) row, t, row, t (absolute ns)}.
     critical: dict[str, Any] = field(default_factory=dict)
+    critical_available: bool = True
 
 
 @dataclass
@@ -186,6 +187,7 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
                   "show_cpu": st.show_cpu, "height": st.height, "title": st.title, "notes": st.notes,
                   "strip": st.strip, "color_by": st.color_by, "hierarchy": st.hierarchy,
                   "picked_node": st.picked_node, "color_choices": st.color_choices,
+                  "critical_available": st.critical_available,
                   **({"critical": _critical_state(st.critical, exact, origin)} if st.critical else {})},
     })
 

@@ -53,6 +53,7 @@ class DeviceTraceViewer(Timeline):
 
     # The hierarchy panel: {rows, notes, engines} (device_tree.tree_payload), and the node picked there.
     hierarchy = t.Dict({}).tag(sync=True)
+    critical_available = t.Bool(False).tag(sync=True)
     picked_node = t.Unicode("").tag(sync=True)
     color_choices = t.List(t.Dict()).tag(sync=True)  # [{value, label}] for the toolbar's colour menu
 

@@ -71,6 +71,9 @@ class Timeline(Delivered, anywidget.AnyWidget):
     loading = t.Bool(False).tag(sync=True)  # work under way that will change what is shown
     # The critical path drawn (toolbar toggle): its events become the highlight set, the rest dim.
     critical_path = t.Bool(False).tag(sync=True)
+    # The toolbar offers the toggle only where a path exists: a device trace has none (its engines run
+    # one NEFF, whose bounds the hierarchy and the device analyses give).
+    critical_available = t.Bool(True).tag(sync=True)
     # {state: "computing" | "shown" | "none", text, jumps: [t_from, track, lane, t_to, track, lane, ...]}
     critical_info = t.Dict({}).tag(sync=True)
     _snapshot = t.Bytes(b"").tag(sync=True)

@@ -61,6 +61,7 @@ export interface Meta {
     color_choices?: unknown[];
     // The critical path when the notebook showed it: its text and jumps as page rows and times.
     critical?: { text: string; jumps: number[] }; // [row_from, t_from, row_to, t_to, ...]
+    critical_available?: boolean; // false for a device trace: no toggle
   };
 }
 
@@ -135,6 +136,7 @@ export class TimelineHost {
       picked_node: st.picked_node ?? "",
       color_choices: st.color_choices ?? [],
       critical_path: !!st.critical,
+      critical_available: st.critical_available !== false,
       critical_info: this.criticalInfo(grouping),
       _snapshot: new DataView(new ArrayBuffer(0)),
     });

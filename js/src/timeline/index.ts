@@ -388,6 +388,7 @@ export class TimelineView {
     on("change:error", () => this.showError(m.get("error")));
     on("change:critical_path", () => this.showCritical());
     on("change:critical_info", () => this.showCritical());
+    on("change:critical_available", () => this.showCritical());
     this.showCritical();
     const onMsg = (msg: Record<string, unknown>, buffers: DataView[]) => {
       if (this.viewport.handle(msg, buffers)) return;
@@ -406,6 +407,8 @@ export class TimelineView {
   private showCritical(): void {
     const on = !!this.model.get("critical_path");
     const info = (this.model.get("critical_info") ?? {}) as { state?: string; text?: string };
+    // A device trace has no path: no button, so the toolbar keeps to one line there.
+    this.criticalBtn.style.display = this.model.get("critical_available") === false ? "none" : "";
     this.criticalBtn.classList.toggle("nw-on", on);
     this.criticalBtn.setAttribute("aria-pressed", String(on));
     this.criticalInfo.textContent = info.text ?? "";
