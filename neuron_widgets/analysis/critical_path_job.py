@@ -20,11 +20,11 @@ import pandas as pd
 
 from .across import INTERNAL, run_parts
 from .critical_path import COLUMNS, JOB_PATH, _empty, path_arrays
-from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
+from .critical_path_graph import COLLECTIVE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
 from .critical_path_neuron import _codes, neuron_pieces
 from .devices import kind_of
 from .frame import frame_of, notes_of
-from .what_if import FILTER_COLUMNS, JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values
+from .what_if import JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values, filtered
 
 TASK = "critical_graph:2"  # the part task's name in `across` (the number: the pieces' format)
 NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
@@ -264,17 +264,7 @@ def _selected(jg: JobGraph, where: Any) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(where, dict):
         raise TypeError(f"where must be a dict of column filters or None for a job, not {type(where).__name__} (a "
                         f"mask over events needs one profile: job.load(part) or the parts as one profile)")
-    unknown = [k for k in where if k not in FILTER_COLUMNS]
-    if unknown:
-        raise ValueError(f"where filters on {unknown}: the columns are {list(FILTER_COLUMNS)}")
-    edges, gaps = work.copy(), np.ones(len(g), bool)
-    e_row, v_row = np.maximum(g.wrow, 0), np.maximum(g.grow, 0)
-    e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes
-    v_core = g.lane_core >= 0
-    for col, want in where.items():
-        edges &= _matches(jg, col, want, e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
-        gaps &= _matches(jg, col, want, v_row, g.gkind.astype(np.int64), g.gevent, v_core)
-    return edges & (g.wrow >= 0), gaps & (g.grow >= 0)
+    return filtered(g, where, lambda *a: _matches(jg, *a))
 
 
 def _matches(jg: JobGraph, col: str, want: Any, row: np.ndarray, kind: np.ndarray, event: np.ndarray,

@@ -19,14 +19,12 @@ from ..model.profile import Profile
 from .critical_path import critical_path_breakdown
 from .devices import trace_kind
 from .findings_problems import problem_findings
-from .findings_rows import finish, pct, row, run_span, saved, severity_of
+from .findings_rows import finish, gain_of, launch_gain, pct, row, run_span, saved, severity_of
 from .frame import frame_of
 from .idle import idle_time_breakdown
-from .launches import launch_stats
 from .overlap import comm_comp_overlap
 from .stragglers import stragglers
 from .temporal import temporal_breakdown
-from .what_if import what_if
 
 # Thresholds (README "Findings" says where each comes from).
 STRAGGLER_LAST_SHARE = 0.5     # last to arrive in at least half its collective steps ...
@@ -116,13 +114,6 @@ def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _gain(p: Profile, where: Any, scale: float | None, span: int) -> float:
-    if span <= 0:
-        return float("nan")
-    w = what_if(p, where, scale)
-    return float(min(max(w.saved_ns, 0), span))
-
-
 def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     p, temporal, span = ctx["p"], ctx["temporal"], ctx["span"]
     st = stragglers(p)
@@ -156,14 +147,14 @@ def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
             f"{duration(top['mean_lag_ns'])} late on average (others wait {duration(top['wait_caused_ns'])} in all)"
             f"{path}")
     if np.isfinite(scale) and scale < 1:
-        gain = _gain(p, _core_where(top, "compute"), scale, span)
+        gain = gain_of(p, _core_where(top, "compute"), scale, span)
         evidence["compute_scale"] = scale
         title = (f"{head}; its compute is {pct(1 / scale - 1)} longer than the other cores' median, and matching "
                  f"it {saved(gain, span)}")
     else:
         # Its compute is not longer: it starts late. The fix then is a host that submits its executions in time.
         threads = _runtime_threads(p, me)
-        gain = _gain(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
+        gain = gain_of(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
         evidence["runtime_threads"] = threads
         title = (f"{head}; its compute is no longer than the other cores', so its executions start late: a host "
                  f"thread with no time between its nrt_execute calls {saved(gain, span)}")
@@ -199,7 +190,7 @@ def _host_wait(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     worst_share = float(worst["idle_time_ns"]) / float(t.loc[key, "span_ns"]) if key in t.index else float("nan")
     n_cores = int((hw["idle_time_ns"] > 0).sum())
     threads = _runtime_threads(p)
-    gain = _gain(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
+    gain = gain_of(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
     label = ctx["cores"].label(*key)
     title = (f"{n_cores} of {len(temporal)} NeuronCores sit idle waiting on the host {pct(share)} of their time "
              f"({duration(waited / max(len(temporal), 1))} per core; most {label}, {pct(worst_share)}); "
@@ -229,18 +220,10 @@ def _runtime_threads(p: Profile, core: tuple | None = None) -> list[int]:
 
 def _launch(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     p, span = ctx["p"], ctx["span"]
-    ls = launch_stats(p)
-    if ls.empty or span <= 0:
+    got = launch_gain(p, span, LAUNCH_GAIN_SHARE)
+    if got is None:
         return []
-    delay = pd.to_numeric(ls["launch_delay_ns"], errors="coerce").dropna()
-    if delay.empty:
-        return []
-    # Removing launches cannot save more than all of them together: no replay when that is under the threshold.
-    if float(delay.sum()) < LAUNCH_GAIN_SHARE * span:
-        return []
-    gain = _gain(p, {"kind": "launch"}, 0.0, span)
-    if not np.isfinite(gain) or gain < LAUNCH_GAIN_SHARE * span:
-        return []
+    ls, delay, gain = got
     dev = pd.to_numeric(ls["device_duration_ns"], errors="coerce")
     worst = ls.loc[delay.idxmax()]
     title = (f"nrt_execute takes {duration(delay.median())} (median; longest {duration(delay.max())}) from the call "
@@ -266,7 +249,7 @@ def _collectives(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     share = exposed / busy if busy > 0 else 0.0
     if share < COLLECTIVE_SHARE:
         return []
-    gain = _gain(p, {"kind": "collective"}, 0.0, span)
+    gain = gain_of(p, {"kind": "collective"}, 0.0, span)
     title = (f"Collectives run exposed (not under compute) {pct(share)} of the NeuronCores' busy time "
              f"({duration(exposed / len(temporal))} per core over {len(temporal)} cores); hiding them entirely "
              f"{saved(gain, span)}")
@@ -289,7 +272,7 @@ def _imbalance(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     label = ctx["cores"].label(worst["instance_id"], worst["process_id"], worst["nc_idx"])
     if label == ctx.get("straggler"):  # its finding already predicts matching its compute to the median
         return []
-    gain = _gain(p, _core_where(worst, "compute"), 1.0 / ratio, span)
+    gain = gain_of(p, _core_where(worst, "compute"), 1.0 / ratio, span)
     title = (f"{label} computes {duration(worst['compute_time_ns'])}, {pct(ratio - 1)} more than the median "
              f"core's {duration(median)} (over {len(temporal)} cores); computing as the median core "
              f"{saved(gain, span)}")

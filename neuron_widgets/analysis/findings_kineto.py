@@ -15,14 +15,13 @@ from ..model.profile import Profile
 from .critical_path import critical_path
 from .devices import kineto_kernels
 from .findings_problems import problem_findings
-from .findings_rows import pct, row, run_span, saved, severity_of
+from .findings_rows import gain_of, launch_gain, pct, row, run_span, saved, severity_of
 from .frame import frame_of
 from .idle import idle_time_breakdown
 from .launches import LAUNCH_NAMES, kineto_launchers, launch_stats
 from .overlap import comm_comp_overlap
 from .stragglers import stragglers
 from .temporal import temporal_breakdown
-from .what_if import what_if
 
 GPU_IDLE_SHARE = 0.10       # a rank's GPU idle >= 10% of its span (as the Neuron host-wait rule)
 LAUNCH_GAIN_SHARE = 0.02    # removing launch delay saves >= 2% of the run
@@ -49,12 +48,6 @@ def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, A
         notes.append("a plain trace: only errors and events that never ended are looked for")
     out.extend(problem_findings(ctx))
     return out
-
-
-def _gain(p: Profile, where: Any, scale: float, span: int) -> float:
-    if span <= 0:
-        return float("nan")
-    return float(min(max(what_if(p, where, scale).saved_ns, 0), span))
 
 
 def _rank(r: Any) -> str:
@@ -112,7 +105,7 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     host = float(mine.loc[mine["idle_category"] == "host_wait", "idle_time_ns"].sum())
     all_idle = float(mine["idle_time_ns"].sum())
     threads = _host_threads(p)
-    gain = _gain(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
+    gain = gain_of(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
     ranks = int((t["idle_time_pctg"] / 100.0 >= GPU_IDLE_SHARE).sum())
     title = (f"{_rank(worst['rank'])}'s GPU is idle {pct(share)} of its {duration(worst['span_ns'])} span "
              f"({duration(worst['idle_time_ns'])}; {pct(host / all_idle) if all_idle else '0%'} of the gaps wait on "
@@ -126,17 +119,10 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _launch_delay(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     p, span = ctx["p"], ctx["span"]
-    ls = launch_stats(p)
-    if ls.empty or span <= 0:
+    got = launch_gain(p, span, LAUNCH_GAIN_SHARE)
+    if got is None:
         return []
-    delay = pd.to_numeric(ls["launch_delay_ns"], errors="coerce").dropna()
-    if delay.empty:
-        return []
-    if float(delay.sum()) < LAUNCH_GAIN_SHARE * span:  # no replay when all of them together are under it
-        return []
-    gain = _gain(p, {"kind": "launch"}, 0.0, span)
-    if not np.isfinite(gain) or gain < LAUNCH_GAIN_SHARE * span:
-        return []
+    ls, delay, gain = got
     worst = ls.loc[delay.idxmax()]
     title = (f"Kernels start {duration(delay.mean())} after their launch on average (longest {duration(delay.max())}, "
              f"{worst['name']!s:.60} from {worst['launch_name']}) over {len(delay):,} launches; without that delay "
@@ -159,7 +145,7 @@ def _overlap(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     if m.empty:
         return []
     worst = m.sort_values("comp_comm_overlap_pctg").iloc[0]
-    gain = _gain(p, {"kind": "collective"}, 0.0, span)
+    gain = gain_of(p, {"kind": "collective"}, 0.0, span)
     exposed = float(worst["comm_time_ns"] - worst["overlap_time_ns"])
     title = (f"Only {worst['comp_comm_overlap_pctg']:.0f}% of {_rank(worst['rank'])}'s communication runs under "
              f"computation ({duration(exposed)} exposed of {duration(worst['comm_time_ns'])}"
@@ -182,7 +168,7 @@ def _sync_copies(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     mask[rows] = True
     start, end = p.array("start_ts")[rows], p.array("end_ts")[rows]
     total = float(np.nansum(np.asarray(end, float) - np.asarray(start, float)))
-    gain = _gain(p, mask, 0.0, span)
+    gain = gain_of(p, mask, 0.0, span)
     counts = pd.Series(np.asarray(fr.names, dtype=object)[fr.name[rows]]).value_counts()
     what = ", ".join(f"{c:,} {n}" for n, c in counts.items())
     title = (f"{what} synchronise the host with the GPU ({duration(total)} in the calls); making them "

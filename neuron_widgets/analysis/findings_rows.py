@@ -12,6 +12,8 @@ from ..model.profile import Profile
 from .critical_path import graph_of
 from .critical_path_graph import LAST_ARRIVAL
 from .frame import frame_of
+from .launches import launch_stats
+from .what_if import what_if
 
 COLUMNS = ["rule", "severity", "title", "gain_ns", "start_ts", "end_ts", "part", "evidence", "advice"]
 SEVERITIES = ("high", "medium", "low")
@@ -97,3 +99,28 @@ def saved(gain: float, span: int) -> str:
 
 def pct(v: float) -> str:
     return f"{100 * v:.0f}%" if v >= 0.1 else f"{100 * v:.1f}%"
+
+
+def gain_of(p: Profile, where: Any, scale: float | None, span: int) -> float:
+    """What the what-if of a change saves, within 0 and the span (NaN for an empty run)."""
+    if span <= 0:
+        return float("nan")
+    return float(min(max(what_if(p, where, scale).saved_ns, 0), span))
+
+
+def launch_gain(p: Profile, span: int, share: float) -> tuple[pd.DataFrame, pd.Series, float] | None:
+    """The launches, their delays and what removing them saves, or None under `share` of the span.
+
+    Removing launches cannot save more than all of them together, so the replay is skipped when
+    their sum is already under the threshold.
+    """
+    ls = launch_stats(p)
+    if ls.empty or span <= 0:
+        return None
+    delay = pd.to_numeric(ls["launch_delay_ns"], errors="coerce").dropna()
+    if delay.empty or float(delay.sum()) < share * span:
+        return None
+    gain = gain_of(p, {"kind": "launch"}, 0.0, span)
+    if not np.isfinite(gain) or gain < share * span:
+        return None
+    return ls, delay, gain

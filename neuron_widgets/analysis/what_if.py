@@ -139,16 +139,25 @@ def _selected(fr: Frame, g: Graph, where: Any) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(where, Mapping):
         raise TypeError(f"where must be a dict of column filters, a boolean mask over events or None, not "
                         f"{type(where).__name__}")
+    return filtered(g, where, lambda *a: _matches(fr, g, *a))
+
+
+def filtered(g: Graph, where: Mapping[str, Any], matches: Callable[..., np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The work edges and instants' gaps a dict of column filters covers, one filter after another.
+
+    `matches(col, want, row, kind, event, core)` tells, per edge or instant, whether its event's
+    column `col` holds `want` (a profile reads its columns, a job its parts' pieces).
+    """
     unknown = [k for k in where if k not in FILTER_COLUMNS]
     if unknown:
         raise ValueError(f"where filters on {unknown}: the columns are {list(FILTER_COLUMNS)}")
-    edges, gaps = work.copy(), np.ones(len(g), bool)
+    edges, gaps = g.wkind != DEPENDENCY, np.ones(len(g), bool)
     e_row, v_row = np.maximum(g.wrow, 0), np.maximum(g.grow, 0)
     e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes
     v_core = g.lane_core >= 0
     for col, want in where.items():
-        edges &= _matches(fr, g, col, want, e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
-        gaps &= _matches(fr, g, col, want, v_row, g.gkind.astype(np.int64), g.gevent, v_core)
+        edges &= matches(col, want, e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
+        gaps &= matches(col, want, v_row, g.gkind.astype(np.int64), g.gevent, v_core)
     return edges & (g.wrow >= 0), gaps & (g.grow >= 0)
 
 
