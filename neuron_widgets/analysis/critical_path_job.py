@@ -24,7 +24,7 @@ from .critical_path_graph import COLLECTIVE, DEPENDENCY, KINDS, LAST_ARRIVAL, Gr
 from .critical_path_neuron import _codes, neuron_pieces
 from .devices import kind_of
 from .frame import frame_of, notes_of
-from .what_if import JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values, filtered
+from .what_if import JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values, filtered, kind_matches
 
 TASK = "critical_graph:2"  # the part task's name in `across` (the number: the pieces' format)
 NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
@@ -272,10 +272,7 @@ def _matches(jg: JobGraph, col: str, want: Any, row: np.ndarray, kind: np.ndarra
     vals = _values(want)
     null = any(_null(v) for v in vals)
     if col == "kind":
-        bad = [v for v in vals if v not in KINDS]
-        if bad:
-            raise ValueError(f"unknown kind {bad}: the kinds are {list(KINDS)}")
-        return np.isin(kind, [KINDS.index(v) for v in vals])
+        return kind_matches(kind, vals)
     if col == "part":
         hit_part = np.array([p in set(vals) for p in jg.parts])
         return hit_part[jg.part[row]]

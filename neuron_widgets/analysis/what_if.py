@@ -167,14 +167,19 @@ def _values(want: Any) -> list:
     return [want]
 
 
+def kind_matches(kind: np.ndarray, vals: list) -> np.ndarray:
+    """Which kind codes are among the kind names `vals` (an unknown name is an error, not no match)."""
+    bad = [v for v in vals if v not in KINDS]
+    if bad:
+        raise ValueError(f"unknown kind {bad}: the kinds are {list(KINDS)}")
+    return np.isin(kind, [KINDS.index(v) for v in vals])
+
+
 def _matches(fr: Frame, g: Graph, col: str, want: Any, row: np.ndarray, kind: np.ndarray, event: np.ndarray,
              on_core: np.ndarray) -> np.ndarray:
     vals = _values(want)
     if col == "kind":
-        bad = [v for v in vals if v not in KINDS]
-        if bad:
-            raise ValueError(f"unknown kind {bad}: the kinds are {list(KINDS)}")
-        return np.isin(kind, [KINDS.index(v) for v in vals])
+        return kind_matches(kind, vals)
     if col == "part":
         return np.full(row.size, any(v is None for v in vals))
     if col == "event_id":
