@@ -47,11 +47,15 @@ def test_job_summary_heat_map_and_a_click_into_a_part(page: Page, lab: str, lab_
         && v.el.isConnected); return v.model.y_range.start; }""")
     assert rows == 9
     # The map is painted: most of its frame holds coloured cells (every core took part in every step).
-    painted = page.evaluate("""() => { const v = [...Bokeh.index.all_views()].find(v => v.model.name === 'nw-job-lag-fig'
+    # BokehJS paints on its own frame after the view connects: wait for the paint, then check it.
+    painted = """() => { const v = [...Bokeh.index.all_views()].find(v => v.model.name === 'nw-job-lag-fig'
         && v.el.isConnected); const f = v.frame.bbox, r = window.devicePixelRatio || 1;
         const d = v.canvas_view.primary.ctx.getImageData(f.left * r, f.top * r, f.width * r, f.height * r).data;
-        let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n / (d.length / 4); }""")
-    assert painted > 0.8, painted
+        let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n / (d.length / 4); }"""
+    try:
+        page.wait_for_function(f"() => ({painted})() > 0.8", timeout=30_000)
+    except Exception:
+        raise AssertionError(f"the heat map's frame is {page.evaluate(painted):.0%} painted") from None
     shot(page, "job-summary-lab")
     # Issue 35 item 6: at 1150 px every title and legend fits its chart, and the parts' errors and hang are listed.
     page.set_viewport_size({"width": 1150, "height": 1000})
