@@ -64,7 +64,14 @@ def test_job_summary_heat_map_and_a_click_into_a_part(page: Page, lab: str, lab_
     assert "Found 2 errors (node-02) and 1 hang (node-00)" in text and "NRT_EXEC_COMPLETED_WITH_NUM_ERR" in text
     page.locator(".nw-summary-widget").scroll_into_view_if_needed()
     shot(page, "job-summary-lab-1150")
+    lag_width = """() => { const v = [...Bokeh.index.all_views()].find(v => v.model.name === 'nw-job-lag-fig'
+        && v.el.isConnected); return [v.bbox.width, v.canvas_view.el.getBoundingClientRect().width]; }"""
+    narrow = page.evaluate(lag_width)[0]
     page.set_viewport_size({"width": 1600, "height": 1000})
+    # BokehJS lays the figure out again after the resize, on its own frame: a cell's place is read once
+    # its scales follow the wider canvas, or the click lands where the cell was.
+    page.wait_for_function(f"() => {{ const [laid, shown] = ({lag_width})(); return laid > {narrow} + 1"
+                           " && Math.abs(laid - shown) < 1; }", timeout=30_000)
     pt = page.evaluate(CELL, {"row": 8, "col": 10})
     page.mouse.click(pt["x"], pt["y"])
     page.wait_for_function("() => { const w = document.querySelector('.nw-summary-widget'); const t = w.querySelector("
