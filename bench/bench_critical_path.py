@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, machine, sample
+from common import OUT, machine, sample, tree_peak
 
 CODE = """
 import json, time
@@ -108,23 +108,11 @@ def job_case(which: str, path: Path, results: Path) -> dict:
     """One way of running the job in a fresh child; the peak RSS of the child's process tree."""
     import os
     import subprocess
-    import time
-
-    import psutil
 
     env = dict(os.environ, NEURON_WIDGETS_PROGRESS="0")
     child = subprocess.Popen([sys.executable, "-c", JOB_CODE.format(path=str(path), results=str(results), which=which)],
                              stdout=subprocess.PIPE, text=True, env=env)
-    proc, peak = psutil.Process(child.pid), 0
-    while child.poll() is None:
-        total = 0
-        try:
-            for p in [proc, *proc.children(recursive=True)]:
-                total += p.memory_info().rss
-        except psutil.Error:
-            pass
-        peak = max(peak, total)
-        time.sleep(0.05)
+    peak = tree_peak(child)
     if child.returncode:
         raise RuntimeError(f"{which} failed ({child.returncode})")
     out = json.loads(child.stdout.read().strip().splitlines()[-1])

@@ -36,7 +36,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
-from common import machine
+from common import machine, tree_peak
 
 OUT = Path(__file__).resolve().parent / "out"
 ANALYSES = ["temporal_breakdown", "idle_time_breakdown", "stragglers", "errors_and_hangs"]
@@ -116,17 +116,7 @@ def run(which: str, path: Path, results: Path) -> dict:
 
     child = subprocess.Popen([sys.executable, __file__, "--case", which, "--path", str(path), "--results", str(results)],
                              stdout=subprocess.PIPE, text=True)
-    proc = psutil.Process(child.pid)
-    peak = 0
-    while child.poll() is None:
-        total = 0
-        try:
-            for p in [proc, *proc.children(recursive=True)]:
-                total += p.memory_info().rss
-        except psutil.Error:
-            pass
-        peak = max(peak, total)
-        time.sleep(0.05)
+    peak = tree_peak(child)
     out = json.loads(child.stdout.read().strip().splitlines()[-1])
     out["peak_gb"] = round(peak / 1e9, 2)
     print(f"{which}: {out['seconds']:.1f} s, tree peak RSS {out['peak_gb']:.2f} GB", flush=True)

@@ -62,3 +62,23 @@ def sample(events: int) -> Path:
     if not (path / "SystemProfileEvents.parquet").exists():
         nw.write_sample(path, events=events)
     return path
+
+
+def tree_peak(child: subprocess.Popen) -> int:
+    """Wait for `child`, sampling the RSS of it and every process it starts; the largest sum, in bytes.
+
+    Workers of a job are the child's children: the peak of the whole tree is what the machine must hold.
+    """
+    import psutil
+
+    proc, peak = psutil.Process(child.pid), 0
+    while child.poll() is None:
+        total = 0
+        try:
+            for p in [proc, *proc.children(recursive=True)]:
+                total += p.memory_info().rss
+        except psutil.Error:
+            pass  # a process ended between listing and reading it
+        peak = max(peak, total)
+        time.sleep(0.05)
+    return peak
