@@ -9,13 +9,20 @@ so each grouping mode is computed on that small table and mapped back to events 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .grouping_labels import (  # noqa: F401 - readers, job, export import ASYNC_STREAM, SUMMARY_SOURCE from here
+    ASYNC_STREAM,
+    COMBO_COLUMNS,
+    SUMMARY_SOURCE,
+    combo_label,
+    mixed_sources,
+)
+from .grouping_many import tracks_by_templates
 from .track_names import TrackNames
 from .track_order import sortable
 
@@ -27,14 +34,6 @@ GROUPINGS: dict[str, str] = {
     "process": "Process",
     "instance": "Instance",
 }
-
-COMBO_COLUMNS = ("instance_id", "trace_event_source", "process_id", "thread_id", "nc_idx",
-                 "pcore_idx", "worker_gid", "framework_stream_id")
-
-# Events that stand for many others not loaded (a job part's busy density): see job.view.
-SUMMARY_SOURCE = "summary"
-
-_SOURCE_RANK = {"framework": 0, "neuron_rt": 1, "neuron_hw": 2, "device": 3}
 
 # Runtime calls that move data between host and device: in the Default mode they get a track per
 # instance and NeuronCore and direction, as Neuron Explorer's System Trace Viewer shows them.
@@ -51,9 +50,6 @@ def transfer_codes(name: pa.ChunkedArray) -> np.ndarray:
     per_name = np.array([_DIRECTIONS.index(TRANSFERS[v]) + 1 if v in TRANSFERS else 0
                          for v in chunk.dictionary.to_pylist()] or [0], np.int8)
     return per_name[chunk.indices.fill_null(0).to_numpy(zero_copy_only=False)] if len(chunk) else np.zeros(0, np.int8)
-DEVICE_SOURCES = frozenset({"neuron_hw", "device"})
-
-
 def check_grouping(grouping: str) -> str:
     if grouping not in GROUPINGS:
         names = ", ".join(GROUPINGS)
@@ -143,74 +139,6 @@ def _objects(col: pa.ChunkedArray) -> np.ndarray:
     return np.fromiter(chunk.to_pylist(), dtype=object, count=len(chunk))
 
 
-# framework_stream_id of a Chrome trace's async events: this prefix, then their category (readers/chrome.py).
-ASYNC_STREAM = "async:"
-
-
-def _tier(row: dict, thread: tuple[str | None, Any]) -> tuple[str, tuple]:
-    """The last label segment of the Default mode, and its sort key."""
-    src, nc, pcore, tid, stream = (row["trace_event_source"], row["nc_idx"], row["pcore_idx"],
-                                   row["thread_id"], row["framework_stream_id"])
-    thread_name, thread_key = thread
-    if src == "neuron_hw" and nc is not None:
-        if pcore is None:
-            return f"NC:{nc}", (1, nc, -1, 0)
-        return f"NC{nc}:{pcore}", (1, nc, pcore, 0)
-    if src == "neuron_rt" and nc is not None:
-        return f"NC:{nc}", (1, nc, -1, 0)
-    if src == "device":
-        return thread_name or f"Stream:{tid}", (2, thread_key, 0, 0)
-    if isinstance(stream, str) and stream.startswith(ASYNC_STREAM):
-        # A Chrome trace's async events, a row per category as Perfetto gives them (not a framework stream).
-        return f"{stream[len(ASYNC_STREAM):]} (async)", (3, 0, 0, str(stream))
-    if stream is not None:
-        return f"Stream:{stream}", (3, 0, 0, str(stream))
-    return thread_name or f"TID:{tid}", (0, thread_key, 0, 0)
-
-
-def _label(row: dict, mode: str, names: TrackNames, neuron: bool,
-           thread: tuple[str | None, Any]) -> tuple[str, tuple]:
-    """A combo's track label and sort key; `thread`: its thread's name (None: unnamed) and sort key."""
-    inst, pid, tid, src = row["instance_id"], row["process_id"], row["thread_id"], row["trace_event_source"]
-    if src == SUMMARY_SOURCE:
-        # One track per summarised part in every mode, placed before the part's own tracks once loaded.
-        return f"{inst}", (inst,)
-    rank = _SOURCE_RANK.get(src, 9)
-    nc = row["nc_idx"]
-    proc = names.process_label(inst, pid) or f"PID:{pid}"
-    pkey = names.process_key(inst, pid)
-    thread_name, tkey = thread
-    thread_text = thread_name or f"TID:{tid}"
-    thread_key = (inst, pkey, tkey)
-    if mode == "instance":
-        return f"{inst}", (inst,)
-    if mode == "process":
-        return f"{inst}/{proc}", (inst, pkey)
-    if mode == "thread":
-        return f"{inst}/{proc}/{thread_text}", thread_key
-    if mode == "neuron_core":
-        if nc is None:
-            return f"{inst}/{proc}/{thread_text}", (inst, 1, pkey, thread_key[2])
-        return f"{inst}/NC:{nc}", (inst, 0, nc, 0)
-    if mode == "cpu_device":
-        if src in DEVICE_SOURCES:
-            worker = row["worker_gid"] if row["worker_gid"] is not None else nc
-            if worker is None:
-                stream = thread_name or f"Stream:{tid}"
-                return f"{inst}/{proc}/{stream}/{src}", (inst, pkey, 1, thread_key[2], rank)
-            return f"{inst}/{proc}/Worker:{worker}/{src}", (inst, pkey, 1, worker, rank)
-        return f"{inst}/{proc}/{thread_text}/{src}", (inst, pkey, 0, thread_key[2], rank)
-    transfer = row.get("transfer")
-    if transfer is not None and nc is not None:
-        return f"{inst}/NC:{nc}/{transfer}_transfers", (inst, (3, 0), 9, str(src), nc, 0 if transfer == "host_to_device" else 1)
-    tier, tier_key = _tier(row, thread)
-    if not neuron:
-        # A trace from another program: its sources (framework, device) are not Neuron's tiers, and
-        # its own process and thread names say what a row is.
-        return f"{inst}/{proc}/{tier}", (inst, pkey, rank, *tier_key)
-    return f"{inst}/{proc}/{src}/{tier}", (inst, pkey, rank, str(src), *tier_key)
-
-
 def tracks_of(combos: pd.DataFrame, mode: str, names: TrackNames | None = None) -> tuple[np.ndarray, pd.DataFrame]:
     """Track of each combo, and one row per track (label and the keys it groups by).
 
@@ -222,8 +150,6 @@ def tracks_of(combos: pd.DataFrame, mode: str, names: TrackNames | None = None) 
     """
     check_grouping(mode)
     names = names if names is not None else TrackNames()
-    from .grouping_many import tracks_by_templates
-
     got = tracks_by_templates(combos, mode, names) if len(combos) else None
     return got if got is not None else tracks_by_rows(combos, mode, names)
 
@@ -232,7 +158,7 @@ def tracks_by_rows(combos: pd.DataFrame, mode: str, names: TrackNames) -> tuple[
     """`tracks_of` one combo at a time: the reference, and the way for keys the templates cannot take."""
     rows = combos.to_dict("records")
     neuron = any(r["trace_event_source"] in ("neuron_rt", "neuron_hw") for r in rows)
-    labelled = [_label(r, mode, names, neuron, (names.thread_label(r["instance_id"], r["process_id"], r["thread_id"]),
+    labelled = [combo_label(r, mode, names, neuron, (names.thread_label(r["instance_id"], r["process_id"], r["thread_id"]),
                                                names.thread_key(r["instance_id"], r["process_id"], r["thread_id"])))
                 for r in rows]
     order = sorted(range(len(rows)), key=lambda i: (sortable(labelled[i][1]), labelled[i][0]))
@@ -249,10 +175,3 @@ def tracks_by_rows(combos: pd.DataFrame, mode: str, names: TrackNames) -> tuple[
     combo_track = np.array([track_of_label[lab] for lab, _ in labelled], dtype=np.int32)
     tracks = pd.DataFrame(track_rows, columns=["label", "instance_id", "process_id", "trace_event_source"])
     return combo_track, mixed_sources(tracks, combo_track, combos["trace_event_source"])
-
-
-def mixed_sources(tracks: pd.DataFrame, combo_track: np.ndarray, sources: pd.Series) -> pd.DataFrame:
-    """A track that mixes sources (Process, Instance modes) names none of them."""
-    srcs = pd.Series(sources.to_numpy(dtype=object)).groupby(combo_track).nunique()
-    tracks.loc[srcs[srcs > 1].index, "trace_event_source"] = None
-    return tracks

@@ -1,7 +1,7 @@
 """Grouping a trace with very many combos (a million threads): labels and order per key template.
 
 Combos that differ only in their thread share everything a grouping mode looks at but the
-thread's name and sort key. So the mode's `_label` runs once per template (the combo without
+thread's name and sort key. So the mode's `combo_label` (grouping_labels.py) runs once per template (the combo without
 its thread id: a few hundred at most), with markers where the thread's name or id go and
 THREAD_SLOT where its key goes; each combo's label is its template's with the markers filled
 in, and the order comes from track_order. Equal, label for label and row for row, to
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .grouping import COMBO_COLUMNS, _label, mixed_sources
+from .grouping_labels import COMBO_COLUMNS, combo_label, mixed_sources
 from .track_names import TrackNames
 from .track_order import THREAD_SLOT, order
 
@@ -122,8 +122,8 @@ def _templates(prepared: _Prepared, mode: str, names: TrackNames) -> tuple[list[
     for i in prepared.first.tolist():
         row = {c: v[i] for c, v in cols.items()}
         row["thread_id"] = TID_MARK
-        label, key = _label(row, mode, names, neuron, (NAME_MARK, THREAD_SLOT))
-        bare, bare_key = _label(row, mode, names, neuron, (None, THREAD_SLOT))
+        label, key = combo_label(row, mode, names, neuron, (NAME_MARK, THREAD_SLOT))
+        bare, bare_key = combo_label(row, mode, names, neuron, (None, THREAD_SLOT))
         if key != bare_key or not _flat_slot(key) or TID_MARK in label or label.count(NAME_MARK) > 1 \
                 or bare.count(TID_MARK) > 1 or (NAME_MARK in label) != (TID_MARK in bare):
             return None

@@ -41,8 +41,11 @@ class Reader:
 
 READERS: list[Reader] = [
     Reader("neuron-parquet", parquet.sniff, parquet.read),
-    Reader("neuron-capture", capture.sniff, capture.read),
-    Reader("several-inputs", multi.sniff, multi.read),
+    # The capture and a folder of inputs open their parts with load_profile (and the folder asks the
+    # registry's readers which files are traces): handed in, so neither module imports this package.
+    Reader("neuron-capture", capture.sniff, lambda p, filters: capture.read(p, filters, load_profile)),
+    Reader("several-inputs", lambda p: multi.sniff(p, READERS),
+           lambda p, filters: multi.read(p, filters, load_profile, READERS)),
     Reader("neuron-json", neuron_json.sniff, neuron_json.read, neuron_json.VERSION),
     Reader("neuron-runtime-json", runtime_json.sniff, runtime_json.read, runtime_json.VERSION),
     Reader("chrome-json", chrome.sniff, chrome.read, chrome.VERSION),
@@ -113,7 +116,7 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
             for one in path:
                 _check_exists(Path(os.fspath(one)).expanduser())
             return multi.load_many([Path(os.fspath(p)).expanduser() for p in path], filters,
-                                   ", ".join(os.fspath(p) for p in path))
+                                   ", ".join(os.fspath(p) for p in path), load_profile)
         path = path[0]
     p = Path(os.fspath(path)).expanduser()
     _check_exists(p)

@@ -20,6 +20,8 @@ from pathlib import Path
 from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
 from ..model.profile import Profile
+from .multi import Load, merge
+from .parquet import profile_dirs
 
 CLI = "neuron-explorer"
 _CAPTURE_SUFFIXES = (".pb", ".ntff", ".neff")
@@ -121,8 +123,6 @@ def cache_dir() -> Path:
 
 def convert(inv: Inventory) -> Path:
     """The capture processed to Parquet by neuron-explorer, from the cache when it is current."""
-    from .parquet import profile_dirs
-
     target = cache_dir() / inv.key()
     if target.is_dir():
         try:
@@ -154,10 +154,9 @@ def convert(inv: Inventory) -> Path:
     return profile_dirs(target)[0]
 
 
-def read(path: Path, filters: Filters) -> Profile:
-    from . import load_profile
-    from .multi import merge
-
+def read(path: Path, filters: Filters, load_profile: Load) -> Profile:
+    """The capture's system profile (converted) and framework traces, each opened with `load_profile`
+    (the package's, handed in by its registry, so this module does not import the package back)."""
     inv = Inventory.of(path)
     warnings = LoadWarnings()
     check(inv, warnings)

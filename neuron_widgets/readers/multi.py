@@ -8,6 +8,7 @@ inputs whose timestamps are relative cannot be aligned and are reported as such.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,13 @@ from ..model.lazy import LazyColumns, take_lazy
 from ..model.profile import Counters, Profile
 from ..model.schema import ROW
 from . import cache
+from .neuron_json import is_device_json
+from .parquet import profile_dirs
+from .sniff import head
+
+# The package's load_profile and its list of readers are handed in by the registry (readers/__init__.py), which
+# imports this module: importing them back would make the two need each other.
+Load = Callable[..., Profile]
 
 EPOCH_2001_NS = 978_307_200 * 10**9  # timestamps before this cannot be wall-clock times of a capture
 
@@ -139,16 +147,14 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def sniff(path: Path) -> bool:
-    return path.is_dir() and bool(inputs_in(path)[0])
+def sniff(path: Path, readers: Sequence[Any]) -> bool:
+    return path.is_dir() and bool(inputs_in(path, readers)[0])
 
 
-def read(path: Path, filters) -> Profile:
+def read(path: Path, filters, load_profile: Load, readers: Sequence[Any]) -> Profile:
     """Every input of the folder; one that cannot be read is left out and named in the warnings
     (all of them failing is the first one's error)."""
-    from . import load_profile
-
-    found, left_out = inputs_in(path)
+    found, left_out = inputs_in(path, readers)
     profiles, names, failed = [], [], []
     for p in found:
         try:
@@ -168,9 +174,7 @@ def read(path: Path, filters) -> Profile:
     return merged
 
 
-def load_many(paths: list[Path], filters, source: str) -> Profile:
-    from . import load_profile
-
+def load_many(paths: list[Path], filters, source: str, load_profile: Load) -> Profile:
     profiles = [load_profile(p, **filters.as_kwargs(), **_inner()) for p in paths]
     names = _unique_names(paths)
     merged = merge(profiles, names, source)
@@ -190,16 +194,12 @@ def _unique_names(paths: list[Path]) -> list[str]:
     return [str(p) for p in paths]
 
 
-def inputs_in(directory: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+def inputs_in(directory: Path, readers: Sequence[Any]) -> tuple[list[Path], list[tuple[str, str]]]:
     """Loadable inputs directly in a directory: every file a trace reader takes (by its content,
-    whatever its name) and processed profile directories; and the files left out, with why."""
-    from . import READERS
-    from .neuron_json import is_device_json
-    from .parquet import profile_dirs
-    from .sniff import head
-
+    whatever its name) and processed profile directories; and the files left out, with why.
+    `readers`: the registry's (registered ones included)."""
     # The readers that take one file (those that parse it whole), registered ones included.
-    file_readers = [r for r in READERS if r.cache_version is not None]
+    file_readers = [r for r in readers if r.cache_version is not None]
     found: list[Path] = []
     left_out: list[tuple[str, str]] = []
     for f in sorted(directory.iterdir()):
