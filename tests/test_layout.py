@@ -99,7 +99,6 @@ KNOWN_CIRCLES: list[set[str]] = [
      "model.device_loading", "model.device_resolve", "model.device_summary", "model.device_trace",
      "model.event_access", "model.problems", "model.profile"},
     {"analysis.across", "analysis.compare"},
-    {"analysis.critical_path", "analysis.what_if"},
     {"widgets.job_summary", "widgets.job_timeline", "widgets.summary", "widgets.timeline"},
 ]
 

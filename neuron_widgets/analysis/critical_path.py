@@ -17,49 +17,15 @@ import pandas as pd
 
 from ..model.profile import Profile
 from ..model.timefmt import duration as _duration
+from .critical_path_build import frame_for_path, graph_of, is_job
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, Graph
-from .devices import kind_of, trace_kind
-from .frame import Frame, frame_of, notes_of
+from .frame import Frame, notes_of
 
 COLUMNS = ["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id",
            "name", "step", "part"]
 WORKER = ["instance_id", "process_id", "nc_idx", "thread_id"]
 # A Job's path, filled in by critical_path_job (which imports this module, not the other way round).
 JOB_PATH: dict[str, Callable[..., pd.DataFrame]] = {}
-
-
-def _is_job(x: object) -> bool:
-    return not isinstance(x, Profile) and type(x).__name__ == "Job"
-
-
-def frame_for_path(x: object) -> Frame:
-    """The analyses' frame of a Profile; a Job is refused with what to do instead."""
-    if _is_job(x):
-        raise TypeError("the critical path of a Job is not computed part by part yet: load the job's parts as one "
-                        "Profile (nw.load_profile([...])) and pass that")
-    return frame_of(x)  # type: ignore[arg-type]
-
-
-def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
-    """The profile's graph (built once per profile), or None with the reason."""
-    def build() -> tuple[Graph | None, list[str]]:
-        if len(fr) == 0:
-            return None, ["the profile has no events"]
-        if kind_of(fr) != "neuron" and not {"neuron_rt", "neuron_hw"} & set(fr.sources):
-            from .critical_path_chrome import chrome_graph
-
-            g = chrome_graph(fr)
-            if trace_kind(fr) == "kineto":
-                g.notes.append("Kineto: threads and streams in order, launch -> kernel flows, and a synchronising call "
-                               "waits for all its thread launched since the last one (the trace does not say which "
-                               "stream or event); NCCL kernels across ranks are not matched")
-            return g, g.notes
-        from .critical_path_neuron import neuron_graph
-
-        g = neuron_graph(fr)
-        return g, g.notes
-
-    return fr._cached("critical-graph", build)
 
 
 def critical_path(profile: Profile, client: Any = None, **job_kw: Any) -> pd.DataFrame:
@@ -81,7 +47,7 @@ def critical_path(profile: Profile, client: Any = None, **job_kw: Any) -> pd.Dat
     between workers where a segment's worker differs from the one before: a launch (host to core),
     a return (core to host), a collective (to the core that arrived last).
     """
-    if _is_job(profile) and "critical_path" in JOB_PATH:
+    if is_job(profile) and "critical_path" in JOB_PATH:
         return JOB_PATH["critical_path"](profile, client, **job_kw)
     fr = frame_for_path(profile)
     g, notes = graph_of(fr)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..model.device_summary import duration
 from ..model.profile import Profile
-from .critical_path import graph_of
+from .critical_path_build import graph_of
 from .critical_path_graph import LAST_ARRIVAL
 from .frame import frame_of
 from .launches import launch_stats

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from .critical_path import frame_for_path, graph_of
+from .critical_path_build import frame_for_path, graph_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
 from .frame import Frame
 
