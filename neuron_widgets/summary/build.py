@@ -20,6 +20,8 @@ from ..analysis.device_profiles import device_profile_summary
 from ..model.profile import Profile
 from . import charts as C
 from . import data as D
+from .critical import CriticalSection
+from .findings import FindingsSection
 
 # Problems not looked for yet: the table says so, not "none found" before the search has run.
 NOT_YET = pd.DataFrame()
@@ -50,6 +52,10 @@ class SummaryCharts:
         r = {**EMPTY, **(results or {}), "kind": self.kind, "ranks": ranks}
         self.ranks = ranks
         self.head = C.headline_div(D.headline(profile, r, range_note))
+        # Findings lead (None until looked for: the table says so), the critical path after them.
+        self.findings = FindingsSection(r.get("findings"), profile.origin_ts,
+                                        int(r.get("findings_span") or profile.duration_ns))
+        self.critical = CriticalSection(r.get("critical"))
         tcols = D.temporal_columns(r["temporal"], self.kind, profile.duration_ns)
         self.temporal = C.temporal_chart(self._temporal_click(tcols, r), self.kind, title=
                                          "Busy time per thread (% of the span summarised), busiest first"
@@ -88,7 +94,8 @@ class SummaryCharts:
                                                      title="Compared profile (b): where the time goes")
         self.layout = self._layout()
         self.figures = [f for f in (self.temporal, self.idle, self.top_a, self.top_b, self.stragglers, self.steps,
-                                    self.launches, self.counters, self.compare_temporal) if f is not None]
+                                    self.launches, self.counters, self.compare_temporal, self.critical.chart)
+                        if f is not None]
         # The source each chart's updates go to (the memory chart, a line per source, is never updated).
         self.sources = {id(f): next(iter(f.select({"type": ColumnDataSource})), None) for f in self.figures}
         self._show_filled(r, None)
@@ -102,7 +109,7 @@ class SummaryCharts:
         label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
         first = (_wrap(self.temporal, self.compare_temporal), _wrap(self.idle)) if self.compare_temporal is not None \
             else (_wrap(self.temporal, self.idle),)
-        parts: list[Any] = [self.head, *first, _wrap(self.top_a, self.top_b)]
+        parts: list[Any] = [self.head, self.findings.layout, self.critical.layout, *first, _wrap(self.top_a, self.top_b)]
         self._rows: dict[int, Any] = {}  # a chart alone in its row: the row goes with it
         if self.launches is not None:
             parts.append(self._row_of(self.launches))
@@ -184,6 +191,12 @@ class SummaryCharts:
         if wanted("problems"):
             self.problems.source.data = cols = self._problem_cols(r, profile or self.profile)
             self.problems.height = C.table_height(len(cols["kind"]))
+        if wanted("findings"):
+            p = profile if profile is not None else self.profile
+            self.findings.update(results.get("findings"), self.profile.origin_ts,
+                                 int(results.get("findings_span") or p.duration_ns))
+        if wanted("critical"):
+            self.critical.update(results.get("critical"))
         if wanted("kernels") and self.longest is not None:
             self.longest.source.data = cols = self._longest_cols(r)
             self.longest.height = C.table_height(len(cols["name"]), C.LONGEST_ROW_PX)

@@ -19,6 +19,7 @@ from ..model.device_trace import DeviceTrace
 from ..model.timefmt import duration
 from . import charts as C
 from .build import _wrap
+from .findings import FindingsSection
 
 ENGINE_PARTS = (("running", "#2f7ed8", "running instructions"), ("waiting", "#f28f43", "in semaphore waits"))
 
@@ -138,7 +139,9 @@ class DeviceSummaryCharts:
         self.opcodes = self._bar(top_columns(r["opcodes"], "opcode"), "label", "ms",
                                  "Top opcodes by engine time (ms)", "nw-device-opcodes", tips, "#77a1e5")
         self.figures = [self.engines, self.dma, self.layers, self.operators, self.opcodes]
-        self.layout = column(head, _wrap(self.engines, self.dma), _wrap(self.layers, self.operators),
+        # A finding's place is the execution: a click fits the viewer to it (None: being looked for).
+        self.findings = FindingsSection(r.get("findings"), self.origin, int(r.get("span_ns") or 0))
+        self.layout = column(head, self.findings.layout, _wrap(self.engines, self.dma), _wrap(self.layers, self.operators),
                              _wrap(self.opcodes), sizing_mode="stretch_width", name="nw-summary")
 
     def theme(self, dark: bool) -> None:

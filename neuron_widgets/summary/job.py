@@ -30,6 +30,8 @@ from bokeh.palettes import Inferno256
 from . import charts as C
 from . import data as D
 from .build import _wrap
+from .critical import CriticalSection
+from .findings import FindingsSection
 
 MAX_ROWS = 512
 MAX_COLS = 600
@@ -244,6 +246,14 @@ class JobSummaryCharts:
         self.notes = Div(text="\n".join(notes), render_as_text=True, name="nw-job-notes", sizing_mode="stretch_width",
                          styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px", "white-space": "pre-line"})
         self.heat, self.cells = heat_map(self.matrix)
+        # Findings and the critical path come after the rest (None: being looked for); times from the job's start.
+        ok = results["parts"]
+        starts = pd.to_numeric(ok.get("start_ts"), errors="coerce").dropna()
+        ends = pd.to_numeric(ok.get("end_ts"), errors="coerce").dropna()
+        self.origin = int(starts.min()) if len(starts) else 0
+        self.span_ns = int(ends.max()) - self.origin if len(starts) and len(ends) else 0
+        self.findings = FindingsSection(results.get("findings"), self.origin, self.span_ns)
+        self.critical = CriticalSection(results.get("critical"))
         t = results.get("temporal_breakdown", pd.DataFrame())
         # Titles and legends in a few words: two charts share a row from about 960 px.
         self.nodes = C.temporal_chart(node_columns(t, kind), kind, name="nw-job-nodes",
@@ -259,10 +269,11 @@ class JobSummaryCharts:
         pt = parts_table_columns(results["parts"])
         self.parts = C.text_table(ColumnDataSource(pt, name="nw-job-parts"), [TableColumn(field=k, title=k) for k in pt],
                                   len(pt["part"]), "nw-job-parts", row_px=28)
-        self.figures = [self.heat, self.nodes, self.cores, self.stragglers]
+        self.figures = [self.heat, self.nodes, self.cores, self.stragglers, self.critical.chart]
         self.heat.sizing_mode = "stretch_width"
         label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
-        self.layout = column(self.sentence, self.notes, self.heat, _wrap(self.stragglers, self.nodes, min_width=460),
+        self.layout = column(self.sentence, self.notes, self.findings.layout, self.heat, self.critical.layout,
+                             _wrap(self.stragglers, self.nodes, min_width=460),
                              _wrap(self.cores, min_width=460),
                              Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems,
                              Div(text="Parts", render_as_text=True, styles=label), self.parts,

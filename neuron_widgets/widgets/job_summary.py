@@ -46,7 +46,9 @@ class JobSummaryMixin:
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
         self.probe = ThemeProbe()
         self.part_box = W.VBox([])
+        self._view_ready, self._patched = threading.Event(), False  # findings come after the charts
         self.probe.observe(lambda ch: self._job_themed(bool(ch["new"])), "dark")
+        self.probe.observe(self._view_drawn, "bokeh_ready")  # type: ignore[attr-defined]
         self._hook_probe()  # type: ignore[attr-defined]
         super().__init__(self._parts_shown(), **kwargs)  # type: ignore[call-arg, attr-defined]
         self.add_class("nw-summary-widget")
@@ -75,6 +77,7 @@ class JobSummaryMixin:
             src = _source_of(charts.stragglers)
             src.selected.on_change("indices", lambda _a, _o, new: self._core_clicked(src, new))
             charts.problems.source.selected.on_change("indices", lambda _a, _o, new: self._problem_clicked(new))
+            self._wire_findings(charts)  # type: ignore[attr-defined]
             self.bokeh = self._chart_view()
             self._arrange()  # type: ignore[attr-defined]
             apply_theme(None, self._dark, charts.figures)
@@ -84,7 +87,12 @@ class JobSummaryMixin:
         said = f"Summarised {len(parts)} parts in {time.perf_counter() - started:.1f} s"
         said += f" ({cached} from earlier results)" if cached else ""
         said += f"; {left} left out (see the parts table)" if left else ""
-        self._say(said + ". Click a cell of the heat map or a core's bar to open that part at that step.", busy=False)
+        self._say(said + "; looking for findings and the critical path...", busy=True)
+        try:
+            self._job_findings(results)  # type: ignore[attr-defined]
+        except Exception as exc:  # the charts stay; the status says what failed
+            said += f"; findings failed ({type(exc).__name__}: {exc})"
+        self._say(said + ". Click a finding, a cell of the heat map or a core's bar to open that part there.", busy=False)
         self.done.set()
 
     def _job_themed(self, dark: bool) -> None:
@@ -132,8 +140,10 @@ class JobSummaryMixin:
         self.open_part(str(s["part"]), (int(worst["start_ts"]), int(worst["start_ts"] + worst["lag_ns"])),
                        {k: s[k] for k in keys})
 
-    def open_part(self, part: str, window: tuple[int, int], core: dict[str, Any] | None = None) -> Timeline:
-        """Show `part`'s Timeline under the charts at `window` (absolute ns), its core's arrival selected."""
+    def open_part(self, part: str, window: tuple[int, int], core: dict[str, Any] | None = None,
+                  pad: bool = True) -> Timeline:
+        """Show `part`'s Timeline under the charts at `window` (absolute ns; padded around a step unless `pad` is
+        False), its core's arrival selected."""
         self._say(f"Loading {part}...", busy=True)
         try:
             profile = self.job.load(part)
@@ -149,8 +159,8 @@ class JobSummaryMixin:
             if old is not None:
                 old.close()
         t0, t1 = window
-        pad = max((t1 - t0) * 2, 200_000)
-        self.part_timeline.time_range = (t0 - pad, t1 + pad)
+        margin = max((t1 - t0) * 2, 200_000) if pad else 0
+        self.part_timeline.time_range = (t0 - margin, t1 + margin)
         target = self._arrival_event(core, window) if core else None
         if target is not None:
             self.part_timeline.select(target, focus=False)

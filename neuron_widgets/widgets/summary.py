@@ -40,6 +40,7 @@ from ..summary import SummaryCharts
 from ..summary.data import duration
 from .delivery import Delivered, keep_in_order
 from .job_summary import JobSummaryMixin, is_job
+from .summary_findings import FindingsMixin, findings_steps
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
@@ -93,7 +94,7 @@ class ThemeProbe(Delivered, anywidget.AnyWidget):
     bokeh_missing = t.Bool(False).tag(sync=True)
 
 
-class Summary(JobSummaryMixin, Delivered, W.VBox):
+class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
     """The analyses of a profile as charts and tables: `Summary(tl)`, `Summary(profile)`, `Summary(a, compare=b)`.
 
     Following a Timeline, it summarises the brushed range (the whole profile when nothing is
@@ -165,8 +166,10 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
         self.probe = ThemeProbe()
         self._dark = False
+        self._view_ready, self._patched = threading.Event(), False  # findings come after the first paint
         self._show_device(trace, first=True)
         self.probe.observe(lambda ch: self._themed(bool(ch["new"])), "dark")
+        self.probe.observe(self._view_drawn, "bokeh_ready")
         self._hook_probe()
         super().__init__(self._parts_shown(), **kwargs)
         self.add_class("nw-summary-widget")
@@ -193,15 +196,18 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
             charts.theme(self._dark)
             layers = _source_of(charts.layers)
             layers.selected.on_change("indices", lambda _a, _o, new: self._layer_clicked(layers, new))
+            self._wire_findings(charts)
             old = None if first else self.bokeh
             self.bokeh = self._chart_view()
             if old is not None:
+                self._view_ready.clear()
+                self.probe.bokeh_ready = False
                 self._arrange()
                 _drop_view(old)
         name = trace.metadata.get("profile_name") or Path(str(trace.source)).name or "device trace"
         self._say(f"Summarised: device trace {name}: {len(trace):,} instructions, {len(trace.dma):,} DMA packets "
                   f"in {time.perf_counter() - started:.2f} s.", busy=False)
-        self.done.set()
+        self._device_findings(trace, charts)  # sets done when they are in
 
     def _layer_clicked(self, src: Any, indices: list[int]) -> None:
         if self.timeline is None or not indices:
@@ -284,6 +290,8 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
                      ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
             if kind == "kineto" and self.ranks < 2:  # one rank: stragglers do not apply, so are not computed
                 steps = tuple(s for s in steps if s[0] != "stragglers")
+            steps = (*steps, *findings_steps(p))  # the costliest last; an earlier range's findings go at once
+            self._apply({}, self._range_note(window), ("findings", "critical"), generation, p)
             range_note = self._range_note(window)
             for label, work, parts in steps:
                 r.update(work())
@@ -412,6 +420,7 @@ class Summary(JobSummaryMixin, Delivered, W.VBox):
             src = _source_of(fig)
             src.selected.on_change("indices", lambda _a, _o, new, src=src, action=action: action(src, new))
         c.problems.source.selected.on_change("indices", lambda _a, _o, new: self._select_clicked(c.problems.source, new))
+        self._wire_findings(c)
 
     def _select_clicked(self, src: Any, indices: list[int]) -> None:
         event_id = _clicked(src, indices, "event_id")

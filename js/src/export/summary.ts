@@ -1,6 +1,7 @@
 // Summary charts in an exported page: drawn by BokehJS (inlined by the page) from the item the
 // kernel wrote, and linked to the page's timeline as the notebook's widget is: a click on a bar,
-// a point or a row selects its event (or moves the view to a step).
+// a point or a row selects its event (or moves the view to a step), a finding fits the view to where it
+// happens, and the findings' toggle shows them all or the top few.
 
 import { quietEmptyRanges } from "../common/bokehtables";
 import { h } from "../common/dom";
@@ -25,9 +26,23 @@ interface BokehGlobal {
 }
 
 const DARK = { text: "#e6edf3", muted: "#9da7b3", grid: "#3d444d" };
-const CLICKABLE = ["nw-temporal", "nw-stragglers", "nw-top-a", "nw-straggler-steps", "nw-problems", "nw-device-layers"];
+const CLICKABLE = [
+  "nw-temporal",
+  "nw-stragglers",
+  "nw-top-a",
+  "nw-straggler-steps",
+  "nw-problems",
+  "nw-device-layers",
+  "nw-findings",
+];
 // Sources whose rows are windows (t0, t1: ns from the origin): a click moves the view there.
-const WINDOWS = new Set(["nw-straggler-steps", "nw-device-layers"]);
+const WINDOWS = new Set(["nw-straggler-steps", "nw-device-layers", "nw-findings"]);
+// What the findings' toggle shows in each state, as the kernel wrote it in the toggle's tags.
+interface ToggleState {
+  rows: number;
+  height: number;
+  label: string;
+}
 
 export function pageIsDark(): boolean {
   return (
@@ -51,6 +66,7 @@ export async function renderSummary(item: unknown, box: HTMLElement, host: Timel
   const doc = bokeh.documents[bokeh.documents.length - 1];
   if (!doc || bokeh.documents.length === before) return;
   if (pageIsDark()) darken(doc);
+  expandable(doc);
   if (host) link(doc, host);
   box.dataset.ready = "1";
 }
@@ -80,6 +96,22 @@ function darken(doc: BkDocument): void {
 /** BokehJS throws on a property a model does not have: set those it has. */
 function setSome(m: BkModel, attrs: Record<string, unknown>): void {
   m.setv(Object.fromEntries(Object.entries(attrs).filter(([k]) => k in m.properties)));
+}
+
+/** The findings' "show all" toggle: all rows or the top few, as the kernel's widget does it. */
+function expandable(doc: BkDocument): void {
+  const more = doc.get_model_by_name("nw-findings-more");
+  const filter = doc.get_model_by_name("nw-findings-filter");
+  const table = doc.get_model_by_name("nw-findings-table");
+  const states = (more?.tags as Record<string, ToggleState>[] | undefined)?.[0];
+  if (!more || !filter || !table || !states) return;
+  more.properties.active.change.connect(() => {
+    const s = states[more.active ? "true" : "false"];
+    if (!s) return;
+    filter.setv({ indices: Array.from({ length: s.rows }, (_, i) => i) });
+    table.setv({ height: s.height });
+    more.setv({ label: s.label });
+  });
 }
 
 function link(doc: BkDocument, host: TimelineHost): void {

@@ -1,0 +1,142 @@
+"""The Summary's findings: the top findings as lines (severity, the title as text, the gain a fix would buy),
+each with the window a click fits the timeline to, and a toggle that shows them all.
+
+Built from `analysis.findings` (one frame, largest gain first). The table's source holds every
+finding; a view filter shows the first TOP until the toggle (`<name>-more`) asks for all: the widget
+wires the toggle to `expand` (a Python callback, never put in an export), an exported page does
+the same in js/src/export/summary.ts. `t0`/`t1` are ns from
+the origin the widget's timeline counts from (NaN: the finding has no place), `part` names a job's
+part. Titles are profile text: they reach the page only as column data, drawn as text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+from bokeh.layouts import column
+from bokeh.models import CDSView, ColumnDataSource, DataTable, Div, IndexFilter, StringFormatter, TableColumn, Toggle
+
+from ..model.timefmt import duration
+from . import charts as C
+
+TOP = 5  # findings shown before "show all"
+ROW_PX = 64  # four lines of wrapped text: a title names who, with its numbers
+SHOWN_ROWS = 12  # all shown: rows before the table scrolls
+SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
+LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
+COLUMNS = ("severity", "color", "finding", "gain", "advice", "t0", "t1", "part", "rule")
+
+
+def gain_text(gain_ns: float, span_ns: int) -> str:
+    """'saves ~80.7 ms (61.3%)' of the run's span; 'gain not modelled' where the rule cannot predict one."""
+    if gain_ns is None or not math.isfinite(float(gain_ns)):
+        return "gain not modelled"
+    if gain_ns <= 0:
+        return "saves nothing (off the critical path)"
+    share = f" ({100.0 * gain_ns / span_ns:.1f}%)" if span_ns > 0 else ""
+    return f"saves ~{duration(gain_ns)}{share}"
+
+
+def finding_columns(f: pd.DataFrame | None, origin: int, span_ns: int) -> dict[str, list]:
+    """One row per finding in the frame's order (None: not looked for yet, said in one row)."""
+    if f is None or f.empty:
+        said = "looking for findings…" if f is None else "no finding: no rule's threshold was crossed in what is summarised"
+        return {"severity": [""], "color": ["#8a8f98"], "finding": [said], "gain": [""], "advice": [""],
+                "t0": [float("nan")], "t1": [float("nan")], "part": [""], "rule": [""]}
+
+    def place(col: str) -> list[float]:
+        return [float(int(v) - origin) if v is not None and not pd.isna(v) else float("nan") for v in f[col]]
+
+    def text(v: Any) -> str:
+        return "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
+
+    sev = [text(s) for s in f["severity"]]
+    return {"severity": sev, "color": [SEVERITY_COLORS.get(s, "#8a8f98") for s in sev],
+            "finding": [text(t) for t in f["title"]], "gain": [gain_text(g, span_ns) for g in f["gain_ns"]],
+            "advice": [text(a) for a in f["advice"]], "t0": place("start_ts"), "t1": place("end_ts"),
+            "part": [text(p) for p in f["part"]], "rule": [text(r) for r in f["rule"]]}
+
+
+def window_of(f: pd.DataFrame, i: int) -> tuple[int, int] | None:
+    """Finding i's place (absolute ns), widened to a few microseconds when it is an instant; None without one."""
+    if not 0 <= i < len(f):
+        return None
+    a, b = f["start_ts"].iloc[i], f["end_ts"].iloc[i]
+    if a is None or pd.isna(a):
+        return None
+    a = int(a)
+    b = int(b) if b is not None and not pd.isna(b) else a
+    return (a, b) if b > a else (a - 10_000, a + 10_000)
+
+
+class FindingsSection:
+    """The findings lines: a label, the table, the toggle to show all, and what could not be decided."""
+
+    def __init__(self, findings: pd.DataFrame | None, origin: int, span_ns: int, name: str = "nw-findings") -> None:
+        self.name = name
+        self.frame = findings
+        text = StringFormatter()
+        self.source = ColumnDataSource(finding_columns(findings, origin, span_ns), name=name)
+        n = len(self.source.data["finding"])
+        self.filter = IndexFilter(indices=list(range(min(n, TOP))), name=f"{name}-filter")
+        columns = [TableColumn(field="severity", title="severity", formatter=StringFormatter(text_color="color",
+                                                                                             font_style="bold"),
+                               width=62),
+                   TableColumn(field="finding", title="finding", formatter=text, width=560),
+                   TableColumn(field="gain", title="what a fix buys", formatter=text, width=150),
+                   TableColumn(field="advice", title="what to try", formatter=text, width=260)]
+        self.table = DataTable(reorderable=False, source=self.source, columns=columns, view=CDSView(filter=self.filter),
+                               height=self._height(min(n, TOP)), row_height=ROW_PX, sizing_mode="stretch_width",
+                               index_position=None, stylesheets=[C._table_css()], name=f"{name}-table")
+        self.more = Toggle(label=self._label(n, False), active=False, visible=n > TOP, name=f"{name}-more",
+                           width=220, button_type="light", tags=[self._states(n)])
+        self.notes = Div(text=_notes(findings), render_as_text=True, name=f"{name}-notes", sizing_mode="stretch_width",
+                         styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"})
+        self.label = Div(text="What to fix first (click a finding to see where it happens)", render_as_text=True,
+                         styles=LABEL, name=f"{name}-label")
+        self.layout = column(self.label, self.table, self.more, self.notes, sizing_mode="stretch_width",
+                             name=f"{name}-section")
+
+    @staticmethod
+    def _height(rows: int) -> int:
+        return C.HEADER_PX + ROW_PX * min(max(rows, 1), SHOWN_ROWS) + 4
+
+    @staticmethod
+    def _label(n: int, shown: bool) -> str:
+        return f"Show the top {TOP}" if shown else f"Show all {n} findings"
+
+    def _states(self, n: int) -> dict[str, dict[str, Any]]:
+        """What the toggle's two states show (an exported page reads them from the toggle's tags)."""
+        return {str(shown).lower(): {"rows": rows, "height": self._height(rows), "label": self._label(n, shown)}
+                for shown, rows in ((False, min(n, TOP)), (True, n))}
+
+    def update(self, findings: pd.DataFrame | None, origin: int, span_ns: int) -> None:
+        """New findings (a brushed range's, or the whole profile's once they are in)."""
+        self.frame = findings
+        self.source.selected.indices = []
+        cols = finding_columns(findings, origin, span_ns)
+        n = len(cols["finding"])
+        self.more.visible = n > TOP
+        self.more.active = False  # collapses the table (expand runs on the change)
+        self.filter.indices = list(range(min(n, TOP)))
+        self.table.height = self._height(min(n, TOP))
+        self.more.label = self._label(n, False)
+        self.more.tags = [self._states(n)]
+        self.source.data = cols
+        self.notes.text = _notes(findings)
+
+    def expand(self, shown: bool) -> None:
+        """All findings (shown) or the top TOP."""
+        n = len(self.source.data["finding"])
+        rows = n if shown else min(n, TOP)
+        self.filter.indices = list(range(rows))
+        self.table.height = self._height(rows)
+        self.more.label = self._label(n, shown)
+
+
+def _notes(f: pd.DataFrame | None) -> str:
+    notes = [str(n) for n in (f.attrs.get("notes", []) if f is not None else []) if str(n).strip()]
+    return ("Notes: " + "; ".join(dict.fromkeys(notes)) + ".") if notes else ""
+
