@@ -18,6 +18,7 @@ from ..model.device_summary import duration
 from ..model.profile import Profile
 from .critical_path import critical_path_breakdown
 from .devices import trace_kind
+from .findings_memory import memory_findings
 from .findings_problems import problem_findings
 from .findings_rows import finish, gain_of, launch_gain, pct, row, run_span, saved, severity_of
 from .frame import frame_of
@@ -106,7 +107,7 @@ def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     ctx = {"p": p, "temporal": temporal, "cores": cores, "span": span, "start": p.start_ts, "end": p.end_ts,
            "label": cores.label}
-    for rule in (_straggler, _host_wait, _launch, _collectives, _imbalance, problem_findings):
+    for rule in (_straggler, _host_wait, _launch, _collectives, _imbalance, problem_findings, memory_findings):
         got = rule(ctx)
         if rule is _straggler and got:
             ctx["straggler"] = got[0]["evidence"]["core"]
