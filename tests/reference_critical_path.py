@@ -8,6 +8,7 @@ row, class). Nothing here is shared with the package but `reference_neuron.event
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -17,7 +18,7 @@ from reference_neuron import events
 
 KINDS = ("compute", "collective", "host", "launch", "gap")
 OWN, CORE_ORDER, LAUNCHED, RETURNED, OTHERS_ARRIVED, HOST_ORDER = range(6)
-ROLE = {"s": 0, "e": 1, "v": 2, "m": 3, "p": 0, "q": 1}
+ROLE = {"s": 0, "e": 1, "v": 2, "m": 3, "p": 0, "q": 1, "r": 2}
 
 
 def _int(e: dict, key: str) -> int | None:
@@ -322,8 +323,9 @@ SYNCS = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize
 
 
 class ChromeModel(Model):
-    """Threads' top-level events in order, split where flows leave them; flows from upstream start to the
-    downstream's top-level start."""
+    """Threads' top-level events in order, split where flows leave them; flows (and Kineto's correlation ids) from
+    upstream start to the downstream's top-level start; synchronising calls, stream waits and NCCL kernels across
+    ranks as `critical_path_kineto` describes them, each rule checked event by event."""
 
     device = False
 
@@ -334,15 +336,33 @@ class ChromeModel(Model):
         for i, r in enumerate(df.to_dict("records")):
             flows = r.get("flow_id")
             stream = r.get("framework_stream_id")
+            text = r.get("extra_attributes_json")
+            args = json.loads(text) if isinstance(text, str) and text else {}
+            args = args if isinstance(args, dict) else {}
             self.evs.append({"row": i, "id": int(r["id"]), "name": r["name"], "start": int(r["start_ts"]),
-                             "end": int(r["end_ts"]), "category": r.get("category"),
+                             "end": int(r["end_ts"]), "category": r.get("category"), "args": args,
+                             "rank": r.get("input"), "source": r.get("trace_event_source"),
                              "thread": (r["instance_id"], _opt(r["process_id"]), _opt(r["thread_id"]),
                                         stream if isinstance(stream, str) else None),
                              "flows": [str(f) for f in flows] if flows is not None else []})
         self.t, self.preds, self.gap_of, self.step = {}, defaultdict(list), {}, {}
         for e in self.evs:
-            e["modelled"] = e["category"] not in ("Trace", "gpu_user_annotation", "user_annotation") and \
+            e["modelled"] = e["category"] not in ("Trace", "gpu_user_annotation", "user_annotation", "cuda_sync") and \
                 (e["thread"][1] or 0) >= 0
+
+        def kind(e: dict) -> str:
+            if e["category"] in DEVICE_CATEGORIES:
+                if e["name"] and NCCL.search(e["name"]):
+                    return "collective"
+                return "memcpy" if e["category"] in MEMORY_CATEGORIES else "kernel"
+            return "host"
+
+        calls = [e for e in self.evs if _is_call(e)]  # runtime calls: what correlation ids lead from
+
+        def call_with(rank: Any, corr: Any) -> dict | None:  # the last runtime call of that rank with that id
+            found = [c for c in calls if c["rank"] == rank and _corr(c) is not None and _corr(c) == corr]
+            return max(found, key=lambda c: c["row"]) if found and corr is not None else None
+
         flows: dict[str, list[dict]] = defaultdict(list)
         for e in self.evs:
             for f in e["flows"] if e["modelled"] else []:
@@ -351,6 +371,11 @@ class ChromeModel(Model):
         for carriers in flows.values():
             carriers.sort(key=lambda e: (e["start"], e["row"]))
             pairs += [(a, b) for a, b in itertools.pairwise(carriers) if a is not b]
+        for d in self.evs:  # a device event and the runtime call with its correlation id
+            if d["modelled"] and kind(d) != "host":
+                c = call_with(d["rank"], _corr(d))
+                if c is not None and c["modelled"] and c is not d and not any(a is c and b is d for a, b in pairs):
+                    pairs.append((c, d))
         if pairs:  # only the threads flows touch
             touched = {e["thread"] for pair in pairs for e in pair}
             for e in self.evs:
@@ -371,12 +396,17 @@ class ChromeModel(Model):
                     reach = max(reach, e["end"])
                 e["top"] = last
 
-        def kind(e: dict) -> str:
-            if e["category"] in DEVICE_CATEGORIES:
-                if e["name"] and NCCL.search(e["name"]):
-                    return "collective"
-                return "memcpy" if e["category"] in MEMORY_CATEGORIES else "kernel"
-            return "host"
+        # NCCL kernels: one collective per (process group, else name; ordinal on the rank) that several ranks share.
+        colls = [e for mine in tops.values() for e in mine if kind(e) == "collective"]
+        by_group: dict[tuple, list[dict]] = defaultdict(list)
+        for e in colls:
+            pg = e["args"].get("Process Group Name")
+            by_group[(e["rank"], ("pg", pg) if isinstance(pg, str) else ("name", e["name"]))].append(e)
+        members: dict[tuple, list[dict]] = defaultdict(list)
+        for (_, group), mine in by_group.items():
+            for k, e in enumerate(sorted(mine, key=lambda e: (e["start"], e["row"]))):
+                members[(group, k)].append(e)
+        members = {lab: ms for lab, ms in members.items() if len({e["rank"] for e in ms}) >= 2}
 
         points: dict[int, list] = defaultdict(list)
         for mine in tops.values():
@@ -385,6 +415,7 @@ class ChromeModel(Model):
                 self.gap_of[("s", e["row"])] = ("gap", e["row"], False, False)
                 self.t[("e", e["row"])] = e["end"]
                 self.gap_of[("e", e["row"])] = (kind(e), e["row"], True, False)
+
         def point(e: dict, role: str) -> None:
             if (role, e["row"]) not in self.t:
                 self.t[(role, e["row"])] = e["start"] if role == "p" else e["end"]
@@ -400,6 +431,14 @@ class ChromeModel(Model):
             if e["top"] is not e:
                 point(e, "p")
                 point(e, "q")
+        for lab, ms in members.items():
+            last_in = max(e["start"] for e in ms)
+            self.t[("m", lab)] = last_in
+            self.gap_of[("m", lab)] = ("collective", -1, False, False)
+            for e in ms:
+                self.t[("r", e["row"])] = min(max(last_in, e["start"]), e["end"])
+                self.gap_of[("r", e["row"])] = ("collective", e["row"], True, False)
+                points[e["row"]].append(("r", e["row"]))
 
         def edge(src, dst, cls, k=None, row=-1, gk=None) -> None:
             w = self.t[dst] - self.t[src] if k is not None else 0
@@ -410,25 +449,76 @@ class ChromeModel(Model):
                 inside = sorted(points[e["row"]], key=lambda p: (self.t[p], p[1], ROLE[p[0]]))
                 chain = [("s", e["row"]), *inside, ("e", e["row"])]
                 for x, y in itertools.pairwise(chain):
-                    waits = x[1] == y[1] and self._ident(x)[1] == 0 and self._ident(y)[1] == 1 and \
-                        self.evs[x[1]]["name"] in SYNCS
-                    if waits:  # a synchronising call waits, it does not work
+                    waits = (x[1] == y[1] and self._ident(x)[1] == 0 and self._ident(y)[1] == 1 and
+                             self.evs[x[1]]["name"] in SYNCS) or y[0] == "r"
+                    if waits:  # a synchronising call waits, it does not work; an NCCL kernel waits for its release
                         edge(x, y, OWN)
                     else:
                         edge(x, y, OWN, kind(e), e["row"])
             ordered = sorted(mine, key=lambda e: (e["start"], e["row"]))
             for x, y in itertools.pairwise(ordered):
                 edge(("e", x["row"]), ("s", y["row"]), HOST_ORDER)
+        for lab, ms in members.items():
+            for e in ms:
+                edge(("s", e["row"]), ("m", lab), OWN)
+                edge(("m", lab), ("r", e["row"]), OTHERS_ARRIVED)
         for a, b in pairs:
             src = ("s", a["row"]) if a["top"] is a else ("p", a["row"])
             edge(src, ("s", b["top"]["row"]), LAUNCHED, row=a["row"], gk="launch")
-            if kind(b["top"]) != "host":  # the first synchronising call on the launching thread after the launch
-                later = sorted((e for e in syncs if e["thread"] == a["thread"] and e["start"] >= a["start"]),
-                               key=lambda e: (e["start"], e["row"]))
-                if later:
-                    sy = later[0]
-                    edge(("e", b["top"]["row"]), ("e", sy["row"]) if sy["top"] is sy else ("q", sy["row"]),
-                         OTHERS_ARRIVED)
+
+        # Synchronisation: (launching event, device event) pairs whose device event's top-level event is device work.
+        launches = [(a, b) for a, b in pairs if kind(b["top"]) != "host"]
+        lanes = {(b["rank"], b["thread"][1], b["thread"][2]): b["thread"] for _, b in launches}
+
+        def latest(lane: Any, before: int, by: Any = None) -> dict | None:
+            """Of the device events launched on `lane` at or before `before` (by thread `by`), the last to start."""
+            got = [b for a, b in launches if b["thread"] == lane and a["start"] <= before and by in (None, a["thread"])]
+            return max(got, key=lambda b: (b["start"], b["row"])) if got else None
+
+        def end_of(e: dict) -> tuple:
+            return ("e", e["row"]) if e["top"] is e else ("q", e["row"])
+
+        records = [e for e in self.evs if e["category"] == "cuda_sync"]
+
+        def record_of(e: dict) -> dict | None:
+            found = [r for r in records if r["rank"] == e["rank"] and _corr(r) is not None and _corr(r) == _corr(e)]
+            return max(found, key=lambda r: r["row"]) if found else None
+
+        for sy in syncs:
+            rec = record_of(sy)
+            what = rec["name"] if rec else None
+            if sy["name"] in ("cudaDeviceSynchronize", "hipDeviceSynchronize") or what == "Context Sync":
+                asked = [(ln, sy["start"], None) for ln in {b["thread"] for _, b in launches if b["rank"] == sy["rank"]}]
+            elif what == "Stream Sync":
+                asked = [(rec["thread"], sy["start"], None)]
+            else:
+                asked = None
+                if what == "Event Sync":
+                    at = call_with(sy["rank"], _arg(rec, "wait_on_cuda_event_record_corr_id"))
+                    lane = lanes.get((rec["rank"], rec["thread"][1], _arg(rec, "wait_on_stream")))
+                    if at is not None and lane is not None:
+                        asked = [(lane, at["start"], None)]
+                if asked is None:  # the streams its thread launched to
+                    asked = [(ln, sy["start"], sy["thread"]) for ln in
+                             {b["thread"] for a, b in launches if a["thread"] == sy["thread"]}]
+            for lane, before, by in asked:
+                b = latest(lane, before, by)
+                if b is not None:
+                    edge(("e", b["top"]["row"]), end_of(sy), OTHERS_ARRIVED)
+        for rec in records:  # cudaStreamWaitEvent: the waiting stream's next kernel after the recorded one
+            if rec["name"] != "Stream Wait Event":
+                continue
+            call = call_with(rec["rank"], _corr(rec))
+            at = call_with(rec["rank"], _arg(rec, "wait_on_cuda_event_record_corr_id"))
+            lane = lanes.get((rec["rank"], rec["thread"][1], _arg(rec, "wait_on_stream")))
+            if call is None or at is None or lane is None:
+                continue
+            src = latest(lane, at["start"])
+            nxt = [(a, b) for a, b in launches if b["thread"] == rec["thread"] and a["thread"] == call["thread"]
+                   and a["start"] >= call["start"]]
+            dst = min(nxt, key=lambda ab: (ab[0]["start"], ab[1]["row"]))[1] if nxt else None
+            if src is not None and dst is not None and src is not dst:
+                edge(("e", src["top"]["row"]), ("s", dst["top"]["row"]), OTHERS_ARRIVED)
         self._bind()
 
     def segment_attrs(self, kind: str, row: int, inside: bool, core: bool) -> dict[str, Any]:
@@ -436,3 +526,18 @@ class ChromeModel(Model):
         inst, pid, tid, _ = r["thread"]
         return {"kind": kind, "instance_id": inst, "process_id": pid, "thread_id": tid, "nc_idx": None,
                 "event_id": r["id"] if inside else -1, "name": r["name"] if inside else None, "step": -1}
+
+
+def _corr(e: dict) -> int | None:
+    return _arg(e, "correlation")
+
+
+def _arg(e: dict, key: str) -> int | None:
+    v = e["args"].get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _is_call(e: dict) -> bool:
+    """A CUDA/HIP runtime call (not a device event): what a correlation id leads from."""
+    cat = e["category"]
+    return isinstance(cat, str) and (cat.endswith("_runtime") or cat == "cuda_driver") and e["source"] != "device"

@@ -10,10 +10,12 @@
   the device work (kernels, copies) its thread launched before it started, since the previous
   such call; from its start to its end the thread waits rather than works.
 
-Kineto's GPU streams are threads here and its launch -> kernel flows (`ac2g`) are flows; which
-stream or event a call synchronises with is not in the trace (a call is taken to wait for
-everything its thread launched), and the NCCL kernels across ranks are not matched. A top-level event is a
-`kernel`, `memcpy` or `collective` (NCCL) by its category and name, else `host` work.
+Kineto's GPU streams are threads here, its launch -> kernel flows (`ac2g`) and correlation ids are
+flows, and `critical_path_kineto` says which kernels a synchronising call waits for (the stream or
+event it names, else what its thread launched), which kernel a `cudaStreamWaitEvent` holds back,
+and which NCCL kernels of several ranks are one collective: such a kernel waits (no work) until
+the last rank's kernel starts, then transfers (`collective` work) until it ends. A top-level event
+is a `kernel`, `memcpy` or `collective` (NCCL) by its category and name, else `host` work.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .critical_path_graph import (
+    ARRIVAL,
     COLLECTIVE,
     DEPENDENCY,
     END,
@@ -30,6 +33,7 @@ from .critical_path_graph import (
     HOST,
     HOST_ORDER,
     KERNEL,
+    LAST_ARRIVAL,
     LAUNCH,
     LAUNCHED,
     MEMCPY,
@@ -38,6 +42,7 @@ from .critical_path_graph import (
     START,
     Graph,
 )
+from .critical_path_kineto import INFO_CATEGORY, Launched, correlation_pairs, nccl_collectives, stream_waits, sync_waits
 from .devices import COMMUNICATION, kernel_type
 from .frame import KERNEL_CATEGORIES, Frame
 from .launches import _exploded
@@ -46,7 +51,7 @@ THREAD_KEYS = ("instance_id", "process_id", "thread_id", "framework_stream_id")
 MEMORY_CATEGORIES = frozenset({"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"})
 SYNC_NAMES = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "hipDeviceSynchronize",
               "hipStreamSynchronize", "hipEventSynchronize")
-SKIPPED_CATEGORIES = frozenset({"Trace", "gpu_user_annotation", "user_annotation"})
+SKIPPED_CATEGORIES = frozenset({"Trace", "gpu_user_annotation", "user_annotation", INFO_CATEGORY})
 
 
 def chrome_graph(fr: Frame) -> Graph:
@@ -58,20 +63,8 @@ def chrome_graph(fr: Frame) -> Graph:
     used = _modelled(fr)
     if used.size < n_rows:
         notes.append(f"{n_rows - used.size} events are markers the model leaves out (Kineto's trace span, step and GPU "
-                     "annotation spans, events of negative process ids)")
-    # Flows: per flow id, its events upstream first (start, row); consecutive pairs.
-    src_rows = dst_rows = np.zeros(0, np.int64)
-    if "flow_id" in fr.profile.column_names and n_rows:
-        ids, of = _exploded(fr.profile.values_at("flow_id", used))
-        of = used[of] if of.size else of
-        if ids.size:
-            code = pd.factorize(ids)[0].astype(np.int64)
-            o = np.argsort(code, kind="stable")  # rows ascend: upstream first within a flow
-            code, of = code[o], of[o]
-            same = code[1:] == code[:-1]
-            src_rows, dst_rows = of[:-1][same], of[1:][same]
-            keep = src_rows != dst_rows
-            src_rows, dst_rows = src_rows[keep], dst_rows[keep]
+                     "annotation spans, its cuda_sync records, events of negative process ids)")
+    src_rows, dst_rows = _flow_pairs(fr, used)
     if src_rows.size == 0:
         notes.append("no flows: each thread's path stands alone, joined only where one thread's work ends the run")
     else:  # threads no flow touches (pollers, loaders) are not in the run's chain of dependencies
@@ -95,33 +88,46 @@ def chrome_graph(fr: Frame) -> Graph:
     nt = tops.size
     top_pos = np.full(n_rows, -1, np.int64)
     top_pos[tops] = np.arange(nt)
+    kind_top = _kinds(fr, tops)
 
-    # Instants: top-level starts and ends, and inside them the moments flows leave and synchronising calls
-    # start and end.
+    # NCCL kernels of several ranks matched as one collective: each waits until the last one starts.
+    coll = tops[kind_top == COLLECTIVE]
+    label = nccl_collectives(fr, coll)
+    coll, label = coll[label >= 0], label[label >= 0]
+    n_m = int(label.max()) + 1 if label.size else 0
+    last = np.full(n_m, np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(last, label, start[coll])
+    release = np.zeros(n_rows, np.int64)
+    release[coll] = np.clip(last[label], start[coll], end[coll])
+
+    # Instants: top-level starts and ends, and inside them the moments flows leave, synchronising calls
+    # start and end, and NCCL kernels are released.
     sync_code = fr.codes_of(SYNC_NAMES)
     syncs = used[np.isin(fr.name[used], sync_code)] if sync_code.size else np.zeros(0, np.int64)
     inner = _distinct(src_rows[~is_top[src_rows]]) if src_rows.size else np.zeros(0, np.int64)
     nested = syncs[~is_top[syncs]]
-    key = _distinct(np.concatenate([inner * 2 + START, nested * 2 + START, nested * 2 + END]))
-    p_row, p_role = key // 2, (key % 2).astype(np.int8)
+    key = _distinct(np.concatenate([inner * 4 + START, nested * 4 + START, nested * 4 + END, coll * 4 + ARRIVAL]))
+    p_row, p_role = key // 4, (key % 4).astype(np.int8)
     n_pts = p_row.size
-    n = 2 * nt + n_pts
-    t = np.concatenate([start[tops], end[tops], np.where(p_role == START, start[p_row], end[p_row])])
-    row = np.concatenate([tops, tops, p_row])
-    role = np.concatenate([np.full(nt, START), np.full(nt, END), p_role]).astype(np.int8)
-    kind_top = _kinds(fr, tops)
+    n = 2 * nt + n_pts + n_m
+    p_t = np.where(p_role == START, start[p_row], np.where(p_role == END, end[p_row], release[p_row]))
+    t = np.concatenate([start[tops], end[tops], p_t, last])
+    row = np.concatenate([tops, tops, p_row, np.full(n_m, -1, np.int64)])
+    role = np.concatenate([np.full(nt, START), np.full(nt, END), p_role, np.full(n_m, LAST_ARRIVAL)]).astype(np.int8)
     p_owner = top_pos[ancestor[p_row]]
     sync_end = np.isin(p_row, syncs) & (p_role == END)  # a call's own time after what it waited for
-    gkind = np.concatenate([np.full(nt, GAP), kind_top, np.where(sync_end, HOST, kind_top[p_owner])]).astype(np.int8)
-    gevent = np.concatenate([np.zeros(nt, bool), np.ones(nt + n_pts, bool)])
-    grow = np.concatenate([tops, tops, np.where(sync_end, p_row, ancestor[p_row])])
+    gkind = np.concatenate([np.full(nt, GAP), kind_top, np.where(sync_end, HOST, kind_top[p_owner]),
+                            np.full(n_m, COLLECTIVE)]).astype(np.int8)
+    gevent = np.concatenate([np.zeros(nt, bool), np.ones(nt + n_pts, bool), np.zeros(n_m, bool)])
+    grow = np.concatenate([tops, tops, np.where(sync_end, p_row, ancestor[p_row]), np.full(n_m, -1, np.int64)])
     point_of = np.full(n_rows, -1, np.int64)  # an event's start moment, where flows leave
     point_of[tops] = np.arange(nt)
     starts = p_role == START
     point_of[p_row[starts]] = 2 * nt + np.flatnonzero(starts)
     end_of = np.full(n_rows, -1, np.int64)  # a synchronising call's end moment
     end_of[tops] = nt + np.arange(nt)
-    end_of[p_row[~starts]] = 2 * nt + np.flatnonzero(~starts)
+    ends = p_role == END
+    end_of[p_row[ends]] = 2 * nt + np.flatnonzero(ends)
 
     src, dst, w, wkind, wrow, cls, gk = ([] for _ in range(7))
 
@@ -137,8 +143,8 @@ def chrome_graph(fr: Frame) -> Graph:
         gk.append(np.full(s.size, g, np.int8))
 
     # Each top-level event: its start, the moments inside it (in time order), its end, as work; but from a
-    # synchronising call's start to its end the thread waits (no work).
-    po = np.lexsort((p_role, p_row, t[2 * nt:], p_owner))
+    # synchronising call's start to its end the thread waits (no work), and an NCCL kernel waits until its release.
+    po = np.lexsort((p_role, p_row, t[2 * nt:2 * nt + n_pts], p_owner))
     owner = np.concatenate([np.arange(nt), p_owner[po], np.arange(nt)])
     inst = np.concatenate([np.arange(nt), 2 * nt + po, nt + np.arange(nt)])
     rank = np.concatenate([np.zeros(nt, np.int64), np.ones(n_pts, np.int64), np.full(nt, 2, np.int64)])
@@ -146,26 +152,29 @@ def chrome_graph(fr: Frame) -> Graph:
     owner, inst = owner[co], inst[co]
     nxt = np.flatnonzero(owner[1:] == owner[:-1])
     x, y = inst[nxt], inst[nxt + 1]
-    waits = (row[x] == row[y]) & (role[x] == START) & (role[y] == END) & np.isin(row[x], syncs)
+    waits = ((row[x] == row[y]) & (role[x] == START) & (role[y] == END) & np.isin(row[x], syncs)) | (role[y] == ARRIVAL)
     add(x[~waits], y[~waits], OWN, kind_top[owner[nxt][~waits]], tops[owner[nxt][~waits]])
     add(x[waits], y[waits], OWN)
     # A thread's top-level events in order.
     to = np.argsort(thread[tops], kind="stable")
     same_thread = thread[tops][to][1:] == thread[tops][to][:-1]
     add((nt + to[:-1])[same_thread], to[1:][same_thread], HOST_ORDER)
+    # A collective's last arrival: every participant's start leads to it, it leads to every release.
+    if n_m:
+        add(top_pos[coll], 2 * nt + n_pts + label, OWN)
+        add(2 * nt + n_pts + label, 2 * nt + np.searchsorted(key, coll * 4 + ARRIVAL), OTHERS_ARRIVED)
     # Flows: from the moment the upstream event starts to the downstream's top-level start.
     if src_rows.size:
         add(point_of[src_rows], top_pos[ancestor[dst_rows]], LAUNCHED, r=src_rows, g=LAUNCH)
-        # A synchronising call returns after the device work its thread launched before it started (the
-        # first such call after each launch); work still running when it returned was not waited for.
+        # A synchronising call returns after the device work it waits for (critical_path_kineto says which);
+        # work still running when it returned was not waited for (the edge is dropped).
         on_device = kind_top[top_pos[ancestor[dst_rows]]] != HOST
-        k_src, k_dst = src_rows[on_device], dst_rows[on_device]
-        if syncs.size and k_src.size:
-            so = np.lexsort((syncs, start[syncs], thread[syncs]))
-            s_thread, s_start, s_rows = thread[syncs][so], start[syncs][so], syncs[so]
-            at = _next_in_group(s_thread, s_start, thread[k_src], start[k_src])
-            ok = at >= 0
-            add(end_of[ancestor[k_dst[ok]]], end_of[s_rows[at[ok]]], OTHERS_ARRIVED)
+        la = Launched(fr, thread, src_rows[on_device], dst_rows[on_device])
+        k_dev, k_sync = sync_waits(fr, la, syncs)
+        add(end_of[ancestor[k_dev]], end_of[k_sync], OTHERS_ARRIVED)
+        # cudaStreamWaitEvent: the waiting stream's next kernel starts after the recorded one ends.
+        k_src, k_dst = stream_waits(fr, la)
+        add(end_of[ancestor[k_src]], top_pos[ancestor[k_dst]], OTHERS_ARRIVED)
     g = Graph(t, row, grow, role, gkind, gevent, np.full(n, -1, np.int64), *(np.concatenate(a) if a else
                                                                                  np.zeros(0, np.int64) for a in
                                                                                  (src, dst, w, wkind, wrow, cls)),
@@ -174,6 +183,28 @@ def chrome_graph(fr: Frame) -> Graph:
     g.wkind = g.wkind.astype(np.int8)
     g.cls = g.cls.astype(np.int8)
     return g.bind()
+
+
+def _flow_pairs(fr: Frame, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(upstream, downstream) rows: per flow id, its events upstream first (start, row), consecutive pairs; and
+    Kineto's runtime calls to the device events with their correlation id."""
+    src_rows = dst_rows = np.zeros(0, np.int64)
+    n_rows = len(fr)
+    if "flow_id" in fr.profile.column_names and n_rows:
+        ids, of = _exploded(fr.profile.values_at("flow_id", used))
+        of = used[of] if of.size else of
+        if ids.size:
+            code = pd.factorize(ids)[0].astype(np.int64)
+            o = np.argsort(code, kind="stable")  # rows ascend: upstream first within a flow
+            code, of = code[o], of[o]
+            same = code[1:] == code[:-1]
+            src_rows, dst_rows = of[:-1][same], of[1:][same]
+    c_src, c_dst = correlation_pairs(fr, used, _kinds(fr, used) != HOST)
+    if c_src.size:
+        both = _distinct(np.concatenate([src_rows, c_src]) * n_rows + np.concatenate([dst_rows, c_dst]))
+        src_rows, dst_rows = both // n_rows, both % n_rows
+    keep = src_rows != dst_rows
+    return src_rows[keep], dst_rows[keep]
 
 
 def _distinct(a: np.ndarray) -> np.ndarray:
