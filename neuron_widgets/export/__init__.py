@@ -133,7 +133,8 @@ def _source_of(tl: Any) -> Source:
     st = ViewState(tl.grouping, (float(v[0]), float(v[1])), list(tl.brush), int(tl.selected_row), bool(tl.show_cpu),
                    int(tl.height), str(tl.title), list(tl.notes), [dict(c) for c in tl.strip], str(tl.color_by),
                    dict(getattr(tl, "hierarchy", {})), str(getattr(tl, "picked_node", "")), choices,
-                   critical=_critical_of(tl), critical_available=bool(getattr(tl, "critical_available", True)))
+                   critical=_critical_of(tl), critical_available=bool(getattr(tl, "critical_available", True)),
+                   findings=_findings_of(tl), findings_available=bool(getattr(tl, "findings_available", True)))
     # The page's colour menu works without a kernel: every colouring it offers goes in.
     sets = {}
     for c in choices:
@@ -150,6 +151,14 @@ def _critical_of(tl: Any) -> dict[str, Any]:
     if not getattr(tl, "critical_path", False) or shown is None:
         return {}
     return {"text": shown.text, "jump_rows": shown.jump_rows}
+
+
+def _findings_of(tl: Any) -> dict[str, Any]:
+    """The findings' marks the timeline shows (times from the profile's origin, as the page's), else {}."""
+    info = getattr(tl, "findings_info", {}) or {}
+    if not getattr(tl, "findings", False) or info.get("state") != "shown":
+        return {}
+    return {"text": str(info.get("text", "")), "marks": [dict(m) for m in info.get("marks", [])]}
 
 
 def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[int, int]:

@@ -41,6 +41,9 @@ class ViewState:
     # The critical path when the timeline shows it: {"text", "jump_rows": (n, 4) row, t, row, t (absolute ns)}.
     critical: dict[str, Any] = field(default_factory=dict)
     critical_available: bool = True
+    # The findings' marks when the timeline shows them: {"text", "marks": [{t0, t1 (ns from the origin), ...}]}.
+    findings: dict[str, Any] = field(default_factory=dict)
+    findings_available: bool = True
 
 
 @dataclass
@@ -187,7 +190,8 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
                   "show_cpu": st.show_cpu, "height": st.height, "title": st.title, "notes": st.notes,
                   "strip": st.strip, "color_by": st.color_by, "hierarchy": st.hierarchy,
                   "picked_node": st.picked_node, "color_choices": st.color_choices,
-                  "critical_available": st.critical_available,
+                  "critical_available": st.critical_available, "findings_available": st.findings_available,
+                  **({"findings": st.findings} if st.findings else {}),
                   **({"critical": _critical_state(st.critical, exact, origin)} if st.critical else {})},
     })
 

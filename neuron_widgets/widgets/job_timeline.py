@@ -45,6 +45,12 @@ class JobTimeline(Timeline):
         self.on_select(self._clicked)
         threading.Thread(target=self._summarise, name="neuron-widgets-job-timeline", daemon=True).start()
 
+    def _findings_subject(self) -> tuple[Any, Any, dict[str, tuple[int, int]]]:
+        """The job's findings (each with its part), placed on the parts' spans where they have no range."""
+        from ..analysis import findings
+
+        return self.job, lambda: findings(self.job, client=self.client), self._spans
+
     # -- what is shown ------------------------------------------------------------------
     def _overview(self) -> Profile:
         """The density tracks, built once per set of densities (opening a part does not rebuild them)."""

@@ -22,12 +22,13 @@ from ..model.problems import error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import wire
 from .delivery import Delivered
+from .finding_marks import FindingMarks
 from .range_summary import range_summary
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
 
 
-class Timeline(Delivered, anywidget.AnyWidget):
+class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     """A zoomable, pannable timeline of a profile's events, grouped into tracks.
 
     The view state (grouping, visible range, brush, selection) lives here; GroupingSelector,
@@ -154,6 +155,8 @@ class Timeline(Delivered, anywidget.AnyWidget):
         self._scan_args_in_background()
         if self.critical_path:  # the new profile's path
             self._start_critical()
+        if self.findings:  # placed on the new profile's clock (kept per profile or job: no second computation)
+            self._start_findings()
 
     def _preview_until_ready(self, profile: Profile, generation: int) -> None:
         """Wait for the grouping shown to be built on the whole profile, then draw from it."""

@@ -3,6 +3,7 @@
 // (tracks, selection details, brush summary) up to date as the view changes.
 
 import { formatDuration, formatTime } from "../common/time";
+import type { FindingMark } from "../timeline/findings";
 import { LocalModel } from "./model";
 import type { Payload } from "./payload";
 import { EventStore, type GroupingDef } from "./store";
@@ -62,6 +63,9 @@ export interface Meta {
     // The critical path when the notebook showed it: its text and jumps as page rows and times.
     critical?: { text: string; jumps: number[] }; // [row_from, t_from, row_to, t_to, ...]
     critical_available?: boolean; // false for a device trace: no toggle
+    // The findings' marks when the notebook showed them (times from the profile's start, as the page's).
+    findings?: { text: string; marks: FindingMark[] };
+    findings_available?: boolean;
   };
 }
 
@@ -138,6 +142,9 @@ export class TimelineHost {
       critical_path: !!st.critical,
       critical_available: st.critical_available !== false,
       critical_info: this.criticalInfo(grouping),
+      findings: !!st.findings,
+      findings_available: st.findings_available !== false,
+      findings_info: this.findingsInfo(),
       _snapshot: new DataView(new ArrayBuffer(0)),
     });
     const m = this.model;
@@ -153,6 +160,7 @@ export class TimelineHost {
           text: "the critical path was not exported: turn it on in the notebook, then export",
         });
     });
+    m.on("change:findings", () => m.set("findings_info", this.findingsInfo()));
     m.on("change:selected_row", () => this.selectionChanged());
     m.on("change:color_by", () => this.recolor(String(m.get("color_by"))));
     m.on("change:brush", () => this.brushChanged());
@@ -176,6 +184,15 @@ export class TimelineHost {
       jumps.push(c.jumps[k + 1], g.track[a], g.lane[a], c.jumps[k + 3], g.track[b], g.lane[b]);
     }
     return { state: "shown", text: c.text, jumps };
+  }
+
+  /** The exported findings' marks, as the kernel sends them; a toggle turned on in a page without them says so. */
+  private findingsInfo(): Record<string, unknown> {
+    const f = this.meta.state.findings;
+    if (f) return { state: "shown", text: f.text, marks: f.marks };
+    return this.model?.get("findings")
+      ? { state: "none", text: "the findings were not exported: turn them on in the notebook, then export" }
+      : {};
   }
 
   /** The page row of an exact event by its id (as text: ids pass 2^53), or -1. */

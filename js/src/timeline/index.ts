@@ -32,9 +32,10 @@ import { type Place, paint, type Scene } from "./render";
 import { Search } from "./search";
 import { readSnapshot, SnapshotKeeper } from "./snapshot";
 import { type RangeSummary, SummaryPanel } from "./summary";
+import { AnalysisToggles } from "./toggles";
 import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
-import { clampView, fitRange, type Range } from "./viewmath";
+import { clampView, findingView, fitRange, type Range } from "./viewmath";
 import { counterWish, type Held, viewportWish } from "./wishes";
 
 type Model = any;
@@ -55,10 +56,13 @@ export class TimelineView {
   private head = h("div", { class: "nw-head" });
   readonly axis = h("canvas", { class: "nw-axis" });
   private corner = h("div", { class: "nw-corner" });
-  private overview = new Overview((t) => {
-    const w = this.view.t1 - this.view.t0;
-    this.setView({ t0: t - w / 2, t1: t + w / 2 });
-  });
+  readonly overview = new Overview(
+    (t) => {
+      const w = this.view.t1 - this.view.t0;
+      this.setView({ t0: t - w / 2, t1: t + w / 2 });
+    },
+    (t0, t1) => this.setView(findingView(t0, t1)),
+  );
   readonly scroll = h("div", { class: "nw-scroll" });
   private plotCol = h("div", { class: "nw-plot-col" });
   readonly canvas = h("canvas", { class: "nw-canvas" });
@@ -95,15 +99,7 @@ export class TimelineView {
   });
   readonly filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
   private hiddenBtn: HTMLButtonElement;
-  private criticalBtn = button(
-    "Critical path",
-    "Outline the events that bound the run end to end, dim the rest, draw its jumps between cores and threads",
-    () => {
-      this.model.set("critical_path", !this.model.get("critical_path"));
-      this.model.save_changes();
-    },
-  );
-  private criticalInfo = h("span", { class: "nw-critical-info" }); // not .nw-status: that is the one waiting line
+  private toggles: AnalysisToggles; // the critical path and the findings
   private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
 
   layout = newLayoutState();
@@ -174,6 +170,7 @@ export class TimelineView {
       (m) => this.onSide(m),
       () => {},
     );
+    this.toggles = new AnalysisToggles(model, this.root, () => this.request());
     this.buildDom(el);
     // For tests and debugging from the console: the view behind a timeline element.
     (this.root as unknown as { __nwView: TimelineView }).__nwView = this;
@@ -220,6 +217,7 @@ export class TimelineView {
     this.tree.destroy();
     for (const f of this.cleanup) f();
     this.tooltip.el.remove();
+    this.overview.tip.remove();
   }
 
   // -- DOM ------------------------------------------------------------------------------
@@ -234,8 +232,10 @@ export class TimelineView {
         hidden: this.hiddenBtn,
         status: this.status,
         colorBy: this.tree.colorSelect,
-        critical: this.criticalBtn,
-        criticalInfo: this.criticalInfo,
+        critical: this.toggles.criticalBtn,
+        criticalInfo: this.toggles.criticalInfo,
+        findings: this.toggles.findingsBtn,
+        findingsInfo: this.toggles.findingsInfo,
       },
       {
         find: (d) => this.find(d),
@@ -278,6 +278,7 @@ export class TimelineView {
     this.root.style.height = `${this.model.get("height")}px`;
     el.appendChild(this.root);
     document.body.appendChild(this.tooltip.el);
+    document.body.appendChild(this.overview.tip);
     this.fillGroupings();
     this.groupingSelect.addEventListener("change", () => {
       this.model.set("grouping", this.groupingSelect.value);
@@ -386,10 +387,7 @@ export class TimelineView {
     });
     on("change:height", () => (this.root.style.height = `${m.get("height")}px`));
     on("change:error", () => this.showError(m.get("error")));
-    on("change:critical_path", () => this.showCritical());
-    on("change:critical_info", () => this.showCritical());
-    on("change:critical_available", () => this.showCritical());
-    this.showCritical();
+    this.toggles.bind(on);
     const onMsg = (msg: Record<string, unknown>, buffers: DataView[]) => {
       if (this.viewport.handle(msg, buffers)) return;
       if (this.counters.handle(msg, buffers)) return;
@@ -401,19 +399,6 @@ export class TimelineView {
     this.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
     this.summary.set((m.get("brush_summary") as RangeSummary) ?? null);
     this.showError(m.get("error"));
-  }
-
-  /** The toggle's state, its line of text, and the path on the canvas (tests read data-critical). */
-  private showCritical(): void {
-    const on = !!this.model.get("critical_path");
-    const info = (this.model.get("critical_info") ?? {}) as { state?: string; text?: string };
-    // A device trace has no path: no button, so the toolbar keeps to one line there.
-    this.criticalBtn.style.display = this.model.get("critical_available") === false ? "none" : "";
-    this.criticalBtn.classList.toggle("nw-on", on);
-    this.criticalBtn.setAttribute("aria-pressed", String(on));
-    this.criticalInfo.textContent = info.text ?? "";
-    this.root.dataset.critical = on ? (info.state ?? "computing") : info.state === "none" ? "none" : "off";
-    this.request();
   }
 
   private showError(text: string): void {
@@ -615,7 +600,7 @@ export class TimelineView {
       counters: this.counterData,
       pick: this.pick,
       nodeMask: this.tree.mask,
-      critical: this.criticalScene(),
+      critical: this.toggles.criticalScene(),
       pointerT,
       pinned: pinned.length,
     };
@@ -634,15 +619,16 @@ export class TimelineView {
     this.root.dataset.view = `${this.view.t0},${this.view.t1}`;
   }
 
-  private criticalScene(): Scene["critical"] {
-    if (!this.model.get("critical_path")) return null;
-    const info = (this.model.get("critical_info") ?? {}) as { state?: string; jumps?: number[] };
-    return info.state === "shown" ? { jumps: info.jumps ?? [] } : null;
-  }
-
   private drawAxis(width: number, dpr: number): void {
     drawAxis(this.axis, this.view, this.brushLocal, width, dpr, this.theme);
-    this.overview.draw(this.model.get("overview") as OverviewData | undefined, this.view, width, dpr, this.theme);
+    this.overview.draw(
+      this.model.get("overview") as OverviewData | undefined,
+      this.view,
+      width,
+      dpr,
+      this.theme,
+      this.toggles.findingMarks(),
+    );
     this.corner.textContent = `${formatDuration(this.view.t1 - this.view.t0)} shown`;
   }
 

@@ -1,10 +1,22 @@
 // The overview strip above the tracks: event density over the whole profile, the shown window
 // marked; a click or a drag moves the window there. Its data is one small histogram per
-// profile (the `overview` trait), so it costs nothing per frame.
+// profile (the `overview` trait), so it costs nothing per frame. With the findings on, their
+// ranges are marked along its top: a hover names one (as text), a click fits the view to it.
 
 import type { Theme } from "../common/colors";
 import { h } from "../common/dom";
 import { formatDuration } from "../common/time";
+import {
+  type DrawnMark,
+  type FindingMark,
+  LANE_H,
+  laneTop,
+  MIN_MARK_W,
+  markAt,
+  markText,
+  packLanes,
+  severityColor,
+} from "./findings";
 import type { Range } from "./viewmath";
 
 export const OVERVIEW_H = 24;
@@ -55,16 +67,35 @@ export class Overview {
     class: "nw-overview",
     title: "Event density over the whole profile: click or drag to move there",
   });
+  // What a hover over a finding's mark says: the page's own element, its text set as text only.
+  readonly tip = h("div", { class: "nw-tooltip nw-finding-tip" });
   private dragging = false;
   private width = 1;
   private pieces: Piece[] = [{ t0: 0, t1: 1, x0: 0, w: 1, events: -1 }];
+  private marks: FindingMark[] = [];
+  drawnMarks: DrawnMark[] = []; // the findings' marks as last drawn (tests read them)
+  hovered = -1; // the mark named by the tip, or -1
 
-  constructor(private moveTo: (t: number) => void) {
+  constructor(
+    private moveTo: (t: number) => void,
+    private fitTo: (t0: number, t1: number) => void,
+  ) {
     const at = (e: PointerEvent) => {
       const t = this.timeAt(e.clientX - this.el.getBoundingClientRect().left);
       if (t !== null) this.moveTo(t);
     };
+    const markUnder = (e: PointerEvent | MouseEvent) => {
+      const r = this.el.getBoundingClientRect();
+      return markAt(this.drawnMarks, e.clientX - r.left, e.clientY - r.top);
+    };
     this.el.addEventListener("pointerdown", (e) => {
+      const hit = markUnder(e);
+      if (hit) {
+        const m = this.marks[hit.index];
+        this.fitTo(m.t0, m.t1);
+        e.preventDefault();
+        return;
+      }
       this.dragging = true;
       this.el.setPointerCapture?.(e.pointerId);
       at(e);
@@ -72,11 +103,28 @@ export class Overview {
     });
     this.el.addEventListener("pointermove", (e) => {
       if (this.dragging) at(e);
-      this.el.title = this.titleAt(e.clientX - this.el.getBoundingClientRect().left);
+      const hit = this.dragging ? null : markUnder(e);
+      this.showTip(hit, e.clientX, e.clientY);
+      this.el.title = hit ? "" : this.titleAt(e.clientX - this.el.getBoundingClientRect().left);
     });
+    this.el.addEventListener("pointerleave", () => this.showTip(null, 0, 0));
     const stop = () => (this.dragging = false);
     this.el.addEventListener("pointerup", stop);
     this.el.addEventListener("pointercancel", stop);
+  }
+
+  private showTip(hit: DrawnMark | null, cx: number, cy: number): void {
+    this.hovered = hit ? hit.index : -1;
+    this.el.style.cursor = hit ? "zoom-in" : "";
+    if (!hit) {
+      this.tip.style.display = "none";
+      return;
+    }
+    this.tip.textContent = markText(this.marks[hit.index]);
+    this.tip.style.display = "block";
+    const w = this.tip.offsetWidth;
+    this.tip.style.left = `${Math.max(Math.min(cx + 12, window.innerWidth - w - 8), 4)}px`;
+    this.tip.style.top = `${cy + 16}px`;
   }
 
   private pieceAt(x: number): Piece {
@@ -109,13 +157,24 @@ export class Overview {
     return `${p.events.toLocaleString("en-US")} events on a far clock, ${away} the rest: click to go there`;
   }
 
-  /** Draw the density and the window `view`; hidden without bins. */
-  draw(data: OverviewData | undefined, view: Range, width: number, dpr: number, th: Theme): void {
+  /** Draw the density, the window `view` and the findings' `marks`; hidden without bins. */
+  draw(
+    data: OverviewData | undefined,
+    view: Range,
+    width: number,
+    dpr: number,
+    th: Theme,
+    marks: FindingMark[] = [],
+  ): void {
     const bins = data?.bins ?? [];
     const show = bins.length > 0;
     this.el.style.display = show ? "" : "none";
     (this.el.previousElementSibling as HTMLElement | null)?.style.setProperty("display", show ? "" : "none");
-    if (!show) return;
+    this.marks = marks;
+    if (!show) {
+      this.drawnMarks = [];
+      return;
+    }
     this.width = width;
     this.pieces = layoutPieces(data!, width);
     const c = this.el;
@@ -174,6 +233,34 @@ export class Overview {
     if (!marked) {
       const x = this.xOf((view.t0 + view.t1) / 2);
       this.mark(ctx, x - 1, x + 1, this.pieceAt(x));
+    }
+    this.drawMarks(ctx, th);
+  }
+
+  /** The findings' ranges along the strip's top, in lanes, each in its severity's colour. */
+  private drawMarks(ctx: CanvasRenderingContext2D, th: Theme): void {
+    const xs = this.marks.map((m) => {
+      let x0 = this.xOf(m.t0);
+      let x1 = this.xOf(Math.max(m.t1, m.t0));
+      if (x1 - x0 < MIN_MARK_W) {
+        const mid = (x0 + x1) / 2;
+        [x0, x1] = [mid - MIN_MARK_W / 2, mid + MIN_MARK_W / 2];
+      }
+      return { x0: Math.max(x0, 0), x1: Math.min(x1, this.width), severity: m.severity };
+    });
+    const lanes = packLanes(xs);
+    this.drawnMarks = xs.map((x, i) => ({
+      x0: x.x0,
+      x1: x.x1,
+      y0: laneTop(lanes[i]),
+      y1: laneTop(lanes[i]) + LANE_H,
+      index: i,
+    }));
+    // Wider first: a narrow mark sharing the last lane stays visible on top of a wide one.
+    const order = this.drawnMarks.slice().sort((a, b) => b.x1 - b.x0 - (a.x1 - a.x0));
+    for (const d of order) {
+      ctx.fillStyle = severityColor(this.marks[d.index].severity, th.dark);
+      ctx.fillRect(d.x0, d.y0, Math.max(d.x1 - d.x0, 1), LANE_H);
     }
   }
 

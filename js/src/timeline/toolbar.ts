@@ -1,5 +1,5 @@
 // The timeline's toolbar: grouping, search with its previous / next buttons, the track filter,
-// collapse and expand, hidden tracks, CPU counters, the critical path, Fit, Reset, the legend and the help.
+// collapse and expand, hidden tracks, CPU counters, the critical path, the findings, Fit, Reset, the legend and the help.
 
 import { button, h } from "../common/dom";
 
@@ -23,6 +23,8 @@ export interface ToolbarParts {
   colorBy: HTMLSelectElement; // hidden unless the view offers colourings (a device trace's)
   critical: HTMLButtonElement; // the critical path toggle
   criticalInfo: HTMLElement; // what the path shows, or why there is none
+  findings: HTMLButtonElement; // the findings' marks on the overview strip
+  findingsInfo: HTMLElement; // how many are marked, or why there are none
 }
 
 export function fillToolbar(bar: HTMLElement, p: ToolbarParts, a: ToolbarActions, showCpu: boolean): void {
@@ -47,6 +49,8 @@ export function fillToolbar(bar: HTMLElement, p: ToolbarParts, a: ToolbarActions
     cpu,
     p.critical,
     p.criticalInfo,
+    p.findings,
+    p.findingsInfo,
     button("Fit", "Fit the selected range, else the selected event, else everything (F)", a.fit),
     button("Reset", "Show the whole profile (0)", a.reset),
     button("Legend", "The colours in view and their counts; click one to highlight its events", a.legend),

@@ -1,0 +1,89 @@
+// The toolbar's analysis toggles: the critical path (its events outlined, its jumps drawn) and the
+// findings (their ranges marked on the overview strip). Each is a button, a line of text saying
+// what is shown or why nothing is, and what a frame draws of it; the kernel computes both.
+
+import { button, h } from "../common/dom";
+import type { FindingMark } from "./findings";
+import type { Scene } from "./render";
+
+type Model = any;
+
+interface Info {
+  state?: string;
+  text?: string;
+  jumps?: number[];
+  marks?: FindingMark[];
+}
+
+export class AnalysisToggles {
+  readonly criticalBtn: HTMLButtonElement;
+  readonly criticalInfo = h("span", { class: "nw-critical-info" }); // not .nw-status: that is the one waiting line
+  readonly findingsBtn: HTMLButtonElement;
+  readonly findingsInfo = h("span", { class: "nw-critical-info nw-findings-info" });
+
+  constructor(
+    private model: Model,
+    private root: HTMLElement,
+    private request: () => void,
+  ) {
+    const flip = (key: string) => () => {
+      this.model.set(key, !this.model.get(key));
+      this.model.save_changes();
+    };
+    this.criticalBtn = button(
+      "Critical path",
+      "Outline the events that bound the run end to end, dim the rest, draw its jumps between cores and threads",
+      flip("critical_path"),
+    );
+    this.findingsBtn = button(
+      "Findings",
+      "Mark what to fix first on the overview strip (analysis.findings), coloured by severity: hover one to read it, click it to fit the view",
+      flip("findings"),
+    );
+  }
+
+  /** Follow the model's toggles and their answers; `on` registers a listener the view removes on destroy. */
+  bind(on: (event: string, f: () => void) => void): void {
+    for (const key of [
+      "critical_path",
+      "critical_info",
+      "critical_available",
+      "findings",
+      "findings_info",
+      "findings_available",
+    ])
+      on(`change:${key}`, () => this.show());
+    this.show();
+  }
+
+  /** Each toggle's state, its line of text (tests read data-critical and data-findings), then a frame. */
+  show(): void {
+    this.showOne("critical_path", "critical", this.criticalBtn, this.criticalInfo);
+    this.showOne("findings", "findings", this.findingsBtn, this.findingsInfo);
+    this.request();
+  }
+
+  private showOne(key: string, name: "critical" | "findings", btn: HTMLButtonElement, line: HTMLElement): void {
+    const on = !!this.model.get(key);
+    const info = (this.model.get(`${name}_info`) ?? {}) as Info;
+    // Not offered where it cannot be computed (a device trace has no path): the toolbar keeps to one line.
+    btn.style.display = this.model.get(`${name}_available`) === false ? "none" : "";
+    btn.classList.toggle("nw-on", on);
+    btn.setAttribute("aria-pressed", String(on));
+    line.textContent = info.text ?? "";
+    this.root.dataset[name] = on ? (info.state ?? "computing") : info.state === "none" ? "none" : "off";
+  }
+
+  criticalScene(): Scene["critical"] {
+    if (!this.model.get("critical_path")) return null;
+    const info = (this.model.get("critical_info") ?? {}) as Info;
+    return info.state === "shown" ? { jumps: info.jumps ?? [] } : null;
+  }
+
+  /** The findings' marks to draw on the overview strip: none while off or computing. */
+  findingMarks(): FindingMark[] {
+    if (!this.model.get("findings")) return [];
+    const info = (this.model.get("findings_info") ?? {}) as Info;
+    return info.state === "shown" ? (info.marks ?? []) : [];
+  }
+}
