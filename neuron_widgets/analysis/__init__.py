@@ -11,6 +11,7 @@ import numpy as np
 from . import critical_path_job  # noqa: F401  (a Job's critical path and what-if: registers itself)
 from .across import across
 from .compare import compare
+from .compare_steps import Comparison  # compare(before, after, by="step")'s result; the import registers it
 from .critical_path import critical_path, critical_path_breakdown, critical_path_headline
 from .density import busy_density
 from .findings import findings
@@ -24,7 +25,7 @@ from .suite import all_analyses
 from .temporal import temporal_breakdown
 from .what_if import WhatIf, what_if
 
-__all__ = ["NRT_STATUS", "WhatIf", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare",
+__all__ = ["NRT_STATUS", "Comparison", "WhatIf", "across", "all_analyses", "busy_density", "comm_comp_overlap", "compare",
            "critical_path", "critical_path_breakdown", "critical_path_headline", "errors_and_hangs", "findings",
            "idle_time_breakdown", "kernel_breakdown", "last_events", "launch_stats", "stragglers", "temporal_breakdown",
            "what_if"]

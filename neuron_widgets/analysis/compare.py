@@ -1,7 +1,8 @@
-"""Two profiles side by side: what got slower, what ran more often (HTA's trace diff, for any two profiles)."""
+"""Two profiles side by side: what got slower, what ran more often (HTA's trace diff), and step by step (did the fix work)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,11 +14,14 @@ from .frame import frame_of, notes_of
 from .kernels import _by_neff, group_stats
 from .temporal import temporal_breakdown
 
-BY = ("name", "neff", "core")
+BY = ("name", "neff", "core", "step")
+# by="step" is compare_steps' (it needs findings, which reach this module through across): it registers itself.
+STEP_COMPARE: dict[str, Callable[..., Any]] = {}
 
 
-def compare(a: Any, b: Any, by: str = "name", client: Any = None) -> pd.DataFrame:
-    """Per event name (`by="name"`), NEFF (`"neff"`) or device (`"core"`), a's numbers beside b's.
+def compare(a: Any, b: Any, by: str = "name", client: Any = None, **job_kw: Any) -> Any:
+    """Per event name (`by="name"`), NEFF (`"neff"`) or device (`"core"`), a's numbers beside b's;
+    `by="step"`: did the fix work, a (before) against b (after) step by step (a `Comparison`).
 
     name / neff: `count_a`, `count_b`, `total_ns_a`, `total_ns_b`, `delta_total_ns` (b - a),
     `mean_ns_a`, `mean_ns_b`, `delta_mean_ns`, largest absolute `delta_total_ns` first; a name
@@ -25,9 +29,20 @@ def compare(a: Any, b: Any, by: str = "name", client: Any = None) -> pd.DataFram
     matched by `worker_gid` (Neuron, else by position) or `rank` (Kineto), with `delta_*_pctg`.
     `a` and `b` may be Profiles or jobs (`nw.load_job`): a job's totals are summed over its parts,
     each part analysed as a Dask task (on `client` when given), its devices are every part's.
+
+    step: a `Comparison` with `.steps` (each NEFF's k-th step of a beside its k-th of b: durations,
+    `delta_ns` = b - a, `delta_pct`, `status` matched / before only / after only), `.findings` (every
+    finding of either, `gone` / `new` / `changed` / `same`, a's predicted `gain_ns` beside the measured
+    saving), `.headline`, `.saved_ns` (a's span less b's) and `.predicted_ns`; shown as HTML in a notebook.
+    Two Jobs are compared on their joined what-if graphs; `job_kw` (e.g. `scheduler="sync"`) go to
+    their analyses.
     """
+    if job_kw and by != "step":
+        raise TypeError(f"compare(by={by!r}) takes no {', '.join(job_kw)}")
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
+    if by == "step":  # registered when the package is imported (neuron_widgets.analysis imports compare_steps)
+        return STEP_COMPARE["step"](a, b, client, **job_kw)
     if by == "core":
         return _cores(*(_cores_of(x, client) for x in (a, b)))
     ta, tb = (_totals_of(x, by, client) for x in (a, b))

@@ -1,0 +1,247 @@
+"""Did the fix work: two runs aligned step by step, and their findings gone, new or changed beside the measured saving.
+
+`compare(before, after, by="step")` (analysis/compare.py) lands here. A step is what `what_if`
+calls one: a NEFF's execution (its `exec_id`, else its ordinal) from its first start to its
+last end over the cores (Kineto: a `ProfilerStep#N`). The runs are aligned by each NEFF's k-th
+step in time order, so a run whose exec_ids start elsewhere still lines up.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model.profile import Profile
+from ..model.timefmt import duration
+from .compare import STEP_COMPARE
+from .devices import _STEP
+from .findings import findings
+from .frame import frame_of
+from .what_if import what_if
+
+STEP_COLUMNS = ["model_name", "ordinal", "step_before", "step_after", "start_before_ts", "start_after_ts",
+                "duration_before_ns", "duration_after_ns", "delta_ns", "delta_pct", "status"]
+FINDING_COLUMNS = ["status", "rule", "part", "who", "severity_before", "severity_after", "predicted_gain_ns",
+                   "gain_after_ns", "measured_saving_ns", "title_before", "title_after", "start_ts", "end_ts"]
+STATUS_ORDER = ("gone", "changed", "new", "same")
+CHANGED_SHARE = 0.10  # a finding in both runs whose gain moved by a tenth (or whose severity moved) changed
+
+
+@dataclass
+class Comparison:
+    """Two runs step by step. `steps`: a row per aligned step (before and after durations, `delta_ns` =
+    after - before); `findings`: each finding of either run, `gone` / `new` / `changed` / `same`, with
+    the before-run's predicted gain beside the measured saving; `headline`: one sentence."""
+
+    steps: pd.DataFrame
+    findings: pd.DataFrame
+    headline: str
+    span_before_ns: int
+    span_after_ns: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def saved_ns(self) -> int:
+        """The run's measured saving: before's span less after's (negative: after is slower)."""
+        return self.span_before_ns - self.span_after_ns
+
+    @property
+    def predicted_ns(self) -> float:
+        """What the before-run's findings that are gone predicted, summed (NaN when none had a gain)."""
+        g = self.findings.loc[self.findings["status"] == "gone", "predicted_gain_ns"].dropna()
+        return float(g.sum()) if len(g) else float("nan")
+
+    def __repr__(self) -> str:
+        return f"Comparison({self.headline!r}, {len(self.steps)} steps, {len(self.findings)} findings)"
+
+    def _repr_html_(self) -> str:
+        """The headline, the findings and the first steps; every text escaped (it comes from the profiles)."""
+        steps = self.steps.head(20)
+        more = f"<p>… {len(self.steps) - 20:,} more steps in .steps</p>" if len(self.steps) > 20 else ""
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        return (f"<div class='nw-comparison'><p><b>{html.escape(self.headline)}</b></p>"
+                f"{self.findings.drop(columns=['start_ts', 'end_ts']).to_html(escape=True, index=False)}"
+                f"{steps.to_html(escape=True, index=False)}{more}"
+                f"{f'<ul>{notes}</ul>' if notes else ''}</div>")
+
+
+def compare_steps(before: Any, after: Any, client: Any = None, **job_kw: Any) -> Comparison:
+    """`before` against `after` (two Profiles, or two Jobs: `job_kw` such as `scheduler` go to their analyses)."""
+    notes: list[str] = []
+    sb, span_b = run_steps(before, notes, "before", client, job_kw)
+    sa, span_a = run_steps(after, notes, "after", client, job_kw)
+    steps = align(sb, sa)
+    fb, fa = (findings(x, **_job_args(x, client, job_kw)) for x in (before, after))
+    notes += [f"before: {n}" for n in fb.attrs.get("notes", [])] + [f"after: {n}" for n in fa.attrs.get("notes", [])]
+    table = match_findings(fb, fa, span_b - span_a)
+    return Comparison(steps, table, headline(steps, table, span_b, span_a), span_b, span_a, notes)
+
+
+def _job_args(x: Any, client: Any, job_kw: dict[str, Any]) -> dict[str, Any]:
+    """A Job's analyses take the client and keyword arguments; a Profile's none."""
+    if isinstance(x, Profile):
+        return {}
+    return {**job_kw, **({"client": client} if client is not None else {})}
+
+
+STEP_COMPARE["step"] = compare_steps
+
+
+# ---- steps ------------------------------------------------------------------------------------------------
+
+def run_steps(x: Any, notes: list[str], which: str, client: Any = None,
+              job_kw: dict[str, Any] | None = None) -> tuple[pd.DataFrame, int]:
+    """A run's steps (`model_name`, `step`, `start_ts`, `duration_ns`) in time order, and its span."""
+    empty = pd.DataFrame({"model_name": pd.Series(dtype=object), "step": pd.Series(dtype=np.int64),
+                          "start_ts": pd.Series(dtype=np.int64), "duration_ns": pd.Series(dtype=np.int64)})
+    if isinstance(x, Profile) and len(x) == 0:
+        notes.append(f"{which}: the profile has no events")
+        return empty, 0
+    wi = what_if(x, None, 1.0, **_job_args(x, client, job_kw or {}))
+    steps = wi.steps[["model_name", "step", "start_ts", "duration_ns"]] if len(wi.steps) else empty
+    span = int(wi.span_ns)
+    if steps.empty and isinstance(x, Profile):
+        steps = profiler_steps(x)
+        if span <= 0:
+            span = int(x.duration_ns)
+    if steps.empty:
+        notes.append(f"{which}: no executions or ProfilerStep markers: no steps to align")
+    return steps.sort_values(["start_ts", "step"], kind="stable", ignore_index=True), span
+
+
+def profiler_steps(p: Profile) -> pd.DataFrame:
+    """Kineto's `ProfilerStep#N` annotations as steps (model_name "ProfilerStep", step N)."""
+    fr = frame_of(p)
+    want = [n for n in fr.names if isinstance(n, str) and _STEP.match(n)]
+    rows = fr.rows_named(*want) if want else np.zeros(0, np.int64)
+    names = np.asarray(fr.names, dtype=object)[fr.name[rows]] if rows.size else np.zeros(0, object)
+    return pd.DataFrame({"model_name": pd.Series(["ProfilerStep"] * rows.size, dtype=object),
+                         "step": np.array([int(_STEP.match(n).group(1)) for n in names], np.int64),
+                         "start_ts": fr.start[rows].astype(np.int64),
+                         "duration_ns": (np.maximum(fr.end[rows], fr.start[rows]) - fr.start[rows]).astype(np.int64)})
+
+
+def align(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Each NEFF's k-th step of one run beside its k-th of the other; a step in one run only has NA for the other."""
+    def keyed(s: pd.DataFrame) -> pd.DataFrame:
+        s = s.assign(model_name=s["model_name"].astype(object).where(s["model_name"].notna(), None))
+        s = s.assign(_neff=s["model_name"].fillna("\0none"))
+        return s.assign(ordinal=s.groupby("_neff", sort=False).cumcount().astype(np.int64))
+
+    b, a = keyed(before), keyed(after)
+    m = b.merge(a, on=["_neff", "ordinal"], how="outer", suffixes=("_before", "_after"), sort=False)
+    out = pd.DataFrame({
+        "model_name": m["model_name_before"].where(m["model_name_before"].notna(), m["model_name_after"])
+        .astype(object).where(lambda v: v.notna(), None),
+        "ordinal": m["ordinal"].astype(np.int64),
+        "step_before": m["step_before"].astype("Int64"), "step_after": m["step_after"].astype("Int64"),
+        "start_before_ts": m["start_ts_before"].astype("Int64"), "start_after_ts": m["start_ts_after"].astype("Int64"),
+        "duration_before_ns": m["duration_ns_before"].astype("Int64"),
+        "duration_after_ns": m["duration_ns_after"].astype("Int64")})
+    out["delta_ns"] = out["duration_after_ns"] - out["duration_before_ns"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b_ns = out["duration_before_ns"].astype("Float64")
+        out["delta_pct"] = (100.0 * out["delta_ns"].astype("Float64") / b_ns.where(b_ns > 0)).astype(float)
+    both = out["step_before"].notna() & out["step_after"].notna()
+    out["status"] = np.where(both, "matched", np.where(out["step_before"].notna(), "before only", "after only"))
+    # Before's order, then steps after only in after's order.
+    key_b = out["start_before_ts"].astype("Float64").fillna(np.inf).to_numpy(float)
+    key_a = out["start_after_ts"].astype("Float64").fillna(np.inf).to_numpy(float)
+    order = np.lexsort((out["ordinal"].to_numpy(), key_a, key_b))
+    return out.iloc[order].reset_index(drop=True)[STEP_COLUMNS]
+
+
+# ---- findings ---------------------------------------------------------------------------------------------
+
+def subject(rule: str, evidence: Any) -> str | None:
+    """Who a finding is about, when its rule can name several (a core, an error code, an engine)."""
+    ev = evidence if isinstance(evidence, dict) else {}
+    for k in ("core", "code", "engine"):
+        if ev.get(k) is not None:
+            return str(ev[k])
+    if rule == "straggler" and ev.get("rank") is not None:
+        return f"rank {ev['rank']}"
+    return None
+
+
+def _keyed(f: pd.DataFrame) -> pd.DataFrame:
+    who = [subject(r, e) for r, e in zip(f["rule"], f["evidence"], strict=True)]
+    f = f.assign(who=pd.Series(who, index=f.index, dtype=object),
+                 _part=f["part"].astype(object).where(f["part"].notna(), ""))
+    f = f.assign(_who=f["who"].fillna(""))
+    return f.assign(_n=f.groupby(["rule", "_part", "_who"], sort=False).cumcount())
+
+
+def match_findings(before: pd.DataFrame, after: pd.DataFrame, measured: int) -> pd.DataFrame:
+    """Findings matched by rule, part and who: gone (before only), new (after only), changed or same."""
+    key = ["rule", "_part", "_who", "_n"]
+    m = _keyed(before).merge(_keyed(after), on=key, how="outer", suffixes=("_b", "_a"), indicator=True)
+    if m.empty:
+        return pd.DataFrame(columns=FINDING_COLUMNS)
+    gb, ga = m["gain_ns_b"].astype(float), m["gain_ns_a"].astype(float)
+    moved = ((gb - ga).abs() > CHANGED_SHARE * np.fmax(gb.abs(), ga.abs())) | (gb.isna() != ga.isna())
+    status = np.where(m["_merge"] == "left_only", "gone", np.where(m["_merge"] == "right_only", "new",
+                      np.where(moved | (m["severity_b"] != m["severity_a"]), "changed", "same")))
+    gone_or_changed = np.isin(status, ("gone", "changed"))
+    out = pd.DataFrame({
+        "status": status, "rule": m["rule"],
+        "part": m["part_b"].where(m["part_b"].notna(), m["part_a"]).astype(object).where(
+            lambda v: v.notna(), None),
+        "who": m["who_b"].where(m["who_b"].notna(), m["who_a"]),
+        "severity_before": m["severity_b"], "severity_after": m["severity_a"],
+        "predicted_gain_ns": gb, "gain_after_ns": ga,
+        "measured_saving_ns": np.where(gone_or_changed, float(measured), np.nan),
+        "title_before": m["title_b"], "title_after": m["title_a"],
+        "start_ts": m["start_ts_a"].where(m["start_ts_a"].notna(), m["start_ts_b"]).astype("Int64"),
+        "end_ts": m["end_ts_a"].where(m["end_ts_a"].notna(), m["end_ts_b"]).astype("Int64")})
+    rank = out["status"].map({s: i for i, s in enumerate(STATUS_ORDER)}).to_numpy()
+    gain = np.fmax(out["predicted_gain_ns"].to_numpy(float), out["gain_after_ns"].to_numpy(float))
+    order = np.lexsort((out["rule"].to_numpy(str), -np.nan_to_num(gain, nan=-1.0), rank))
+    return out.iloc[order].reset_index(drop=True)[FINDING_COLUMNS]
+
+
+# ---- the sentence -----------------------------------------------------------------------------------------
+
+def headline(steps: pd.DataFrame, table: pd.DataFrame, span_b: int, span_a: int) -> str:
+    saved = span_b - span_a
+    if span_b <= 0 or span_a <= 0:
+        run = "The runs' spans could not be measured"
+    elif saved == 0:
+        run = f"The run takes as long as before ({duration(span_a)})"
+    else:
+        word = "shorter" if saved > 0 else "longer"
+        run = (f"The run is {duration(abs(saved))} {word} ({100 * abs(saved) / span_b:.1f}%): "
+               f"{duration(span_b)} before, {duration(span_a)} after")
+    matched = steps[steps["status"] == "matched"]
+    if len(matched):
+        mb = float(matched["duration_before_ns"].astype(float).median())
+        ma = float(matched["duration_after_ns"].astype(float).median())
+        change = f", {100 * (ma - mb) / mb:+.1f}%" if mb > 0 else ""
+        run += f"; {len(matched):,} steps matched (median step {duration(mb)} before, {duration(ma)} after{change})"
+    only = [f"{n:,} {s}" for s, n in steps["status"].value_counts().items() if s != "matched"]
+    if only:
+        run += f" ({', '.join(only)})"
+    gone = table[table["status"] == "gone"]
+    if len(gone):
+        said = []
+        for r in gone.itertuples():
+            g = r.predicted_gain_ns
+            said.append(f"{r.rule}{f' ({r.who})' if isinstance(r.who, str) else ''}" +
+                        (f", predicted {duration(g)}" if np.isfinite(g) else ", no gain predicted"))
+        pred = gone["predicted_gain_ns"].dropna()
+        tally = ""
+        if len(pred) and float(pred.sum()) > 0 and span_b > 0 and span_a > 0:
+            tally = f"; measured {duration(saved)}, {100 * saved / float(pred.sum()):.0f}% of the predicted"
+        run += f". Gone: {'; '.join(said)}{tally}"
+    else:
+        run += ". No finding is gone"
+    new = table[table["status"] == "new"]
+    run += f". New: {', '.join(dict.fromkeys(new['rule']))}." if len(new) else ". Nothing new."
+    changed = int((table["status"] == "changed").sum())
+    if changed:
+        run = run[:-1] + f"; {changed} changed."
+    return run
