@@ -1,6 +1,6 @@
 // The findings' marks on the overview strip (analysis.findings, the kernel's `findings_info`):
-// their colour by severity, the line a hover shows, and their packing into lanes at the strip's top
-// so that a finding spanning the run does not hide one inside it.
+// their colour by severity, the line a hover shows, and their packing into lanes in a band above the
+// strip's density, so that a finding spanning the run does not hide one inside it.
 
 import { formatDuration } from "../common/time";
 
@@ -24,10 +24,10 @@ export interface DrawnMark {
   index: number; // into the marks given
 }
 
-export const LANE_H = 4;
-const LANE_GAP = 1;
+export const LANE_H = 5;
+const LANE_GAP = 2;
 const MAX_LANES = 4;
-export const MIN_MARK_W = 3; // an instant (an error) still shows, and can be hovered
+export const MIN_MARK_W = 5; // an instant (an error) still shows, and can be hovered
 
 // [light, dark]: red for what must be fixed, orange, then olive (clear of the blue window mark).
 const COLORS: Record<string, [string, string]> = {
@@ -46,10 +46,10 @@ const RANK: Record<string, number> = { high: 0, medium: 1, low: 2 };
 export function markText(m: FindingMark): string {
   const gain =
     typeof m.gain_ns === "number" && Number.isFinite(m.gain_ns)
-      ? `fixing it would save ${formatDuration(m.gain_ns)}`
+      ? `gain ${formatDuration(m.gain_ns)}`
       : "no predicted gain";
   const part = m.part ? ` [${m.part}]` : "";
-  return `${m.severity} · ${m.rule}${part}: ${m.title} (${gain}; click to fit the view to it)`;
+  return `${m.severity} · ${m.rule}${part} (${gain}): ${m.title}. Click to fit the view to it.`;
 }
 
 /**
@@ -73,7 +73,7 @@ export function packLanes(xs: { x0: number; x1: number; severity: string }[]): n
 }
 
 export function laneTop(lane: number): number {
-  return 1 + lane * (LANE_H + LANE_GAP);
+  return 2 + lane * (LANE_H + LANE_GAP);
 }
 
 /** The mark under a point, in its lane (below the lanes the strip moves the window); the narrowest of several. */

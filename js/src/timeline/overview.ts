@@ -177,16 +177,22 @@ export class Overview {
     }
     this.width = width;
     this.pieces = layoutPieces(data!, width);
+    // The marks get a band of their own above the density: the window's box never covers them.
+    const band = this.placeMarks();
     const c = this.el;
-    if (c.width !== Math.round(width * dpr) || c.height !== Math.round(OVERVIEW_H * dpr)) {
+    if (c.width !== Math.round(width * dpr) || c.height !== Math.round((OVERVIEW_H + band) * dpr)) {
       c.width = Math.round(width * dpr);
-      c.height = Math.round(OVERVIEW_H * dpr);
+      c.height = Math.round((OVERVIEW_H + band) * dpr);
       c.style.width = `${width}px`;
-      c.style.height = `${OVERVIEW_H}px`;
+      c.style.height = `${OVERVIEW_H + band}px`;
     }
     const ctx = c.getContext("2d")!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, OVERVIEW_H);
+    ctx.clearRect(0, 0, width, OVERVIEW_H + band);
+    if (band) {
+      this.drawMarks(ctx, th);
+      ctx.setTransform(dpr, 0, 0, dpr, 0, band * dpr);
+    }
     ctx.fillStyle = th.header;
     for (const p of this.pieces) ctx.fillRect(p.x0, 0, p.w, OVERVIEW_H);
     // Square-root heights: a burst of a million events must not flatten a quiet phase to nothing.
@@ -234,11 +240,10 @@ export class Overview {
       const x = this.xOf((view.t0 + view.t1) / 2);
       this.mark(ctx, x - 1, x + 1, this.pieceAt(x));
     }
-    this.drawMarks(ctx, th);
   }
 
-  /** The findings' ranges along the strip's top, in lanes, each in its severity's colour. */
-  private drawMarks(ctx: CanvasRenderingContext2D, th: Theme): void {
+  /** The findings' ranges in x, packed into lanes: their band's height (0 without marks). */
+  private placeMarks(): number {
     const xs = this.marks.map((m) => {
       let x0 = this.xOf(m.t0);
       let x1 = this.xOf(Math.max(m.t1, m.t0));
@@ -256,6 +261,11 @@ export class Overview {
       y1: laneTop(lanes[i]) + LANE_H,
       index: i,
     }));
+    return xs.length ? laneTop(Math.max(...lanes) + 1) : 0;
+  }
+
+  /** The findings' ranges in their band above the density, each in its severity's colour. */
+  private drawMarks(ctx: CanvasRenderingContext2D, th: Theme): void {
     // Wider first: a narrow mark sharing the last lane stays visible on top of a wide one.
     const order = this.drawnMarks.slice().sort((a, b) => b.x1 - b.x0 - (a.x1 - a.x0));
     for (const d of order) {
