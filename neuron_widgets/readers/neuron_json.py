@@ -17,8 +17,10 @@ from ..errors import LoadWarnings, ProfileError
 from ..model.filters import Filters
 from ..model.profile import Counters, Profile
 from ..model.schema import check_ids, normalise
+from . import neuron_json_fast as fast
 from . import neuron_json_rows as json_rows
 from .columns import TS_LIMIT, LeftoverArgs, document
+from .neuron_scan import Malformed, event_bytes
 from .sniff import head, looks_like_json
 
 KEYS = ("trace_event", "trace_events", "events")
@@ -51,18 +53,30 @@ def read(path: Path, filters: Filters) -> Profile:
                               "beside it lists this device profile in Profile.device_profiles"
                               if (path.parent / "system_profile.json").exists() else
                               "(no system_profile.json is beside it: only the device view is available)"))
-    doc, raws = document(path, KEYS, WHAT)
+    doc, buf = event_bytes(path, KEYS, WHAT)
     warnings = LoadWarnings()
     origin = path.name
-    kept, parts, names, sources, instances = json_rows.decode(raws)
-    warnings.add(f"{origin}: entries of the event list that are not objects, skipped", len(raws) - len(kept))
-    del raws
+    rows = fast.Reader()
+    try:
+        args = fast.PackedLeftover(rows.read(buf), json_rows.MAPPED)
+    except Malformed:  # not met on text msgspec has checked; read as before if it is
+        del rows
+        doc, raws = document(path, KEYS, WHAT)
+        kept, parts, names, sources, instances = json_rows.decode(raws)
+        args = LeftoverArgs(kept, json_rows.MAPPED)
+        skipped = len(raws) - len(kept)
+    else:
+        parts, names, sources, instances = rows.parts, *(list(c.index) for c in (rows.names, rows.sources, rows.instances))
+        skipped = rows.entries - rows.objects
+        del rows
+    del buf
+    warnings.add(f"{origin}: entries of the event list that are not objects, skipped", skipped)
     table = json_rows.table(parts, names, sources, instances, _default_instance(doc, path), warnings, origin)
     del parts
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)
     counters = Counters({name: df for name, df in _series(doc, warnings, origin).items()})
-    return Profile(table, source=str(path), format="neuron-json", warnings=warnings, lazy=LeftoverArgs(kept, json_rows.MAPPED),
+    return Profile(table, source=str(path), format="neuron-json", warnings=warnings, lazy=args,
                    counters=counters, device_profiles=_device_profiles(path.parent),
                    metadata={k: v for k, v in doc.items() if k not in ("mem_usage", "cpu_util", "device_mem_usage")},
                    extra={"filters_applied": False})

@@ -78,18 +78,6 @@ def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes)
     scale = np.array([UNIT.get(e.timestamp_unit, 1) if type(e.timestamp_unit) is str else 1 for e in events], np.int64)
     start, ok_ts = ints([e.timestamp for e in events], LoadWarnings(), "")
     dur, ok_dur = ints([e.duration for e in events], LoadWarnings(), "")
-    # In nanoseconds, a time or duration past TS_LIMIT would wrap (seconds past 2^63 ns): such a time
-    # drops its event, such a duration, or one ending past the limit, shows as zero; each counted.
-    room = TS_LIMIT // scale
-    far_ts = ok_ts & ((start > room) | (start < -room))
-    ok_ts &= ~far_ts
-    start = np.where(ok_ts, start, 0) * scale
-    far_dur = ok_dur & ((dur > room) | (dur < -room))
-    dur = np.where(ok_dur & ~far_dur, dur, 0) * scale
-    end = start + dur  # no wrap: both within TS_LIMIT
-    far_dur |= ok_dur & ((end > TS_LIMIT) | (end < -TS_LIMIT))
-    ok_dur &= ~far_dur
-    dur = np.where(far_dur, 0, dur)
     name = [v if type(v) is str else ("" if v is None else str(v)) for v in (e.name for e in events)]
     # Groups name the core (`nrt-nc-000`) or the framework thread (`framework-80375131`): there are
     # few, so each distinct one is read once.
@@ -104,7 +92,7 @@ def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes)
     tid = [a if (a := e.thread_id) is not None else b if b is not None else 0 for e, b in zip(events, group_tid, strict=True)]
     ids, ok_id = ints([e.id for e in events], LoadWarnings(), "")
     pid, _ = ints([e.process_id for e in events], LoadWarnings(), "")
-    out = {"start": start, "ok_ts": ok_ts, "far_ts": far_ts, "dur": dur, "ok_dur": ok_dur, "far_dur": far_dur,
+    out = {**_times(scale, start, ok_ts, dur, ok_dur),
            "name": names.add(name), "source": sources.add(source),
            "instance": instances.add([v if type(v) is str else str(v) if v else "" for v in (e.instance_id for e in events)]),
            "id": ids, "ok_id": ok_id, "pid": pid,
@@ -118,6 +106,24 @@ def _arrays(events: list[Event], names: Codes, sources: Codes, instances: Codes)
     out["pcore"], out["ok_pcore"] = valued_ints([e.device_core_idx if s == "neuron_hw" else None
                                              for e, s in zip(events, source, strict=True)])
     return out
+
+
+def _times(scale: np.ndarray, start: np.ndarray, ok_ts: np.ndarray, dur: np.ndarray,
+           ok_dur: np.ndarray) -> dict[str, np.ndarray]:
+    """Times in nanoseconds from the values as written (0 where not usable) and their units."""
+    # In nanoseconds, a time or duration past TS_LIMIT would wrap (seconds past 2^63 ns): such a time
+    # drops its event, such a duration, or one ending past the limit, shows as zero; each counted.
+    room = TS_LIMIT // scale
+    far_ts = ok_ts & ((start > room) | (start < -room))
+    ok_ts = ok_ts & ~far_ts
+    start = np.where(ok_ts, start, 0) * scale
+    far_dur = ok_dur & ((dur > room) | (dur < -room))
+    dur = np.where(ok_dur & ~far_dur, dur, 0) * scale
+    end = start + dur  # no wrap: both within TS_LIMIT
+    far_dur |= ok_dur & ((end > TS_LIMIT) | (end < -TS_LIMIT))
+    ok_dur = ok_dur & ~far_dur
+    dur = np.where(far_dur, 0, dur)
+    return {"start": start, "ok_ts": ok_ts, "far_ts": far_ts, "dur": dur, "ok_dur": ok_dur, "far_dur": far_dur}
 
 
 def _group_number(pattern: re.Pattern[str], group: str) -> int | None:

@@ -1,0 +1,127 @@
+"""The byte-scan roads of the Neuron JSON readers against their msgspec roads on random documents.
+
+The scan (`readers/neuron_scan.py`) reads whole columns of the common value kinds and hands a
+batch with anything else to the msgspec road; either way the arrays, the codes, the skipped
+entries and every row's arguments must be those of the msgspec road (itself checked against a
+dict-per-event reference in test_legacy_json_reader.py and test_runtime_json_reader.py).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from neuron_widgets.errors import LoadWarnings
+from neuron_widgets.readers import neuron_json, neuron_scan
+from neuron_widgets.readers import neuron_json_fast as fast
+from neuron_widgets.readers import neuron_json_rows as json_rows
+from neuron_widgets.readers.columns import LeftoverArgs, document
+
+MISSING = object()
+# Mostly the kinds the scan reads itself; some values (text numbers, floats, escapes, 19 digits)
+# send their batch to msgspec.
+PLAIN: dict[str, list[Any]] = {
+    "id": [MISSING, None, *range(30), 2**62, 2**63 - 1, 2**63, -(2**63), 18446744073709551616],
+    "name": [MISSING, None, "nc_exec_running", "cc_exec_barrier", "nrt_execute", "é名", "", "model_load"],
+    "timestamp": [MISSING, None, *range(1000, 1030), -5, 2**62, 10**18, 1772323200000010193, 2**63 - 1, -(2**63),
+                  2**63, 10**19, -(2**63) - 1, 2**64 + 5, 99999999999999999999],
+    "duration": [MISSING, None, 10, 0, -5, 2**62],
+    "timestamp_unit": [MISSING, "ns", "us", "ms", "s", "weird", None, 3, [1], {"u": 1}],
+    "type": [MISSING, 99999, "99999", 1, None, True, {"a": 1}],
+    "group": [MISSING, "nrt-nc-003", "nrt-nc-12", "framework-8037", "framework-x", "framework-99999999999999999999",
+              "nrt-nc-0", "other", 5, None],
+    "instance_id": [MISSING, "i-1", "i-2", "", None, False],
+    "process_id": [MISSING, None, 4, 123456],
+    "thread_id": [MISSING, None, 0, 7],
+    "nc_idx": [MISSING, None, 0, 3],
+    "lnc_idx": [MISSING, None, 1],
+    "device_core_idx": [MISSING, 0, 5, None],
+    "parent_id": [MISSING, None, *range(10), 99999],
+    "exec_id": [MISSING, 1, 2**40, "x"],
+    "nested": [MISSING, {"a": [1, {"b": "<x>", "name": 3}], "c": None}, [], "a\"b\\c"],
+}
+ODD: dict[str, list[Any]] = {"timestamp": ["1234", 1.5, True], "name": [5, "a\nb"], "id": ["3", 2.0],
+                             "thread_id": ["8", True], "instance_id": [7], "nc_idx": [2**70]}
+
+
+def random_events(rng: random.Random, odd: float) -> list[Any]:
+    events: list[Any] = []
+    for _ in range(rng.randint(0, 50)):
+        if rng.random() < 0.03:
+            events.append(rng.choice([3, "x", [1, 2], None, 2.5, {}]))
+            continue
+        e = {k: v for k, pool in PLAIN.items() if (v := rng.choice(pool)) is not MISSING}
+        if rng.random() < odd:
+            k = rng.choice(list(ODD))
+            e[k] = rng.choice(ODD[k])
+        events.append(dict(rng.sample(list(e.items()), len(e))))
+    return events
+
+
+def write(path: Path, doc: dict, rng: random.Random) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(doc, indent=rng.choice([None, 1]), ensure_ascii=rng.random() < 0.5)
+    if rng.random() < 0.3:
+        text = text.replace(":", " : ").replace(",", " ,\n\t")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def assert_parts_equal(a: list[dict[str, np.ndarray]], b: list[dict[str, np.ndarray]]) -> None:
+    ca = {k: np.concatenate([p[k] for p in a]) for k in a[0]}
+    cb = {k: np.concatenate([p[k] for p in b]) for k in b[0]}
+    assert ca.keys() == cb.keys()
+    for k in ca:
+        assert ca[k].tolist() == cb[k].tolist(), k
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_legacy_scan_road_equals_the_msgspec_road(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    events = random_events(rng, odd=rng.choice([0.0, 0.0, 0.05, 0.3]))
+    doc = {"trace_event": events, "instance_id": "i-top"}
+    path = write(tmp_path / "system_profile.json", doc, rng)
+    batch = rng.choice([1, 2, 5, 1000])
+
+    _, raws = document(path, neuron_json.KEYS, neuron_json.WHAT)
+    kept, parts, names, sources, instances = json_rows.decode(raws, batch=batch)
+    slow = json_rows.table(parts, names, sources, instances, "i", LoadWarnings(), "f")
+
+    _, buf = neuron_scan.event_bytes(path, neuron_json.KEYS, neuron_json.WHAT)
+    reader = fast.Reader()
+    packed = reader.read(buf, batch=batch)
+    assert reader.entries - reader.objects == len(raws) - len(kept)
+    got = json_rows.table(reader.parts, list(reader.names.index), list(reader.sources.index),
+                          list(reader.instances.index), "i", LoadWarnings(), "f")
+    assert got.to_pydict() == slow.to_pydict()
+    want_args = LeftoverArgs(kept, json_rows.MAPPED)
+    got_args = fast.PackedLeftover(packed, json_rows.MAPPED)
+    assert got_args.rows() == want_args.rows()
+    assert [got_args.text(r) for r in range(got_args.rows())] == [want_args.text(r) for r in range(want_args.rows())]
+
+
+def test_a_plain_batch_takes_the_scan_road(tmp_path: Path) -> None:
+    # The comparisons above are only worth something if the scan road is taken: plain events are
+    # read without msgspec's decoding.
+    events = [{"id": i, "name": "nrt_execute", "timestamp": 10 * i, "duration": 5, "group": "nrt-nc-001",
+               "exec_id": i} for i in range(20)]
+    path = write(tmp_path / "system_profile.json", {"trace_event": events}, random.Random(0))
+    _, buf = neuron_scan.event_bytes(path, neuron_json.KEYS, neuron_json.WHAT)
+    reader = fast.Reader()
+    seen = []
+    original = reader.fast
+
+    def spy(b: neuron_scan.Batch) -> Any:
+        out = original(b)
+        seen.append(out is not None)
+        return out
+
+    reader.fast = spy  # type: ignore[method-assign]
+    reader.read(buf, batch=7)
+    assert seen == [True, True, True]
+    assert reader.parts[0]["nc"].tolist() == [1] * 7
