@@ -64,7 +64,8 @@ def text_table(src: ColumnDataSource, columns: list, n: int, name: str, row_px: 
     """A DataTable of wrapped text rows, tall enough for TABLE_ROWS of them (see table_height); `row_px` 28
     for a table of one-line cells."""
     return DataTable(reorderable=False, source=src, columns=columns, height=table_height(n, row_px), row_height=row_px,
-                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=name)
+                     sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=name,
+                     css_classes=[name])  # the page (and a test) tells the tables apart by it
 
 
 def _table_css() -> InlineStyleSheet:

@@ -16,7 +16,17 @@ from typing import Any
 
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import CDSView, ColumnDataSource, DataTable, Div, IndexFilter, StringFormatter, TableColumn, Toggle
+from bokeh.models import (
+    CDSView,
+    ColumnDataSource,
+    DataTable,
+    Div,
+    IndexFilter,
+    InlineStyleSheet,
+    StringFormatter,
+    TableColumn,
+    Toggle,
+)
 
 from ..model.timefmt import duration
 from . import charts as C
@@ -26,7 +36,11 @@ ROW_PX = 64  # four lines of wrapped text: a title names who, with its numbers
 SHOWN_ROWS = 12  # all shown: rows before the table scrolls
 SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
 LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
-COLUMNS = ("severity", "color", "finding", "gain", "advice", "t0", "t1", "part", "rule")
+# The toggle in the page's colours (JupyterLab's, or the exported page's), light or dark.
+BUTTON_CSS = """.bk-btn { color: var(--jp-ui-font-color1, #1f2328); background: var(--jp-layout-color2, #f6f8fa);
+  border: 1px solid var(--jp-border-color2, #d0d7de); }
+.bk-btn:hover { background: var(--jp-layout-color3, #eaeef2); }
+.bk-btn.bk-active { background: var(--jp-layout-color3, #eaeef2); box-shadow: none; }"""
 
 
 def gain_text(gain_ns: float, span_ns: int) -> str:
@@ -46,8 +60,9 @@ def finding_columns(f: pd.DataFrame | None, origin: int, span_ns: int) -> dict[s
         return {"severity": [""], "color": ["#8a8f98"], "finding": [said], "gain": [""], "advice": [""],
                 "t0": [float("nan")], "t1": [float("nan")], "part": [""], "rule": [""]}
 
-    def place(col: str) -> list[float]:
-        return [float(int(v) - origin) if v is not None and not pd.isna(v) else float("nan") for v in f[col]]
+    # The window a click fits (an instant widened), as the widget's own click does: the page reads these.
+    windows = [window_of(f, i) for i in range(len(f))]
+    nan = float("nan")
 
     def text(v: Any) -> str:
         return "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
@@ -55,7 +70,8 @@ def finding_columns(f: pd.DataFrame | None, origin: int, span_ns: int) -> dict[s
     sev = [text(s) for s in f["severity"]]
     return {"severity": sev, "color": [SEVERITY_COLORS.get(s, "#8a8f98") for s in sev],
             "finding": [text(t) for t in f["title"]], "gain": [gain_text(g, span_ns) for g in f["gain_ns"]],
-            "advice": [text(a) for a in f["advice"]], "t0": place("start_ts"), "t1": place("end_ts"),
+            "advice": [text(a) for a in f["advice"]], "t0": [float(w[0] - origin) if w else nan for w in windows],
+            "t1": [float(w[1] - origin) if w else nan for w in windows],
             "part": [text(p) for p in f["part"]], "rule": [text(r) for r in f["rule"]]}
 
 
@@ -89,9 +105,10 @@ class FindingsSection:
                    TableColumn(field="advice", title="what to try", formatter=text, width=260)]
         self.table = DataTable(reorderable=False, source=self.source, columns=columns, view=CDSView(filter=self.filter),
                                height=self._height(min(n, TOP)), row_height=ROW_PX, sizing_mode="stretch_width",
-                               index_position=None, stylesheets=[C._table_css()], name=f"{name}-table")
+                               index_position=None, stylesheets=[C._table_css()], name=f"{name}-table",
+                               css_classes=[f"{name}-table"])
         self.more = Toggle(label=self._label(n, False), active=False, visible=n > TOP, name=f"{name}-more",
-                           width=220, button_type="light", tags=[self._states(n)])
+                           width=220, tags=[self._states(n)], stylesheets=[InlineStyleSheet(css=BUTTON_CSS)])
         self.notes = Div(text=_notes(findings), render_as_text=True, name=f"{name}-notes", sizing_mode="stretch_width",
                          styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"})
         self.label = Div(text="What to fix first (click a finding to see where it happens)", render_as_text=True,

@@ -63,7 +63,7 @@ def test_exported_summary_offline_and_linked(open_file, tmp_path: Path) -> None:
     view = [float(x) for x in page.evaluate("() => document.querySelector('.nw-timeline').dataset.view").split(",")]
     assert view[0] == pytest.approx(steps["t0"], abs=1) and view[1] == pytest.approx(steps["t1"], abs=1)
     # An error row selects the error.
-    page.locator(".nw-view-summary .slick-row").first.locator(".slick-cell").nth(1).click()
+    page.locator(".nw-view-summary .nw-problems-table .slick-row").first.locator(".slick-cell").nth(1).click()
     page.wait_for_function("() => document.querySelector('.nw-details-title')?.textContent === 'nrt_execute'")
     assert not errors
 
@@ -125,7 +125,7 @@ def test_summary_in_jupyterlab(page: Page, lab: str, lab_root: Path) -> None:
     # An error row selects the event in the timeline: the details in another cell follow. The view
     # may still be drawing its final state, replacing the table under the click: click again then.
     for _ in range(3):
-        page.locator(".nw-summary-widget .slick-row").first.locator(".slick-cell").nth(1).click()
+        page.locator(".nw-summary-widget .nw-problems-table .slick-row").first.locator(".slick-cell").nth(1).click()
         try:
             page.wait_for_function("() => document.querySelector('.nw-details-title')?.textContent === 'nrt_execute'",
                                    timeout=8_000)
