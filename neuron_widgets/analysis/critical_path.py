@@ -19,6 +19,7 @@ from ..model.profile import Profile
 from ..model.timefmt import duration as _duration
 from .critical_path_build import frame_for_path, graph_of, is_job
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, Graph
+from .critical_path_workers import column_at, nullable_ints, objects
 from .frame import Frame, notes_of
 
 COLUMNS = ["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id",
@@ -101,13 +102,11 @@ def worker_columns(fr: Frame, row: np.ndarray, on_core: np.ndarray) -> dict[str,
     """instance_id, process_id, thread_id (None on a core) and nc_idx of the events at rows."""
     out: dict = {}
     for c in ("instance_id", "process_id", "thread_id", "nc_idx"):
-        vals = fr.combo_values(c, row) if row.size else np.zeros(0, object)
-        if c == "thread_id":
-            vals = np.where(on_core, None, vals)
+        codes, uniq = column_at(fr, c, row)  # read at the path's rows: no per-event combos, no Python tuples
         if c == "instance_id":
-            out[c] = pd.Series(vals, dtype=object).to_numpy()
+            out[c] = objects(codes, uniq)
         else:
-            out[c] = pd.array(np.asarray(vals, dtype=object), dtype="Int64")
+            out[c] = nullable_ints(codes, uniq, on_core if c == "thread_id" else None)
     return out
 
 
@@ -132,8 +131,7 @@ def critical_path_breakdown(profile: Profile, client: Any = None, **job_kw: Any)
         return notes_of(pd.DataFrame(columns=cols), path.attrs.get("notes", []))
     p = path.copy()
     p["nc_idx"] = p["nc_idx"].where(p["thread_id"].isna())  # a host thread's calls are that thread's
-    key = p[WORKER].astype(object).where(p[WORKER].notna(), None)
-    p["worker"] = pd.MultiIndex.from_frame(key).factorize()[0]
+    p["worker"] = _tuple_codes(p, WORKER)
     total = int(p["duration_ns"].sum())
     by = p.groupby(["worker", "kind"], observed=True)["duration_ns"].sum().reset_index()
     by = by[by["duration_ns"] > 0]
@@ -150,6 +148,16 @@ def critical_path_breakdown(profile: Profile, client: Any = None, **job_kw: Any)
     out["steps"] = int(known["step"].nunique())
     out = out.sort_values(["worker_ns", "duration_ns"], ascending=False, kind="stable", ignore_index=True)
     return notes_of(out[cols], path.attrs.get("notes", []))
+
+
+def _tuple_codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """A code per distinct tuple of columns, in order of first appearance (nulls a value): each column coded,
+    the codes packed and coded again, rather than factorizing tuples of Python objects."""
+    packed = np.zeros(len(df), np.int64)
+    for c in cols:
+        code, uniq = pd.factorize(df[c], use_na_sentinel=False)
+        packed = pd.factorize(packed * max(len(uniq), 1) + code)[0].astype(np.int64)
+    return packed
 
 
 def critical_path_headline(profile: Profile, scale: float = 0.5) -> dict:

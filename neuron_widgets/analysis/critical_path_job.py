@@ -22,6 +22,7 @@ from .across import INTERNAL, run_parts
 from .critical_path import COLUMNS, JOB_PATH, _empty, path_arrays
 from .critical_path_graph import COLLECTIVE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
 from .critical_path_neuron import _codes, neuron_pieces
+from .critical_path_workers import codes_at, column_at, objects, used_rows
 from .devices import kind_of
 from .frame import frame_of, notes_of
 from .what_if import JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values, filtered, kind_matches
@@ -43,19 +44,17 @@ def part_pieces(profile: Any) -> dict[str, Any]:
         g, join = neuron_pieces(fr)
     if g is None or len(g) == 0:
         return {"empty": True, "notes": (g.notes if g is not None else ["the profile has no events"])}
-    used = np.unique(np.concatenate([g.row[g.row >= 0], g.grow[g.grow >= 0], g.wrow[g.wrow >= 0]]))
-    local = np.full(g.n_rows, -1, np.int64)
-    local[used] = np.arange(used.size)
+    used, local = used_rows(g.n_rows, g.row, g.grow, g.wrow)  # local: a used row's position among them
 
     def renum(a: np.ndarray) -> np.ndarray:
         return np.where(a >= 0, local[np.maximum(a, 0)], -1).astype(np.int32)
 
     small = np.int32 if len(g) < 2**31 - 1 else np.int64  # half the bytes to ship; widened again in the join
 
-    combo = fr.combo_codes(WORKER_COLS, used) if used.size else np.zeros(0, np.int64)
+    combo = codes_at(fr, WORKER_COLS, used)  # read at the rows used: no per-event combos, no Python tuples
     combo_code, first = np.unique(combo, return_index=True)
     combo_local = np.searchsorted(combo_code, combo)
-    workers = pd.DataFrame({c: fr.combo_values(c, used[first]) for c in WORKER_COLS})
+    workers = pd.DataFrame({c: objects(*column_at(fr, c, used[first])) for c in WORKER_COLS})
     name_code, names = pd.factorize(fr.name[used])
     all_names = np.array([*fr.names, None], dtype=object)
     return {
@@ -267,7 +266,7 @@ def _selected(jg: JobGraph, where: Any) -> tuple[np.ndarray, np.ndarray]:
     return filtered(g, where, lambda *a: _matches(jg, *a))
 
 
-def _matches(jg: JobGraph, col: str, want: Any, row: np.ndarray, kind: np.ndarray, event: np.ndarray,
+def _matches(jg: JobGraph, col: str, want: Any, side: str, row: np.ndarray, kind: np.ndarray, event: np.ndarray,
              on_core: np.ndarray) -> np.ndarray:
     vals = _values(want)
     null = any(_null(v) for v in vals)

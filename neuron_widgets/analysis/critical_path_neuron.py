@@ -39,6 +39,7 @@ from .critical_path_graph import (
     START,
     Graph,
 )
+from .critical_path_workers import codes_at
 from .devices import BARRIER, EXECUTION, RUNTIME_EXECUTE
 from .devices import COLLECTIVE as CC_RUNNING
 from .frame import Frame
@@ -126,10 +127,6 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
     b_rt = b_virt + alone.size
     b_m = b_rt + 2 * nr
     n = b_m + n_steps
-    bar_pos = np.full(n_rows, -1, np.int64)  # row -> position among its kind (a few kinds only)
-    cc_pos = np.full(n_rows, -1, np.int64)
-    bar_pos[bars] = np.arange(nb)
-    cc_pos[ccs] = np.arange(nc)
 
     t = np.zeros(n, np.int64)
     row = np.full(n, -1, np.int64)
@@ -157,7 +154,7 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
     np.minimum.at(first_release, it_step_label[released], end[it_bar[released]])
     arrive_alone = np.minimum(start[it_cc[alone]], first_release[it_step_label[alone]])
     block(b_virt, it_cc[alone], arrive_alone, ARRIVAL, COLLECTIVE, True, it_core[alone])
-    thread = fr.combo_codes(THREAD, rts) if nr else np.zeros(0, np.int32)
+    thread = codes_at(fr, THREAD, rts)
     block(b_rt, rts, start[rts], START, GAP, False, np.full(nr, -1))
     block(b_rt + nr, rts, end[rts], END, HOST, True, np.full(nr, -1))
 
@@ -166,7 +163,8 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
     virt[alone] = b_virt + np.arange(alone.size)
     has_bar = it_bar >= 0
     has_cc = it_cc >= 0
-    bi, ci = bar_pos[np.maximum(it_bar, 0)], cc_pos[np.maximum(it_cc, 0)]
+    # A row's position among its kind: the rows are sorted (on_cores), and the unset ones are never read.
+    bi, ci = np.searchsorted(bars, np.maximum(it_bar, 0)), np.searchsorted(ccs, np.maximum(it_cc, 0))
     A = np.where(has_bar, b_bar + bi, virt)
     R = np.where(has_bar, b_bar + nb + bi, b_cc + ci)
     E = np.where(has_cc, b_cc + nc + ci, b_bar + nb + bi)

@@ -17,6 +17,7 @@ import pandas as pd
 from ..model.device_summary import duration
 from ..model.profile import Profile
 from .critical_path import critical_path_breakdown
+from .critical_path_workers import column_at, objects
 from .devices import trace_kind
 from .findings_memory import memory_findings
 from .findings_problems import problem_findings
@@ -207,15 +208,16 @@ def _runtime_threads(p: Profile, core: tuple | None = None) -> list[int]:
     """The threads of the `nrt_execute` calls (of one core's when `core` is (instance, pid, nc))."""
     fr = frame_of(p)
     rows = fr.rows_named("nrt_execute")
-    if rows.size and core is not None:
-        nc = pd.to_numeric(pd.Series(np.asarray(p.array("nc_idx"))[rows]), errors="coerce").to_numpy()
-        pid = pd.to_numeric(pd.Series(np.asarray(p.array("process_id"))[rows]), errors="coerce").to_numpy()
-        inst = np.asarray(p.array("instance_id"), dtype=object)[rows]
-        rows = rows[(inst == core[0]) & (pid == float(core[1])) & (nc == float(core[2]))]
+    if rows.size and core is not None:  # read at the calls' rows only, not as objects over every event
+        def at(c: str) -> np.ndarray:
+            return objects(*column_at(fr, c, rows))
+
+        nc = pd.to_numeric(pd.Series(at("nc_idx")), errors="coerce").to_numpy()
+        pid = pd.to_numeric(pd.Series(at("process_id")), errors="coerce").to_numpy()
+        rows = rows[(at("instance_id") == core[0]) & (pid == float(core[1])) & (nc == float(core[2]))]
     if rows.size == 0:
         return []
-    tid = p.array("thread_id")[rows]
-    tid = pd.to_numeric(pd.Series(tid), errors="coerce").dropna()
+    tid = pd.to_numeric(pd.Series(objects(*column_at(fr, "thread_id", rows))), errors="coerce").dropna()
     return sorted({int(v) for v in tid})
 
 

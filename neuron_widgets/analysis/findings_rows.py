@@ -13,7 +13,7 @@ from .critical_path_build import graph_of
 from .critical_path_graph import LAST_ARRIVAL
 from .frame import frame_of
 from .launches import launch_stats
-from .what_if import what_if
+from .what_if import saved_ns
 
 COLUMNS = ["rule", "severity", "title", "gain_ns", "start_ts", "end_ts", "part", "evidence", "advice"]
 SEVERITIES = ("high", "medium", "low")
@@ -105,7 +105,7 @@ def gain_of(p: Profile, where: Any, scale: float | None, span: int) -> float:
     """What the what-if of a change saves, within 0 and the span (NaN for an empty run)."""
     if span <= 0:
         return float("nan")
-    return float(min(max(what_if(p, where, scale).saved_ns, 0), span))
+    return float(min(max(saved_ns(p, where, scale), 0), span))
 
 
 def launch_gain(p: Profile, span: int, share: float) -> tuple[pd.DataFrame, pd.Series, float] | None:

@@ -24,6 +24,7 @@ import pandas as pd
 from ..model.profile import Profile
 from .critical_path_build import frame_for_path, graph_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
+from .critical_path_workers import graph_workers
 from .frame import Frame
 
 # A Job's what-if, filled in by critical_path_job (which imports this module, not the other way round).
@@ -86,6 +87,24 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None, cli
     g, notes = graph_of(fr)
     if g is None:
         return WhatIf(0, 0, 0, _steps_empty(), 0, list(notes))
+    span, predicted, t, selected = _replayed(fr, g, changes)
+    out_notes = list(notes)
+    if not selected:
+        out_notes.append("the changes select no work or gap: nothing changes")
+    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, out_notes)
+
+
+def saved_ns(profile: Profile, where: Any = None, scale: float | None = None) -> int:
+    """`what_if(profile, where, scale).saved_ns` without the per-step table (what a finding's gain needs)."""
+    g, _ = graph_of(frame_for_path(profile))
+    if g is None:
+        return 0
+    span, predicted, _, _ = _replayed(frame_for_path(profile), g, _changes(where, scale))
+    return span - predicted
+
+
+def _replayed(fr: Frame, g: Graph, changes: list[tuple[Any, float]]) -> tuple[int, int, np.ndarray, int]:
+    """The span as recorded and as replayed, the instants' replayed times and how many segments changed."""
     w_scale = np.ones(g.src.size)
     g_scale = np.ones(len(g))
     selected = 0
@@ -99,10 +118,7 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None, cli
     real = g.role != LAST_ARRIVAL
     span = int(g.t[real].max() - g.run_start) if real.any() else 0
     predicted = round(float(t[real].max())) if real.any() else 0
-    out_notes = list(notes)
-    if not selected:
-        out_notes.append("the changes select no work or gap: nothing changes")
-    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, out_notes)
+    return span, predicted, t, selected
 
 
 def _changes(where: Any, scale: float | None) -> list[tuple[Any, float]]:
@@ -145,8 +161,9 @@ def _selected(fr: Frame, g: Graph, where: Any) -> tuple[np.ndarray, np.ndarray]:
 def filtered(g: Graph, where: Mapping[str, Any], matches: Callable[..., np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The work edges and instants' gaps a dict of column filters covers, one filter after another.
 
-    `matches(col, want, row, kind, event, core)` tells, per edge or instant, whether its event's
-    column `col` holds `want` (a profile reads its columns, a job its parts' pieces).
+    `matches(col, want, side, row, kind, event, core)` tells, per edge (`side` "edges") or instant
+    ("instants"), whether its event's column `col` holds `want` (a profile reads its columns, a job its
+    parts' pieces).
     """
     unknown = [k for k in where if k not in FILTER_COLUMNS]
     if unknown:
@@ -156,8 +173,8 @@ def filtered(g: Graph, where: Mapping[str, Any], matches: Callable[..., np.ndarr
     e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes
     v_core = g.lane_core >= 0
     for col, want in where.items():
-        edges &= matches(col, want, e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
-        gaps &= matches(col, want, v_row, g.gkind.astype(np.int64), g.gevent, v_core)
+        edges &= matches(col, want, "edges", e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
+        gaps &= matches(col, want, "instants", v_row, g.gkind.astype(np.int64), g.gevent, v_core)
     return edges & (g.wrow >= 0), gaps & (g.grow >= 0)
 
 
@@ -175,8 +192,8 @@ def kind_matches(kind: np.ndarray, vals: list) -> np.ndarray:
     return np.isin(kind, [KINDS.index(v) for v in vals])
 
 
-def _matches(fr: Frame, g: Graph, col: str, want: Any, row: np.ndarray, kind: np.ndarray, event: np.ndarray,
-             on_core: np.ndarray) -> np.ndarray:
+def _matches(fr: Frame, g: Graph, col: str, want: Any, side: str, row: np.ndarray, kind: np.ndarray,
+             event: np.ndarray, on_core: np.ndarray) -> np.ndarray:
     vals = _values(want)
     if col == "kind":
         return kind_matches(kind, vals)
@@ -191,12 +208,10 @@ def _matches(fr: Frame, g: Graph, col: str, want: Any, row: np.ndarray, kind: np
         codes = fr.codes_of([v for v in vals if isinstance(v, str)])
         hit = np.isin(fr.name[row], codes) & event
         return hit | (~event if any(v is None for v in vals) else False)
-    # A worker column: decided once per combo (instance, process, thread, core), then per row.
-    combos = fr.profile._combo_codes()
-    per_combo = combos.table[col].to_numpy(dtype=object)
+    # A worker column: decided once per distinct value among the graph's rows, then per edge or instant.
     wanted = set(vals)
-    hit_combo = np.array([(v in wanted) if not _null(v) else any(_null(x) for x in vals) for v in per_combo] or [False])
-    hit = hit_combo[combos.codes[row]]
+    any_null = any(_null(x) for x in vals)
+    hit = graph_workers(fr, g).hits(col, side, lambda v: (v in wanted) if not _null(v) else any_null)
     if col == "thread_id":  # work on a core is on no thread
         hit = np.where(on_core, any(_null(x) for x in vals), hit)
     return hit
