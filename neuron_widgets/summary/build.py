@@ -20,6 +20,7 @@ from ..analysis.device_profiles import device_profile_summary
 from ..model.profile import Profile
 from . import charts as C
 from . import data as D
+from .compare import FixSection
 from .critical import CriticalSection
 from .findings import FindingsSection
 
@@ -86,6 +87,7 @@ class SummaryCharts:
         self.compare = None
         self.compare_temporal = None
         self.compare_profile = compare
+        self.fix = FixSection(compare, profile) if compare is not None else None  # did the fix work
         if compare is not None:
             self.compare = C.compare_table(compare_profiles(profile, compare))
             other = temporal_breakdown(compare)
@@ -98,6 +100,7 @@ class SummaryCharts:
                         if f is not None]
         # The source each chart's updates go to (the memory chart, a line per source, is never updated).
         self.sources = {id(f): next(iter(f.select({"type": ColumnDataSource})), None) for f in self.figures}
+        self.figures += self.fix.figures if self.fix is not None else []
         self._show_filled(r, None)
         C.apply_theme(self.layout, dark, self.figures)
 
@@ -125,6 +128,7 @@ class SummaryCharts:
         if self.compare is not None:
             parts += [Div(text="Compared with the other profile (b - a)", render_as_text=True, styles=label),
                       self.compare]
+            parts += self.fix.parts if self.fix is not None else []
         return column(*parts, sizing_mode="stretch_width", name="nw-summary")
 
     def _row_of(self, *charts: Any) -> Any:

@@ -1,0 +1,88 @@
+"""Summary(after, compare=before): the "Did the fix work" section (headline, change per step, findings gone / new /
+changed), in the notebook and in the export; profile text stays text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from random_neuron import write_profile
+from schedule_neuron import simulate, span
+from test_export import Export
+from test_findings import _clean_job
+
+from neuron_widgets import analysis as A
+from neuron_widgets.summary.compare import FixSection, comparison_of
+from neuron_widgets.widgets import Summary
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fix-summary")
+    job = _clean_job()
+    job.compute[:, 1, :] = 150_000
+    slow, fixed = simulate(job), simulate(job, compute_scale={1: 100 / 150})
+    return slow, fixed, write_profile(tmp / "before", slow), write_profile(tmp / "after", fixed)
+
+
+def test_the_section_of_a_fixed_straggler(runs) -> None:
+    slow, fixed, before, after = runs
+    fix = FixSection(before, after)
+    c = A.compare(before, after, by="step")
+    assert fix.head.text == c.headline and fix.head.render_as_text
+    assert fix.result.saved_ns == span(slow) - span(fixed)
+    steps = fix.chart.select_one({"name": "nw-fix-steps"}).data
+    matched = c.steps[c.steps["status"] == "matched"]
+    assert steps["delta_us"] == [d / 1e3 for d in matched["delta_ns"]]
+    assert set(steps["color"]) == {"#2ca02c"}  # every step faster
+    table = fix.table.source.data
+    assert table["status"] == ["gone"] and table["rule"] == ["straggler"]
+    assert table["measured"][0] and table["predicted"][0] and "arrives last" in table["title"][0]
+
+
+def test_summary_after_compared_with_before_shows_it_and_exports_it(runs, tmp_path) -> None:
+    _, _, before, after = runs
+    s = Summary(after, compare=before)
+    assert s.done.wait(120)
+    fix = s.charts.fix
+    assert fix is not None and fix.layout is not None
+    names = {m.name for m in s.charts.layout.references() if getattr(m, "name", None)}
+    assert {"nw-fix-headline", "nw-fix-steps", "nw-fix-findings-table"} <= names
+    assert fix.chart in s.charts.figures  # themed with the rest
+    s.probe.dark = True
+    assert fix.chart.xaxis[0].major_label_text_color == "#9da7b3"
+    out = tmp_path / "fix.html"
+    s.to_html(out)
+    page = out.read_text(encoding="utf-8")
+    # The exported page carries the section, the same comparison (kept, not run again).
+    assert comparison_of(before, after) is fix.result
+    items = [json.dumps(Export(out).json(k)) for k in Export(out).sections if "summary" in k]
+    assert any("nw-fix-steps" in i and "Did the fix work" in i and json.dumps(fix.result.headline) in i
+               for i in items), list(Export(out).sections)
+    assert "Bokeh" in page
+
+
+def test_profile_text_in_the_section_is_text(runs, tmp_path) -> None:
+    slow, fixed, _, _ = runs
+    evil = "<img src=x onerror=alert(1)>"
+    rows_b = [{**r, "instance_id": evil} for r in slow]
+    rows_a = [{**r, "instance_id": evil} for r in fixed]
+    fix = FixSection(write_profile(tmp_path / "b", rows_b), write_profile(tmp_path / "a", rows_a))
+    assert fix.head.render_as_text
+    table = fix.table.source.data
+    assert any(evil in w for w in table["who"])  # the value as it is, drawn by a text formatter
+    assert all(type(c.formatter).__name__ == "StringFormatter" for c in fix.table.columns)
+
+
+def test_profiles_that_cannot_be_compared_leave_a_sentence(runs, tmp_path, monkeypatch) -> None:
+    before = runs[2]
+    import neuron_widgets.summary.compare as SC
+
+    def broken(*_a, **_k):
+        raise RuntimeError("no steps")
+
+    monkeypatch.setattr(SC, "compare_runs", broken)
+    fresh = write_profile(tmp_path / "x", runs[1])
+    fix = FixSection(before, fresh)
+    assert fix.result is None and fix.chart is None and fix.table is None
+    assert "could not be compared step by step: RuntimeError: no steps" in fix.head.text
