@@ -95,9 +95,6 @@ def test_public_names_users_type_first() -> None:
 # imports these are the circles main has today (issue 39 removes them): a new circle fails, and so
 # does a listed one that is gone, so the list only shrinks.
 KNOWN_CIRCLES: list[set[str]] = [
-    {"model.device_colors", "model.device_engines", "model.device_events", "model.device_hierarchy",
-     "model.device_loading", "model.device_resolve", "model.device_summary", "model.device_trace",
-     "model.event_access", "model.problems", "model.profile"},
     {"analysis.across", "analysis.compare"},
     {"widgets.job_summary", "widgets.job_timeline", "widgets.summary", "widgets.timeline"},
 ]

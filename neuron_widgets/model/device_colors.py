@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .device_codes import TABLE_LABELS, encode
 from .device_hierarchy import instruction_nodes, layer_column
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ def _instruction_rows(events: DeviceEvents) -> tuple[np.ndarray, np.ndarray, np.
 
 def color_codes(events: DeviceEvents, key: str) -> tuple[np.ndarray, list[str]] | None:
     """Per event a code into the keys it is coloured by; None for a key this module does not know."""
-    from .device_events import TABLE_LABELS, _encode
-
     key = canonical(key)
     if key not in MISSING:
         return None
@@ -63,7 +62,7 @@ def color_codes(events: DeviceEvents, key: str) -> tuple[np.ndarray, list[str]] 
     if column is None or ins.empty:
         codes, keys = np.zeros(len(ins), np.int32), [MISSING[key]]
     else:
-        codes, keys = _encode(column)
+        codes, keys = encode(column)
         keys = [k if k.strip() else MISSING[key] for k in keys]
     is_ins, src, table, tables = _instruction_rows(events)
     out = np.empty(len(events), np.int32)

@@ -16,13 +16,16 @@ them: its rows are not per instruction, so no node of the hierarchy could agree 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from .device_trace import DeviceTrace
+from .device_codes import combine, encode, engine_key, engine_tracks
 from .interval_union import busy_ns, grouped_busy  # noqa: F401 - busy_ns: device_summary and analysis import it from here
+
+if TYPE_CHECKING:
+    from .device_trace import DeviceTrace
 
 # Instructions in which an engine sits waiting on a semaphore (the ISA's wait-on-event instructions).
 SEMAPHORE_WAIT = r"SEMAPHORE|SEM_WAIT|WAIT_EVENT"
@@ -31,22 +34,18 @@ COLUMNS = ["engine", "instructions", "waits", "active_ns", "wait_ns", "busy_ns"]
 
 def engine_codes(ins: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Each instruction's engine: the track it is drawn on (its timeline track, else its engine as tracks spell it)."""
-    from .device_events import _encode, engine_tracks
-
     key = engine_tracks(ins, ins)
     if key is None:
         return np.zeros(len(ins), dtype=np.int32), ["engine"]
-    codes, names = _encode(key)
+    codes, names = encode(key)
     return codes, [n or "engine" for n in names]
 
 
 def waiting(ins: pd.DataFrame) -> np.ndarray:
     """Which instructions are semaphore waits (the pattern tried once per opcode, not per row)."""
-    from .device_events import _encode
-
     if "opcode" not in ins or ins.empty:
         return np.zeros(len(ins), dtype=bool)
-    codes, names = _encode(ins["opcode"])
+    codes, names = encode(ins["opcode"])
     hit = pd.Series(names, dtype=object).str.contains(SEMAPHORE_WAIT, case=False, regex=True).to_numpy(bool)
     return hit[codes]
 
@@ -61,8 +60,6 @@ def engine_times(trace: DeviceTrace) -> pd.DataFrame:
 
 
 def _engine_times(ins: pd.DataFrame) -> pd.DataFrame:
-    from .device_events import _engine_key
-
     if ins.empty or not {"start_ts", "end_ts"} <= set(ins.columns):
         return pd.DataFrame({c: pd.Series(dtype=object if c == "engine" else "int64") for c in COLUMNS})
     codes, engines = engine_codes(ins)
@@ -75,7 +72,7 @@ def _engine_times(ins: pd.DataFrame) -> pd.DataFrame:
                         "waits": np.bincount(codes[wait], minlength=n).astype(np.int64),
                         "active_ns": active, "wait_ns": busy - active, "busy_ns": busy})
     out = out[out["instructions"] > 0]
-    order = sorted(range(len(out)), key=lambda i: _engine_key(str(out["engine"].iat[i])))
+    order = sorted(range(len(out)), key=lambda i: engine_key(str(out["engine"].iat[i])))
     return out.iloc[order].reset_index(drop=True)
 
 
@@ -107,11 +104,9 @@ def _places(v: Any) -> str:
 def dma_directions(dma: pd.DataFrame) -> pd.Series:
     """Where each transfer goes: `source → dest` where either side is known (`?` for the other), else its
     queue type (input, output, data...), else ""."""
-    from .device_events import _encode
-
     kind = pd.Series("", index=dma.index, dtype=object)
     if "queue_type" in dma:
-        codes, texts = _encode(dma["queue_type"])
+        codes, texts = encode(dma["queue_type"])
         known = np.array([t if t.strip().lower() not in UNKNOWN_PLACES else "" for t in texts] or [""], dtype=object)
         kind = pd.Series(known[codes], index=dma.index, dtype=object)
     if "source" not in dma and "dest" not in dma:
@@ -136,23 +131,21 @@ def dma_queues(dma: pd.DataFrame) -> pd.Series:
     """Each DMA row's queue (a categorical): its name (`queue_name`, the JSON's `subgroup`), else
     `queue <idx> E<engine>` from its queue and DMA engine numbers, else "queue". Decided per distinct
     value, not per row."""
-    from .device_events import _combine, _encode
-
     def known(col: str) -> pd.Series | None:
         return dma[col] if col in dma and dma[col].notna().any() else None
 
     n = len(dma)
     name = known("queue_name")
     if name is not None:
-        codes, texts = _encode(name)
+        codes, texts = encode(name)
         blank = np.array([not t.strip() for t in texts] or [True])
     else:
         codes, texts, blank = np.zeros(n, np.int32), [""], np.array([True])
     if blank[codes].any():  # some rows have no name: their numbers stand in
         idx, eng = known("queue_idx"), known("engine_idx")
-        a = _encode(idx) if idx is not None else (np.zeros(n, np.int32), [""])
-        b = _encode(eng) if eng is not None else (np.zeros(n, np.int32), [""])
-        nums, labels = _combine(a, b, lambda q, e: " ".join(x for x in (f"queue {q}" if q else "",
+        a = encode(idx) if idx is not None else (np.zeros(n, np.int32), [""])
+        b = encode(eng) if eng is not None else (np.zeros(n, np.int32), [""])
+        nums, labels = combine(a, b, lambda q, e: " ".join(x for x in (f"queue {q}" if q else "",
                                                                            f"E{e}" if e else "") if x) or "queue")
         codes = np.where(blank[codes], len(texts) + nums, codes)
         texts = [*texts, *labels]

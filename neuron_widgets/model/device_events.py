@@ -9,16 +9,16 @@ properties come from (the device tables' rows, not extra_attributes_json).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .device_codes import TABLE_LABELS, TABLES, combine, encode, engine_key, engine_tracks, missing, natural
+from .device_colors import canonical, color_codes
+from .device_engines import dma_queues
 from .device_trace import DeviceTrace
 from .order import time_order
 from .profile import Profile, TrackIndex
@@ -26,57 +26,11 @@ from .schema import ROW
 
 DEVICE_GROUPINGS: dict[str, str] = {"engines": "Engines and queues", "tables": "One track per table"}
 
-# Neuron Explorer's engine order; engines it does not know come after, by name.
-ENGINE_ORDER = ("Tensor", "TensorMatrix", "Vector", "Scalar", "GpSimd", "Pool", "Act", "Sync")
-TABLES = ("instructions", "dma", "cc_ops", "semaphores")
-TABLE_LABELS = {"instructions": "Engines", "dma": "DMA", "cc_ops": "CC ops", "semaphores": "Semaphores"}
 # Times are the event's own fields; every other column of a device row (its device id too) is an argument.
 OWN_COLUMNS = frozenset({"start_ts", "end_ts"})
 # Shown on hover, in this order, when the row has them.
 HOVER_KEYS = ("operands", "hlo_name", "layer", "nki_source_location", "engine", "queue_name", "transfer_bytes",
               "throughput", "operation", "algorithm", "num_elements", "dtype", "value", "update_source")
-
-
-def engine_labels(trace: DeviceTrace | pd.DataFrame) -> dict[str, str]:
-    """Each engine name a table may use (ActiveTime's `gpsimd`) -> the label its track shows (`GpSimd`).
-
-    The instructions pair both where they carry both; an engine on several tracks (`tensor` on
-    Tensor and TensorMatrix) takes the one of its own name; the rest read as ENGINE_ORDER spells them.
-    """
-    labels = {e.lower(): e for e in ENGINE_ORDER}
-    ins = trace if isinstance(trace, pd.DataFrame) else trace.instructions
-    if not ins.empty and {"engine", "timeline_track"} <= set(ins.columns):
-        pairs = ins[["engine", "timeline_track"]].dropna().drop_duplicates()
-        for engine, tracks in pairs.groupby("engine", sort=False)["timeline_track"]:
-            names = [str(t) for t in tracks]
-            own = [t for t in names if t.lower() == str(engine).lower()]
-            labels[str(engine).lower()] = own[0] if own else names[0] if len(names) == 1 else \
-                labels.get(str(engine).lower(), str(engine))
-    return labels
-
-
-def engine_tracks(df: pd.DataFrame, trace: DeviceTrace | pd.DataFrame) -> pd.Series | pa.Array | None:
-    """Each row's engine track: its `timeline_track`, else its engine as the tracks spell it (GpSimd).
-
-    `trace` (or its instructions) says how the tracks spell each engine."""
-    track = _column(df, "timeline_track")
-    if "engine" not in df or (track is not None and not track.isna().any()):
-        return track
-    labels = engine_labels(trace)
-    # A dict over the few distinct names: no Python call per row of a million-instruction table.
-    spelled = {e: labels.get(e.lower(), e) for e in pd.unique(df["engine"]) if isinstance(e, str)}
-    named = df["engine"].map(spelled)
-    return named if track is None else _coalesce(track, named)
-
-
-def _natural(text: str) -> tuple[Any, ...]:
-    """Sort key that puts "E2" before "E12"."""
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
-
-
-def _engine_key(label: str) -> tuple[Any, ...]:
-    short = label.rsplit("/", 1)[-1]
-    return (ENGINE_ORDER.index(short) if short in ENGINE_ORDER else len(ENGINE_ORDER), _natural(short))
 
 
 @dataclass
@@ -92,65 +46,6 @@ class _Part:
     labels: list[str]
 
 
-def _encode(values: Any) -> tuple[np.ndarray, list[str]]:
-    """Codes and their texts for a column, through Arrow (no Python string per row)."""
-    try:
-        arr = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values, from_pandas=True)
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
-        if pa.types.is_dictionary(arr.type):
-            return _dictionary_codes(arr)
-        if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
-            arr = arr.cast(pa.string())
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        # Values of mixed kinds (a JSON field holding numbers, text and lists): their text, one by one.
-        arr = pa.array([None if _missing(v) else str(v) for v in values], pa.string())
-    enc = pc.dictionary_encode(arr, null_encoding="encode")
-    texts = ["" if v is None else str(v) for v in enc.dictionary.to_pylist()]
-    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32), texts
-
-
-def _dictionary_codes(arr: pa.DictionaryArray) -> tuple[np.ndarray, list[str]]:
-    """A column already coded (a categorical, a dictionary read from Parquet): its codes, unused texts dropped."""
-    texts = ["" if v is None else str(v) for v in arr.dictionary.to_pylist()]
-    indices = arr.indices
-    if indices.null_count:
-        indices = pc.fill_null(indices, len(texts))
-        texts.append("")
-    codes = indices.to_numpy(zero_copy_only=False).astype(np.int32)
-    used = np.bincount(codes, minlength=len(texts)) > 0
-    if not used.all():
-        keep = np.flatnonzero(used)
-        remap = np.zeros(len(texts), np.int32)
-        remap[keep] = np.arange(keep.size, dtype=np.int32)
-        codes, texts = remap[codes], [texts[k] for k in keep]
-    return codes, texts
-
-
-def _coalesce(first: pd.Series, then: pd.Series) -> pa.Array:
-    """`first`, with `then` where `first` is missing, as Arrow text (categoricals of different categories too)."""
-    def text(s: pd.Series) -> pa.Array:
-        a = pa.array(s, from_pandas=True)
-        return a.cast(pa.string()) if not pa.types.is_string(a.type) else a
-    return pc.coalesce(text(first), text(then))
-
-
-def _combine(a: tuple[np.ndarray, list[str]], b: tuple[np.ndarray, list[str]],
-             join: Callable[[str, str], str]) -> tuple[np.ndarray, list[str]]:
-    """Codes of the pairs (a, b), with texts join(a_text, b_text): the labels are built per pair, not per row."""
-    key = a[0].astype(np.int64) * max(len(b[1]), 1) + b[0]
-    uniq, codes = np.unique(key, return_inverse=True)
-    texts = [join(a[1][k // max(len(b[1]), 1)], b[1][k % max(len(b[1]), 1)]) for k in uniq.tolist()]
-    return codes.astype(np.int32), texts
-
-
-def _column(df: pd.DataFrame, *names: str) -> pd.Series | None:
-    for n in names:
-        if n in df and not df[n].isna().all():
-            return df[n]
-    return None
-
-
 def _times(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     start = df["start_ts"].to_numpy(np.int64)
     return start, np.maximum(df["end_ts"].to_numpy(np.int64), start)
@@ -159,7 +54,7 @@ def _times(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def _with_core(df: pd.DataFrame, several: bool, label: tuple[np.ndarray, list[str]]) -> tuple[np.ndarray, list[str]]:
     if not several or "pcore_idx" not in df:
         return label
-    return _combine(_encode(df["pcore_idx"]), label, lambda core, rest: f"Core {core or '?'}/{rest}")
+    return combine(encode(df["pcore_idx"]), label, lambda core, rest: f"Core {core or '?'}/{rest}")
 
 
 def _parts(trace: DeviceTrace) -> list[_Part]:
@@ -173,22 +68,20 @@ def _parts(trace: DeviceTrace) -> list[_Part]:
     ins = trace.instructions
     if not ins.empty:
         engine = engine_tracks(ins, trace)
-        codes = _encode(engine) if engine is not None else (np.zeros(len(ins), np.int32), ["engine"])
+        codes = encode(engine) if engine is not None else (np.zeros(len(ins), np.int32), ["engine"])
         label = _with_core(ins, several, (codes[0], [f"Engines/{e}" for e in codes[1]]))
-        name = _encode(ins["opcode"]) if "opcode" in ins else (np.zeros(len(ins), np.int32), ["instruction"])
+        name = encode(ins["opcode"]) if "opcode" in ins else (np.zeros(len(ins), np.int32), ["instruction"])
         out.append(_Part("instructions", *_times(ins), *name, *label))
     dma = trace.dma
     if not dma.empty:
-        from .device_engines import dma_queues
-
-        q = _encode(dma_queues(dma))
+        q = encode(dma_queues(dma))
         label = _with_core(dma, several, (q[0], [f"DMA/{v}" for v in q[1]]))
-        kind = _encode(dma["queue_type"]) if "queue_type" in dma else (np.zeros(len(dma), np.int32), ["packet"])
+        kind = encode(dma["queue_type"]) if "queue_type" in dma else (np.zeros(len(dma), np.int32), ["packet"])
         out.append(_Part("dma", *_times(dma), kind[0], [f"DMA {k}" for k in kind[1]], *label))
     cc = trace.cc_ops
     if not cc.empty:
-        stream = _encode(cc["stream_id"]) if "stream_id" in cc else (np.zeros(len(cc), np.int32), ["0"])
-        name = _encode(cc["operation"]) if "operation" in cc else (np.zeros(len(cc), np.int32), ["cc_op"])
+        stream = encode(cc["stream_id"]) if "stream_id" in cc else (np.zeros(len(cc), np.int32), ["0"])
+        name = encode(cc["operation"]) if "operation" in cc else (np.zeros(len(cc), np.int32), ["cc_op"])
         out.append(_Part("cc_ops", *_times(cc), *name, stream[0], [f"CC ops/Stream {s}" for s in stream[1]]))
     sem = trace.semaphores
     if not sem.empty and "timestamp" in sem:
@@ -198,7 +91,7 @@ def _parts(trace: DeviceTrace) -> list[_Part]:
 
 def _semaphore_spans(sem: pd.DataFrame, trace: DeviceTrace) -> _Part:
     """Each update holds its value until the semaphore's next update (the last until the trace ends)."""
-    sid = _encode(sem["id"]) if "id" in sem else (np.zeros(len(sem), np.int32), ["semaphore"])
+    sid = encode(sem["id"]) if "id" in sem else (np.zeros(len(sem), np.int32), ["semaphore"])
     ts = sem["timestamp"].to_numpy(np.int64)
     order = np.lexsort((ts, sid[0]))
     sid_o, ts_o = sid[0][order], ts[order]
@@ -210,7 +103,7 @@ def _semaphore_spans(sem: pd.DataFrame, trace: DeviceTrace) -> _Part:
         end_o[np.flatnonzero(sid_o[1:] != sid_o[:-1])] = last
     end = np.empty_like(end_o)
     end[order] = np.maximum(end_o, ts_o)
-    value = _encode(sem["value"]) if "value" in sem else (np.zeros(len(sem), np.int32), ["update"])
+    value = encode(sem["value"]) if "value" in sem else (np.zeros(len(sem), np.int32), ["update"])
     return _Part("semaphores", ts, end, value[0], [f"value {v}" for v in value[1]], sid[0],
                  [f"Semaphores/{v}" for v in sid[1]])
 
@@ -309,8 +202,8 @@ class DeviceEvents(Profile):
             sort_keys: list[tuple[Any, ...]] = [(r, n) for r, n in zip(rank, names_shown, strict=True)]
         else:
             names_shown = names
-            sort_keys = [(TABLES.index(_table_of(n)) if _table_of(n) in TABLES else 9, _natural(n.split("/")[0]),
-                          *_engine_key(n)) for n in names]
+            sort_keys = [(TABLES.index(_table_of(n)) if _table_of(n) in TABLES else 9, natural(n.split("/")[0]),
+                          *engine_key(n)) for n in names]
         order = sorted(range(len(names)), key=lambda i: sort_keys[i])
         combo_track = np.empty(len(names), dtype=np.int32)
         combo_track[order] = np.arange(len(names), dtype=np.int32)
@@ -334,7 +227,7 @@ class DeviceEvents(Profile):
         out: dict[str, Any] = {"id": int(self.array("id")[row]), "name": str(self._joined("name").chunk(0)[row].as_py()),
                                "start_ts": int(self.array("start_ts")[row]), "end_ts": int(self.array("end_ts")[row]),
                                "table": table, "trace_event_source": "device"}
-        out["args"] = {str(k): _plain(v) for k, v in src.items() if k not in OWN_COLUMNS and not _missing(v)}
+        out["args"] = {str(k): _plain(v) for k, v in src.items() if k not in OWN_COLUMNS and not missing(v)}
         return out
 
     def args_of_rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
@@ -357,7 +250,7 @@ class DeviceEvents(Profile):
             part = frame.iloc[source[where]]
             part = part.drop(columns=[c for c in OWN_COLUMNS if c in part.columns])
             for k, rec in zip(where.tolist(), part.to_dict("records"), strict=True):
-                out[k] = {str(a): _plain(v) for a, v in rec.items() if not _missing(v)}
+                out[k] = {str(a): _plain(v) for a, v in rec.items() if not missing(v)}
         return out
 
     def dependencies(self, event_id: int | None = None, *, row: int | None = None) -> dict[str, pd.DataFrame]:
@@ -410,8 +303,6 @@ class DeviceEvents(Profile):
 
     def color_codes(self, key: str) -> tuple[np.ndarray | None, list[str]] | None:
         """Codes for `color_by`: opcode (the name), layer, hlo, nki; None for any other key."""
-        from .device_colors import canonical, color_codes
-
         return (None, []) if canonical(key) == "name" else color_codes(self, key)
 
     def device_trace(self, key: int | str) -> DeviceTrace:
@@ -443,16 +334,9 @@ def _flow_table(name: Any) -> str:
     return key
 
 
-def _missing(v: Any) -> bool:
-    if v is None or isinstance(v, str | int | bool):
-        return v is None
-    if isinstance(v, float):
-        return v != v
-    try:
-        return v is None or bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
-
-
 def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
+
+
+# analysis/device.py imports these by their old names.
+_encode, _engine_key = encode, engine_key

@@ -8,15 +8,20 @@ span, FLOPs and MFU from there, and the `source` column says which.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
 import pandas as pd
 
+from .device_codes import combine, encode, engine_key
+from .device_engines import engine_codes as _engine_codes
+from .device_engines import grouped_busy, waiting
 from .device_summary import execution_span
-from .device_trace import DeviceTrace
 from .interval_union import close, step
+
+if TYPE_CHECKING:
+    from .device_trace import DeviceTrace
 
 NO_LAYER = "(no layer)"
 SUBGRAPH = "fully_qualified_subgraph"
@@ -30,14 +35,12 @@ def layer_column(ins: pd.DataFrame) -> pd.Series | None:
     layer is relative to its subgraph (neuron-profile's JSON: `_dot.3` under `/sg00`), the subgraph itself
     where `layer` is empty, and `layer` as it is where it already starts with its subgraph or has none
     (Parquet Instruction tables, older exports). None when the instructions carry neither."""
-    from .device_events import _combine, _encode
-
     layer = ins["layer"] if "layer" in ins and ins["layer"].notna().any() else None
     sub = ins[SUBGRAPH] if SUBGRAPH in ins and ins[SUBGRAPH].notna().any() else None
     if sub is None:
         return layer
-    lc = _encode(layer) if layer is not None else (np.zeros(len(ins), np.int32), [""])
-    codes, texts = _combine(_encode(sub), lc, layer_path)
+    lc = encode(layer) if layer is not None else (np.zeros(len(ins), np.int32), [""])
+    codes, texts = combine(encode(sub), lc, layer_path)
     # Two pairs may name one path (`/sg00` + `_dot.3` and `/sg00` + `/sg00/_dot.3`): one category each.
     cats = list(dict.fromkeys(t for t in texts if t))
     pos = {t: i for i, t in enumerate(cats)}
@@ -58,18 +61,14 @@ def layer_path(subgraph: str, layer: str) -> str:
 
 def engine_codes(ins: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Each instruction's engine, as device_engines defines it (the track it is drawn on)."""
-    from .device_engines import engine_codes as codes
-
-    return codes(ins)
+    return _engine_codes(ins)
 
 
 def _codes(ins: pd.DataFrame, column: pd.Series | str | None) -> tuple[np.ndarray, list[str]]:
-    from .device_events import _encode
-
     col = ins[column] if isinstance(column, str) and column in ins else column if isinstance(column, pd.Series) else None
     if col is None:
         return np.zeros(len(ins), dtype=np.int32), [""]
-    return _encode(col)
+    return encode(col)
 
 
 def _chain(layer: str, hlo: str, nki: str) -> list[tuple[str, str, str]]:
@@ -167,8 +166,6 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     start = ins["start_ts"].to_numpy(np.int64)
     end = ins["end_ts"].to_numpy(np.int64)
     ec, engines = engine_codes(ins)
-    from .device_engines import waiting
-
     wait = waiting(ins)
     flops_col = next((c for c in FLOP_COLUMNS if c in ins), None)
     flops = pd.to_numeric(ins[flops_col], errors="coerce").fillna(0).to_numpy(np.float64) if flops_col else None
@@ -187,9 +184,7 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     out["instructions"] = count
     per_engine = active.reshape(n, len(engines))
     per_wait = (busy - active).reshape(n, len(engines))
-    from .device_events import _engine_key
-
-    order_e = sorted(range(len(engines)), key=lambda j: _engine_key(engines[j]))
+    order_e = sorted(range(len(engines)), key=lambda j: engine_key(engines[j]))
     for j in order_e:
         out[f"{engines[j]}_active_ns"] = per_engine[:, j]
     for j in order_e:
@@ -250,8 +245,6 @@ def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops, wait):  # pra
 
 def warm() -> None:
     """Compile (or load the cached) passes now, not on a user's first call."""
-    from .device_engines import grouped_busy
-
     grouped_busy(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
     _tree_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
                 np.zeros((1, 1), np.int64), 1, 1, np.zeros(1), np.zeros(1, np.bool_))

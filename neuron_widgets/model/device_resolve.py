@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
-from .device_trace import DeviceTrace
 from .filters import dict_mask
 
 if TYPE_CHECKING:
+    from .device_trace import DeviceTrace
     from .profile import Profile
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .device_engines import busy_ns, engine_times, grouped_busy, transfer_bytes  # noqa: F401 - their home is device_engines
-from .device_trace import DeviceTrace
 from .timefmt import duration  # the one formatter; summary/ and analysis/ still import it from here
+
+if TYPE_CHECKING:
+    from .device_trace import DeviceTrace
 
 
 def execution_span(trace: DeviceTrace) -> tuple[int, int]:

@@ -74,6 +74,8 @@ class DeviceTrace:
 
     def hierarchy(self) -> pd.DataFrame:
         """Layer -> HLO operator -> NKI kernel, a row per node with its span, share, engine times, FLOPs, MFU."""
+        # On first use: `import neuron_widgets` imports DeviceTrace, and need not load the hierarchy's numba pass,
+        # engine tables and interval unions (~10 ms) for a session that never opens a device trace.
         from .device_hierarchy import hierarchy
 
         cached = self.__dict__.get("_hierarchy")

@@ -4,7 +4,6 @@ and the device trace of a hardware event. A part of `Profile`, kept apart for it
 from __future__ import annotations
 
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,14 +11,13 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from .device_trace import DeviceTrace
+from .device_loading import ALIGNED_CACHE, device_trace_of  # noqa: F401 - ALIGNED_CACHE: its old home
+from .flows import FlowIndex, pairs_of, split
 from .schema import ROW
 
 if TYPE_CHECKING:
+    from .device_trace import DeviceTrace
     from .lazy import LazyColumns
-
-# Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up.
-ALIGNED_CACHE = 8
 
 
 class EventAccess:
@@ -100,8 +98,6 @@ class EventAccess:
         Upstream follows the chain framework -> neuron_rt -> neuron_hw back from the event,
         downstream forward; within one source, earlier events are upstream.
         """
-        from .flows import FlowIndex, split
-
         row = self.resolve_row(event_id, row)
         empty = {"upstream": self.core.slice(0, 0).to_pandas(), "downstream": self.core.slice(0, 0).to_pandas()}
         if "flow_id" not in self.column_names:
@@ -125,42 +121,7 @@ class EventAccess:
         Read on first use and cached; for an event, device times are put on the host clock with
         the execution's timestamp_sync_point (see `DeviceTrace.alignment`).
         """
-        from . import device_resolve as dr
-        from .device_loading import load_device_trace
-
-        event = None
-        if isinstance(key, int | np.integer):
-            with self._lock:
-                if int(key) in self._aligned_cache:
-                    self._aligned_cache.move_to_end(int(key))
-                    return self._aligned_cache[int(key)]
-            event = self.event(int(key))
-            name = dr.profile_for(self, event)
-        else:
-            name = str(key)
-        with self._lock:
-            raw = self._device_cache.get(name)
-        nearest = None
-        if raw is None:
-            path = dr.locate(self, name)
-            if event is None:
-                raw = load_device_trace(path)
-            else:
-                # The sync point is looked up while the device tables are read (both release the GIL).
-                with ThreadPoolExecutor(1, thread_name_prefix="neuron-widgets-sync") as pool:
-                    lookup = pool.submit(dr.sync_points, self, event, True)
-                    raw = load_device_trace(path)
-                    nearest = lookup.result()
-            with self._lock:
-                self._device_cache[name] = raw
-        if event is None:
-            return raw
-        aligned = dr.aligned_trace(self, raw, event, nearest)
-        with self._lock:
-            self._aligned_cache[int(key)] = aligned
-            while len(self._aligned_cache) > ALIGNED_CACHE:
-                self._aligned_cache.popitem(last=False)
-        return aligned
+        return device_trace_of(self, key)
 
     def link_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Pairs of rows that share a flow id, each pair once (the edges behind `dependencies`).
@@ -168,8 +129,6 @@ class EventAccess:
         A flow id carried by more than PAIRS_PER_FLOW_LIMIT events links consecutive carriers
         only, so one runaway id cannot make the pair list quadratic.
         """
-        from .flows import FlowIndex, pairs_of
-
         if "flow_id" not in self.column_names or not len(self):
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         with self._lock:

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .profile import Profile
 from .schema import INCOMPLETE
+
+if TYPE_CHECKING:
+    from .profile import Profile
 
 ERROR_NAME = re.compile(r"(^|[_\W])(err|error|errors|fail|failed|failure|exception|abort|hang|timeout)([_\W]|$)", re.I)
 NEURON_SOURCES = ("neuron_rt", "neuron_hw")

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,16 +19,20 @@ from ..errors import LoadWarnings
 from . import clusters, viewport
 from .background import background_priority
 from .clusters import Split
-from .device_trace import DeviceTrace
 from .event_access import EventAccess
 from .filters import Filters
-from .grouping import GROUPINGS, Combos, check_grouping, tracks_of
+from .grouping import COMBO_COLUMNS, GROUPINGS, Combos, check_grouping, tracks_of
 from .lanes import assign_lanes, track_order
 from .lazy import LazyColumns, is_identity, take_lazy
 from .order import time_order
+from .problems import error_rows, incomplete_rows
 from .schema import EVENT_COLUMNS, INCOMPLETE, ROW
+from .summary import summarise
 from .track_names import TrackNames
 from .viewport import LodIndex
+
+if TYPE_CHECKING:
+    from .device_trace import DeviceTrace
 
 # A preview (Profile.preview) holds about this many events, and every event of at least
 # 1/PREVIEW_PX of the profile's length.
@@ -314,8 +318,6 @@ class Profile(EventAccess):
 
     def _combo_codes(self) -> Combos:
         def build() -> Combos:
-            from .grouping import COMBO_COLUMNS
-
             for name in COMBO_COLUMNS:
                 self._joined(name)
             combos = Combos.of(self._table)
@@ -352,8 +354,6 @@ class Profile(EventAccess):
         grouping, so a Timeline opened meanwhile draws the preview instead of waiting.
         """
         def build() -> Profile:
-            from .problems import error_rows, incomplete_rows
-
             n = len(self)
             start, end = self._table.column("start_ts"), self._table.column("end_ts")
             span = max(self.end_ts - self.start_ts, 1)
@@ -562,8 +562,6 @@ class Profile(EventAccess):
 
     # -- text ------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
-        from .summary import summarise
-
         return summarise(self)
 
     def __repr__(self) -> str:
