@@ -18,6 +18,7 @@ from ..model.device_loading import set_device_loader
 from ..model.filters import Filters
 from ..model.order import warm as warm_kernels
 from ..model.profile import Profile
+from ..model.timefmt import duration
 from . import cache, capture, chrome, multi, neuron_json, parquet, perfetto, runtime_json
 from .cache import enabled as cache_switch
 from .columns import unique_dictionaries
@@ -194,8 +195,6 @@ def _check_exists(p: Path) -> None:
 
 def _report_clock_outliers(profile: Profile) -> None:
     """Say in the warnings which events sit on a clock far from the rest (the view opens on the rest)."""
-    from ..model.device_summary import duration
-
     split = profile.clock_split
     if not split.outliers:
         return
