@@ -191,3 +191,22 @@ def test_step_alignment_matches_the_reference_on_random_profiles(seed: int, tmp_
     assert c.saved_ns == c.span_before_ns - c.span_after_ns
     assert set(c.findings["status"]) <= {"gone", "new", "changed", "same"}
     assert isinstance(c.headline, str) and c.headline
+
+
+def test_kineto_runs_align_by_profiler_step(tmp_path: Path) -> None:
+    from neuron_widgets.sample import sample_profile
+
+    k = sample_profile("kineto")
+    c = A.compare(k, k.filter(time_range=(k.start_ts, k.start_ts + (k.end_ts - k.start_ts) // 2)), by="step")
+    ev = k.core.to_pandas() if hasattr(k, "core") else None
+    marks = ev[ev["name"].str.match(r"ProfilerStep#\d+")]
+    n = marks["name"].nunique()
+    assert len(c.steps) == n and (c.steps["model_name"] == "ProfilerStep").all()
+    first = marks[marks["name"] == "ProfilerStep#0"]
+    row = c.steps.iloc[0]
+    # A step over both ranks: the first start to the last end.
+    assert row["start_before_ts"] == first["start_ts"].min()
+    assert row["duration_before_ns"] == (first["start_ts"] + first["duration_ns"]).max() - first["start_ts"].min()
+    assert (c.steps["status"] == "before only").any() and (c.steps["status"] == "matched").any()
+    assert (c.steps.loc[c.steps["status"] == "matched", "step_before"]
+            == c.steps.loc[c.steps["status"] == "matched", "step_after"]).all()

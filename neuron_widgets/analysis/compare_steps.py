@@ -114,15 +114,18 @@ def run_steps(x: Any, notes: list[str], which: str, client: Any = None,
 
 
 def profiler_steps(p: Profile) -> pd.DataFrame:
-    """Kineto's `ProfilerStep#N` annotations as steps (model_name "ProfilerStep", step N)."""
+    """Kineto's `ProfilerStep#N` annotations as steps (model_name "ProfilerStep", step N, over every rank)."""
     fr = frame_of(p)
     want = [n for n in fr.names if isinstance(n, str) and _STEP.match(n)]
     rows = fr.rows_named(*want) if want else np.zeros(0, np.int64)
     names = np.asarray(fr.names, dtype=object)[fr.name[rows]] if rows.size else np.zeros(0, object)
-    return pd.DataFrame({"model_name": pd.Series(["ProfilerStep"] * rows.size, dtype=object),
-                         "step": np.array([int(_STEP.match(n).group(1)) for n in names], np.int64),
-                         "start_ts": fr.start[rows].astype(np.int64),
-                         "duration_ns": (np.maximum(fr.end[rows], fr.start[rows]) - fr.start[rows]).astype(np.int64)})
+    # One step over the ranks, as an execution's step is one over the cores: first start to last end.
+    df = pd.DataFrame({"step": np.array([int(_STEP.match(n).group(1)) for n in names], np.int64),
+                       "start_ts": fr.start[rows].astype(np.int64),
+                       "end_ts": np.maximum(fr.end[rows], fr.start[rows]).astype(np.int64)})
+    df = df.groupby("step", as_index=False).agg(start_ts=("start_ts", "min"), end_ts=("end_ts", "max"))
+    return pd.DataFrame({"model_name": pd.Series(["ProfilerStep"] * len(df), dtype=object), "step": df["step"],
+                         "start_ts": df["start_ts"], "duration_ns": df["end_ts"] - df["start_ts"]})
 
 
 def align(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
