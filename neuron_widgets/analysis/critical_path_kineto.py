@@ -31,7 +31,10 @@ EMPTY = np.zeros(0, np.int64)
 
 def correlation_pairs(fr: Frame, used: np.ndarray, on_device: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(runtime call, device event) pairs sharing a correlation id in a rank, among the rows `used`."""
-    calls = np.intersect1d(launch_rows(fr), used)
+    is_used = np.zeros(len(fr), bool)
+    is_used[used] = True
+    calls = launch_rows(fr)
+    calls = calls[is_used[calls]]
     devs = used[on_device]
     if calls.size == 0 or devs.size == 0:
         return EMPTY, EMPTY
