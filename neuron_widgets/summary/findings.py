@@ -32,7 +32,10 @@ from ..model.timefmt import duration
 from . import charts as C
 
 TOP = 5  # findings shown before "show all"
-ROW_PX = 64  # four lines of wrapped text: a title names who, with its numbers
+LINE_PX = 15  # a line of wrapped text in a cell (charts.TABLE_CSS)
+# Characters per line of each column in a table about 1000 px wide (a notebook's output): a row is as tall
+# as the longest text needs there, so titles and advice are not cut (wider pages leave some room).
+PER_LINE = {"finding": 72, "advice": 44, "gain": 18}
 SHOWN_ROWS = 12  # all shown: rows before the table scrolls
 SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
 LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
@@ -99,12 +102,13 @@ class FindingsSection:
         self.filter = IndexFilter(indices=list(range(min(n, TOP))), name=f"{name}-filter")
         columns = [TableColumn(field="severity", title="severity", formatter=StringFormatter(text_color="color",
                                                                                              font_style="bold"),
-                               width=62),
-                   TableColumn(field="finding", title="finding", formatter=text, width=560),
-                   TableColumn(field="gain", title="what a fix buys", formatter=text, width=150),
-                   TableColumn(field="advice", title="what to try", formatter=text, width=260)]
+                               width=56),
+                   TableColumn(field="finding", title="finding", formatter=text, width=470),
+                   TableColumn(field="gain", title="what a fix buys", formatter=text, width=120),
+                   TableColumn(field="advice", title="what to try", formatter=text, width=300)]
+        self.row_px = row_px(self.source.data)
         self.table = DataTable(reorderable=False, source=self.source, columns=columns, view=CDSView(filter=self.filter),
-                               height=self._height(min(n, TOP)), row_height=ROW_PX, sizing_mode="stretch_width",
+                               height=self._height(min(n, TOP)), row_height=self.row_px, sizing_mode="stretch_width",
                                index_position=None, stylesheets=[C._table_css()], name=f"{name}-table",
                                css_classes=[f"{name}-table"])
         self.more = Toggle(label=self._label(n, False), active=False, visible=n > TOP, name=f"{name}-more",
@@ -116,9 +120,8 @@ class FindingsSection:
         self.layout = column(self.label, self.table, self.more, self.notes, sizing_mode="stretch_width",
                              name=f"{name}-section")
 
-    @staticmethod
-    def _height(rows: int) -> int:
-        return C.HEADER_PX + ROW_PX * min(max(rows, 1), SHOWN_ROWS) + 4
+    def _height(self, rows: int) -> int:
+        return C.HEADER_PX + self.row_px * min(max(rows, 1), SHOWN_ROWS) + 4
 
     @staticmethod
     def _label(n: int, shown: bool) -> str:
@@ -135,6 +138,8 @@ class FindingsSection:
         self.source.selected.indices = []
         cols = finding_columns(findings, origin, span_ns)
         n = len(cols["finding"])
+        self.row_px = row_px(cols)
+        self.table.row_height = self.row_px
         self.more.visible = n > TOP
         self.more.active = False  # collapses the table (expand runs on the change)
         self.filter.indices = list(range(min(n, TOP)))
@@ -151,6 +156,12 @@ class FindingsSection:
         self.filter.indices = list(range(rows))
         self.table.height = self._height(rows)
         self.more.label = self._label(n, shown)
+
+
+def row_px(cols: dict[str, list]) -> int:
+    """The rows' height: the lines the longest cell needs (two to eight)."""
+    lines = max((math.ceil(len(str(v)) / per) for col, per in PER_LINE.items() for v in cols[col]), default=1)
+    return LINE_PX * min(max(lines, 2), 8) + 6
 
 
 def _notes(f: pd.DataFrame | None) -> str:

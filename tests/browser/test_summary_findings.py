@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import nbformat as nbf
+import pytest
 from playwright.sync_api import Page, expect
 
 import neuron_widgets as nw
@@ -14,6 +15,7 @@ from neuron_widgets.export import export_html
 from neuron_widgets.widgets import Summary, Timeline
 
 from .lab import DEEP_TEXT, open_notebook, run_all, scripts_had_their_chance, shot, theme, wait_cells_done
+from .test_summary_fit import TABLE, charts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_summary_findings import EVIL, many_findings
@@ -106,7 +108,38 @@ def test_exported_findings_offline_show_all_and_fit_the_timeline(open_file, tmp_
         assert not page.evaluate(VIEW_IS, window)
         finding_cell(page, ".nw-view-summary", "returned 1007").click()
         page.wait_for_function(VIEW_IS, arg=window, timeout=10_000)
+        table = page.evaluate(TABLE, "nw-findings-table")  # every line whole, none cut
+        assert table["rows"] == 8 == table["whole"] and not table["cut"], table
         finding_cell(page, ".nw-view-summary", "returned 1007").scroll_into_view_if_needed()
         shot(page, f"summary-findings-export-{'dark' if dark else 'light'}")
         assert opened.requests == [path.as_uri()] and not opened.errors, (opened.requests, opened.errors)
         assert not dialogs
+
+
+@pytest.fixture(scope="module")
+def job_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from neuron_widgets.sample.job import write_job
+
+    where = tmp_path_factory.mktemp("job-findings")
+    job = nw.load_job(write_job(where / "run", nodes=3, events=20_000, processes=1, cores=2, seed=4),
+                      results=where / "results")
+    s = Summary(job)
+    assert s.done.wait(300) and s.charts is not None, s.status.value
+    s.to_html(where / "job.html")
+    return where / "job.html"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_exported_job_findings_and_critical_path_fit_a_narrow_page(open_file, job_page: Path, dark: bool) -> None:
+    o = open_file(job_page, timeline=False, width=1000, dark=dark)
+    page = o.page
+    page.wait_for_function(f"() => ({FINDINGS})() !== null", timeout=30_000)
+    table = page.evaluate(TABLE, "nw-findings-table")
+    assert table["rows"] == 3 == table["whole"] and not table["cut"], table
+    assert "node-02" in page.evaluate(DEEP_TEXT, ".nw-view-summary")
+    c = charts(page)["nw-critical-fig"]  # drawn, with bars, its title and legend inside it
+    assert c["shown"] and c["rows"] > 0 and c["titleEnd"] <= c["width"] + 1 and c["legendEnd"] <= c["width"] + 1, c
+    page.evaluate("() => { for (const v of Bokeh.index.all_views()) if (v.model.name === 'nw-findings-table') "
+                  "v.el.scrollIntoView({block: 'start'}); }")
+    shot(page, f"summary-findings-job-export-{'dark' if dark else 'light'}")
+    assert o.requests == [job_page.as_uri()] and not o.errors, (o.requests, o.errors)
