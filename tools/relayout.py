@@ -3,7 +3,7 @@
 
 Run from the repository's root on a clean tree, after everyone has committed:
 
-    python tools/relayout.py            # moves with `git mv`, rewrites, prints what it did and what to look at
+    .venv/bin/python tools/relayout.py  # moves with `git mv`, rewrites, stages it all, prints what to look at
     python tools/relayout.py --dry-run  # only the plan
 
 What moves (decided by file names, so modules added since this was written move too):
@@ -518,6 +518,7 @@ def main() -> int:
     else:
         notes.append("ruff not found: run `ruff check --select I --fix .` to sort the rewritten imports")
 
+    git(root, "add", "--", *changed)  # staged with the moves and faces: `git commit` takes the whole re-layout
     print(f"{len(changed)} files rewritten, {len(plan.new_packages)} faces written: "
           + ", ".join(file_of(p, package=True) for p in plan.new_packages))
     leftovers = subprocess.run(["git", "grep", "-nE", r"\b(model\.device_|readers\.(chrome|perfetto)_|"
@@ -530,7 +531,8 @@ def main() -> int:
         print(f"  old dotted names still written {len(leftovers)} time(s) (bare mentions, read them):")
         for line in leftovers[:40]:
             print("   ", line)
-    print("Next: ruff check . ; pytest tests/test_layout.py tests/test_architecture_map.py ; the suite; then commit.")
+    print("All staged. Next: ruff check . ; pytest tests/test_layout.py tests/test_architecture_map.py tests/test_faces.py ;"
+          " the suite; then git commit.")
     return 0
 
 
