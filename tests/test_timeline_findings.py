@@ -80,7 +80,7 @@ def test_marks_are_the_findings_ranges_on_the_sample(sample: nw.Profile) -> None
     assert len(found) >= 3 and {"high", "low"} <= set(found["severity"])
     assert marks == reference_marks(found, sample.origin_ts)
     assert [m["rule"] for m in marks] == found["rule"].tolist()  # in the findings' order: by gain
-    assert tl.findings_info["text"].startswith(f"findings: {len(marks)} marked on the overview (")
+    assert tl.findings_info["text"].startswith(f"{len(marks)} findings marked (")
     # Off: the marks go, and the user's own highlight and the critical path are not touched.
     tl.findings = False
     assert tl.findings_info == {}

@@ -67,7 +67,7 @@ def marks_text(marks: list[dict[str, Any]], unplaced: int, total: int) -> str:
         return "findings: none (no rule fired)"
     counts = {s: sum(m["severity"] == s for m in marks) for s in SEVERITY_ORDER}
     said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    text = f"findings: {len(marks)} marked on the overview ({said})" if marks else "findings: none to mark"
+    text = f"{len(marks)} finding{'s' if len(marks) != 1 else ''} marked ({said})" if marks else "findings: none to mark"
     if unplaced:
         text += f"; {unplaced} without a time range, in analysis.findings only"
     return text

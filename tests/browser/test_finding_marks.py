@@ -37,7 +37,7 @@ STATE = """(i) => { const root = document.querySelectorAll('.nw-timeline')[i];
   });
   return { state: root.dataset.findings, info: root.querySelector('.nw-findings-info').textContent,
            marks: info.marks || [], drawn, range: ov.range, outliers: (ov.outliers || []).length,
-           width: r.width, left: r.left, top: r.top, view: [v.view.t0, v.view.t1], dark: v.theme.dark,
+           width: r.width, left: r.left, top: r.top, view: [v.view.t0, v.view.t1], home: v.home(), dark: v.theme.dark,
            tip: o.tip.style.display === 'block' ? o.tip.textContent : null, tipElements: o.tip.children.length,
            pressed: [...root.querySelectorAll('.nw-btn.nw-on')].map((b) => b.textContent),
            injected: document.querySelectorAll('img[src="x"]').length }; }"""
@@ -104,7 +104,8 @@ def click_fits(page: Page, s: dict[str, Any], index: int) -> None:
     d = next(d for d in s["drawn"] if d["index"] == index)
     m = s["marks"][index]
     page.mouse.click(s["left"] + (d["x0"] + d["x1"]) / 2, s["top"] + (d["y0"] + d["y1"]) / 2)
-    width = max(m["t1"] - m["t0"], 1000) * 1.1
+    # Its range with 5% room either side; an instant gets 1% of the whole (the events around it).
+    width = max(m["t1"] - m["t0"], (s["home"][1] - s["home"][0]) / 100, 1000) * 1.1
     page.wait_for_function(f"([a, b, w]) => {{ const s = ({STATE})(0); return s.view[0] <= a && s.view[1] >= b "
                            "&& s.view[1] - s.view[0] <= w + 1; }", arg=[m["t0"], m["t1"], width], timeout=10_000)
     settle(page, 0)
@@ -144,7 +145,7 @@ def test_the_toggle_marks_the_findings_names_them_as_text_and_a_click_fits_the_v
     assert before["state"] == "off" and before["drawn"] == [] and before["info"] == ""
     page.locator(".nw-timeline .nw-btn", has_text="Findings").click()
     s = wait_marks(page, 2)
-    assert s["pressed"] == ["Findings"] and s["info"] == "findings: 2 marked on the overview (2 high)"
+    assert s["pressed"] == ["Findings"] and s["info"] == "2 findings marked (2 high)"
     check_drawn(s)
     evil = next(i for i, m in enumerate(s["marks"]) if EVIL in m["title"])
     want = hover(page, s, evil)

@@ -1,7 +1,7 @@
 // The events of an exported page, and the kernel's queries answered in the page: grouping
 // (events to tracks, lanes), the level-of-detail viewport, search, range summaries and details.
 
-import { FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, FLAG_MARKER } from "../timeline/data";
+import { COLUMN_TYPES, FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, FLAG_MARKER } from "../timeline/data";
 import type { TrackInfo } from "../timeline/layout";
 import type { Place } from "../timeline/render";
 import type { Payload } from "./payload";
@@ -406,20 +406,9 @@ class Builder {
   }
 
   private alloc(cap: number): void {
-    const make = {
-      start: Float64Array,
-      end: Float64Array,
-      track: Int32Array,
-      lane: Int32Array,
-      name: Int32Array,
-      row: Int32Array,
-      count: Uint32Array,
-      flags: Uint8Array,
-      ...(this.withColor ? { color: Int32Array } : {}),
-      ...(this.withNode ? { node: Int32Array } : {}),
-    } as Record<string, { new (n: number): Float64Array | Int32Array | Uint32Array | Uint8Array }>;
     const next: typeof this.cols = {};
-    for (const [k, C] of Object.entries(make)) {
+    for (const [k, C] of Object.entries(COLUMN_TYPES)) {
+      if ((k === "color" && !this.withColor) || (k === "node" && !this.withNode)) continue;
       next[k] = new C(cap);
       if (this.cols[k]) next[k].set(this.cols[k].subarray(0, this.n) as never);
     }

@@ -33,7 +33,10 @@ export const FLAG_HIGHLIGHT = 4;
 export const FLAG_MARKER = 8;
 export const FLAG_COARSE = 16; // an exported page's block of events merged past its size budget
 
-const KINDS: Record<string, { new (b: ArrayBuffer): ArrayLike<number> }> = {
+type Column = Float64Array | Int32Array | Uint32Array | Uint8Array;
+
+/** Each item column's type, in the order a reply lists them (the exported page's viewport builds them too). */
+export const COLUMN_TYPES: Record<string, { new (n: number): Column; new (b: ArrayBuffer): Column }> = {
   start: Float64Array,
   end: Float64Array,
   track: Int32Array,
@@ -49,7 +52,7 @@ const KINDS: Record<string, { new (b: ArrayBuffer): ArrayLike<number> }> = {
 export function decodeItems(msg: any, buffers: (DataView | ArrayBuffer)[], tracks: number[]): Items {
   const cols: Record<string, any> = {};
   (msg.columns as string[]).forEach((c, i) => {
-    cols[c] = typed(buffers[i], KINDS[c]);
+    cols[c] = typed(buffers[i], COLUMN_TYPES[c]);
   });
   return {
     t0: msg.t0,

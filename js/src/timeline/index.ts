@@ -2,15 +2,15 @@
 // and the interactions (zoom, pan, brush, hover, select, search, track management).
 
 import { readTheme, type Theme } from "../common/colors";
-import { button, h, typed } from "../common/dom";
+import { button, h } from "../common/dom";
 import { formatDuration, formatTime } from "../common/time";
 import { AXIS_H, axisLabels, drawAxis } from "./axis";
 import { counterText } from "./counterscale";
-import { Channel, decodeItems, type Items } from "./data";
+import type { Channel, Items, Wish } from "./data";
+import { followModel } from "./follow";
 import { renderHead } from "./head";
 import { HelpOverlay } from "./help";
 import { HierarchyPanel } from "./hierarchy";
-import { hitTest } from "./hit";
 import { bindInput, type Drag } from "./input";
 import { LabelPanel } from "./labels";
 import {
@@ -28,15 +28,16 @@ import {
 } from "./layout";
 import { Legend } from "./legend";
 import { Overview, type OverviewData } from "./overview";
+import { clickAt, hoverAt } from "./pointer";
 import { type Place, paint, type Scene } from "./render";
+import { Replies } from "./replies";
 import { Search } from "./search";
-import { readSnapshot, SnapshotKeeper } from "./snapshot";
-import { type RangeSummary, SummaryPanel } from "./summary";
+import { SummaryPanel } from "./summary";
+import { watchTheme } from "./themewatch";
 import { AnalysisToggles } from "./toggles";
 import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
 import { clampView, findingView, fitRange, type Range } from "./viewmath";
-import { counterWish, type Held, viewportWish } from "./wishes";
 
 type Model = any;
 
@@ -61,13 +62,13 @@ export class TimelineView {
       const w = this.view.t1 - this.view.t0;
       this.setView({ t0: t - w / 2, t1: t + w / 2 });
     },
-    (t0, t1) => this.setView(findingView(t0, t1)),
+    (t0, t1) => this.setView(findingView(t0, t1, this.home())),
   );
   readonly scroll = h("div", { class: "nw-scroll" });
   private plotCol = h("div", { class: "nw-plot-col" });
   readonly canvas = h("canvas", { class: "nw-canvas" });
   private labels: LabelPanel;
-  private summary: SummaryPanel;
+  readonly summary: SummaryPanel;
   private tree: HierarchyPanel; // a device trace's layer -> HLO -> NKI panel (hidden for other profiles)
   readonly tooltip = new Tooltip(() => this.root.getBoundingClientRect());
   readonly help = new HelpOverlay();
@@ -85,13 +86,13 @@ export class TimelineView {
   });
   private finder: Search = new Search({
     view: () => this.view,
-    names: () => this.model.get("names") as string[],
+    names: () => this.names(),
     selectedStart: () => (this.model.get("selection_detail") as Partial<Detail>).start,
     visibleTrackIds: () =>
       this.tracks()
         .map((_, i) => i)
         .filter((i) => !this.layout.hidden.has(i)),
-    ask: (m) => this.side.want(m),
+    ask: (m) => this.ask(m),
     setView: (v) => this.setView(v),
     scrollToTrack: (t) => this.scrollToTrack(t),
     select: (r) => this.select(r),
@@ -99,38 +100,28 @@ export class TimelineView {
   });
   readonly filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
   private hiddenBtn: HTMLButtonElement;
-  private toggles: AnalysisToggles; // the critical path and the findings
-  private groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
+  readonly toggles: AnalysisToggles; // the critical path and the findings
+  readonly groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
 
   layout = newLayoutState();
-  private rows: Row[] = [];
+  rows: Row[] = [];
   view: Range;
-  private items: Items | null = null;
-  private counterData = new Map<string, { t: Float64Array; v: Float64Array }>();
-  private counterWindow: { t0: number; t1: number; keys: string } | null = null;
   private theme: Theme;
-  private viewport: Channel;
-  private counters: Channel;
-  private side: Channel; // hover details, find, counter values: small replies
+  readonly replies: Replies; // the kernel's answers held, and the channels that ask for them
   private frame = 0;
   private viewSync = 0;
-  private keeper = new SnapshotKeeper(this.canvas, this.model, () => this.viewport.busy);
-  private snapshot: ImageBitmap | null = null;
   private ticker: number;
   private resize: ResizeObserver;
-  private themeWatch: MutationObserver;
   drag: Drag | null = null;
   brushLocal: [number, number] | null = null;
   private lastDrawMs = 0;
   private paintedTheme = ""; // the theme of the last frame (dark and background)
   readonly frameTimes: number[] = []; // ms per draw, for benchmarks
-  readonly replyBytes: number[] = []; // bytes per viewport reply, for benchmarks
-  readonly marks: Record<string, number> = { created: Date.now() }; // first request, reply: for benchmarks
   mouse: { x: number; y: number } | null = null;
   private cleanup: (() => void)[] = [];
 
   constructor(
-    private model: Model,
+    readonly model: Model,
     el: HTMLElement,
   ) {
     this.theme = readTheme(el);
@@ -162,14 +153,7 @@ export class TimelineView {
     });
     this.layout.showCpu = !!model.get("show_cpu");
     for (const p of defaultCollapsed(model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
-    const onWaiting = (ms: number) => this.setWaiting(ms);
-    this.viewport = new Channel(model, (m, b, asked) => this.onViewport(m, b as DataView[], asked), onWaiting);
-    this.counters = new Channel(model, (m, b) => this.onCounters(m, b as DataView[]), onWaiting);
-    this.side = new Channel(
-      model,
-      (m) => this.onSide(m),
-      () => {},
-    );
+    this.replies = new Replies(model, this.canvas, this);
     this.toggles = new AnalysisToggles(model, this.root, () => this.request());
     this.buildDom(el);
     // For tests and debugging from the console: the view behind a timeline element.
@@ -180,40 +164,22 @@ export class TimelineView {
     this.resize = new ResizeObserver(() => this.relayout());
     this.resize.observe(this.root);
     this.resize.observe(this.scroll);
-    // Each frame reads the theme's colours (draw): a view made before its element was on the page,
-    // or before the theme's CSS variables applied, paints in the page's colours. A theme switch asks
-    // for a frame, and so does the variables' landing (after the attribute changes, or at a page
-    // load with a theme saved): the root's background, var(--jp-layout-color0), starts a transition.
-    this.themeWatch = new MutationObserver(() => this.request());
-    this.themeWatch.observe(document.body, {
-      attributes: true,
-      attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"],
-    });
-    const themed = (e: TransitionEvent) => {
-      if (e.target === this.root && e.propertyName === "background-color") this.request();
-    };
-    for (const kind of ["transitionrun", "transitionend"] as const) {
-      this.root.addEventListener(kind, themed);
-      this.cleanup.push(() => this.root.removeEventListener(kind, themed));
-    }
+    this.cleanup.push(watchTheme(this.root, () => this.request()));
     this.ticker = window.setInterval(() => {
       // A theme whose variables landed after the last frame with no event to say so (seen under
       // load: the frame kept the old theme's marker colours): repaint when the theme read now differs.
       const th = readTheme(this.root);
       if (!this.frame && this.paintedTheme && `${th.dark}${th.background}` !== this.paintedTheme) this.request();
-      const now = performance.now();
-      this.viewport.tick(now);
-      this.counters.tick(now);
+      this.replies.tick(performance.now());
     }, 250);
-    this.loadSnapshot();
+    this.replies.loadSnapshot();
     this.relayout();
   }
 
   destroy(): void {
     window.clearInterval(this.ticker);
-    this.keeper.stop();
+    this.replies.stop();
     this.resize.disconnect();
-    this.themeWatch.disconnect();
     this.tree.destroy();
     for (const f of this.cleanup) f();
     this.tooltip.el.remove();
@@ -287,7 +253,7 @@ export class TimelineView {
     this.renderHead();
   }
 
-  private fillGroupings(): void {
+  fillGroupings(): void {
     const groupings = this.model.get("groupings") as Record<string, string>;
     this.groupingSelect.replaceChildren(
       ...Object.entries(groupings).map(([k, label]) => h("option", { text: label, attrs: { value: k } })),
@@ -296,31 +262,59 @@ export class TimelineView {
   }
 
   /** Title, notes, summary chips and the loading indicator (the Device Trace Viewer uses them). */
-  private renderHead(): void {
+  renderHead(): void {
     this.root.classList.toggle("nw-loading", renderHead(this.head, this.model));
   }
 
   /** The widget now shows another profile: drop everything held for the old one. */
-  private reset(): void {
-    this.items = null;
-    this.counterData.clear();
-    this.counterWindow = null;
+  reset(): void {
+    this.replies.reset();
     this.searchInput.value = "";
     this.finder.set("");
-    this.snapshot = null;
     this.brushLocal = null;
     this.layout = { ...newLayoutState(), showCpu: this.layout.showCpu, filter: this.layout.filter };
     for (const p of defaultCollapsed(this.model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
     const v = this.model.get("view") as number[];
     this.view = { t0: v[0], t1: v[1] };
-    this.viewport.invalidate();
-    this.counters.invalidate();
     this.fillGroupings();
     this.relayout();
   }
 
-  private tracks(): TrackInfo[] {
+  tracks(): TrackInfo[] {
     return this.model.get("tracks") as TrackInfo[];
+  }
+
+  names(): string[] {
+    return this.model.get("names") as string[];
+  }
+
+  ask(w: Wish): void {
+    this.replies.side.want(w);
+  }
+
+  // The replies held, under the names tests and benchmarks read on the view.
+  get items(): Items | null {
+    return this.replies.items;
+  }
+
+  set items(v: Items | null) {
+    this.replies.items = v;
+  }
+
+  get counterData(): Map<string, { t: Float64Array; v: Float64Array }> {
+    return this.replies.counterData;
+  }
+
+  get viewport(): Channel {
+    return this.replies.viewport;
+  }
+
+  get replyBytes(): number[] {
+    return this.replies.replyBytes;
+  }
+
+  get marks(): Record<string, number> {
+    return this.replies.marks;
   }
 
   // Where Reset goes: the profile's span, or its dense part when a few events sit on a far clock.
@@ -329,7 +323,7 @@ export class TimelineView {
     return h && h.length === 2 ? [h[0], h[1]] : this.span();
   }
 
-  private span(): [number, number] {
+  span(): [number, number] {
     const s = this.model.get("span") as number[];
     return [s[0], s[1]];
   }
@@ -337,78 +331,21 @@ export class TimelineView {
   // -- model ----------------------------------------------------------------------------
   private bindModel(): void {
     const m = this.model;
-    const on = (ev: string, f: () => void) => {
+    const on = (ev: string, f: (...args: any[]) => void) => {
       m.on(ev, f);
       this.cleanup.push(() => m.off(ev, f));
     };
-    let grouping = m.get("grouping");
-    on("change:tracks", () => {
-      this.groupingSelect.value = m.get("grouping");
-      // Another grouping's rows: start at the top, not mid-way down a track with no label.
-      if (m.get("grouping") !== grouping) this.scroll.scrollTop = 0;
-      grouping = m.get("grouping");
-      this.items = null;
-      this.relayout();
-    });
-    on("change:grouping", () => (this.groupingSelect.value = m.get("grouping")));
-    on("change:groupings", () => this.fillGroupings());
-    on("change:generation", () => this.reset());
-    for (const key of ["title", "notes", "strip", "loading", "status"]) on(`change:${key}`, () => this.renderHead());
-    on("change:overview", () => this.request());
-    on("change:view", () => {
-      const v = m.get("view") as number[];
-      if (Math.abs(v[0] - this.view.t0) > 1e-6 || Math.abs(v[1] - this.view.t1) > 1e-6) {
-        this.view = clampView({ t0: v[0], t1: v[1] }, this.span());
-        this.request();
-      }
-    });
-    on("change:selection_detail", () => {
-      const d = this.model.get("selection_detail") as Partial<Detail>;
-      if (typeof d.track === "number" && d.track >= 0) this.scrollToTrack(d.track);
-      this.request();
-    });
-    on("change:brush", () => {
-      const b = m.get("brush") as number[];
-      this.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
-      this.request();
-    });
-    on("change:brush_summary", () => this.summary.set((m.get("brush_summary") as RangeSummary) ?? null));
-    on("change:revision", () => {
-      this.viewport.invalidate();
-      this.request();
-    });
-    on("change:show_cpu", () => {
-      this.layout.showCpu = !!m.get("show_cpu");
-      this.relayout();
-    });
-    on("change:counters", () => {
-      for (const p of defaultCollapsed(m.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
-      this.relayout();
-    });
-    on("change:height", () => (this.root.style.height = `${m.get("height")}px`));
-    on("change:error", () => this.showError(m.get("error")));
-    this.toggles.bind(on);
-    const onMsg = (msg: Record<string, unknown>, buffers: DataView[]) => {
-      if (this.viewport.handle(msg, buffers)) return;
-      if (this.counters.handle(msg, buffers)) return;
-      this.side.handle(msg, buffers);
-    };
-    m.on("msg:custom", onMsg);
-    this.cleanup.push(() => m.off("msg:custom", onMsg));
-    const b = m.get("brush") as number[];
-    this.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
-    this.summary.set((m.get("brush_summary") as RangeSummary) ?? null);
-    this.showError(m.get("error"));
+    followModel(this, on);
   }
 
-  private showError(text: string): void {
+  showError(text: string): void {
     this.errorBar.textContent = text || "";
     this.errorBar.style.display = text ? "" : "none";
   }
 
-  private setWaiting(ms: number): void {
+  setWaiting(ms: number): void {
     // A saved view reopened without its kernel: nothing will answer, so say what is shown instead.
-    const saved = this.snapshot !== null && this.items === null;
+    const saved = this.replies.snapshot !== null && this.items === null;
     this.status.textContent =
       ms <= 500
         ? ""
@@ -455,8 +392,7 @@ export class TimelineView {
     return (
       !this.frame &&
       !this.viewSync &&
-      !this.viewport.busy &&
-      !this.counters.busy &&
+      !this.replies.busy &&
       this.root.dataset.view === `${this.view.t0},${this.view.t1}`
     );
   }
@@ -470,68 +406,7 @@ export class TimelineView {
       });
   }
 
-  private fetch(width: number, height: number): void {
-    const held: Held = {
-      rows: this.rows,
-      top: this.scroll.scrollTop,
-      height,
-      width,
-      view: this.view,
-      grouping: this.model.get("grouping"),
-      revision: this.model.get("revision"),
-      items: this.items,
-      counterWindow: this.counterWindow,
-    };
-    const items = viewportWish(held);
-    if (items) {
-      this.marks.request ??= Date.now();
-      this.viewport.want(items);
-    }
-    const counters = counterWish(held);
-    if (counters) this.counters.want(counters);
-  }
-
-  /** A reply computed for the profile shown before a retarget: dropped, and the view asks again. */
-  private stale(msg: any, channel: Channel): boolean {
-    if (msg.generation === undefined || msg.generation === this.model.get("generation")) return false;
-    channel.invalidate();
-    this.request();
-    return true;
-  }
-
-  private onViewport(msg: any, buffers: DataView[], asked: Record<string, any>): void {
-    if (this.stale(msg, this.viewport)) return;
-    if (msg.type === "error") {
-      this.showError(msg.message);
-      return;
-    }
-    this.marks.reply ??= Date.now();
-    this.items = decodeItems(msg, buffers, asked.tracks as number[]);
-    this.replyBytes.push(buffers.reduce((n, b) => n + b.byteLength, 0));
-    if (this.replyBytes.length > 1000) this.replyBytes.splice(0, 500);
-    this.snapshot = null;
-    this.request();
-    this.keeper.schedule();
-  }
-
-  private onCounters(msg: any, buffers: DataView[]): void {
-    if (this.stale(msg, this.counters)) return;
-    if (msg.type === "error") {
-      this.showError(msg.message);
-      return;
-    }
-    let b = 0;
-    const keys: string[] = [];
-    for (const s of msg.series as { key: string; n: number }[]) {
-      this.counterData.set(s.key, { t: typed(buffers[b], Float64Array), v: typed(buffers[b + 1], Float64Array) });
-      keys.push(s.key);
-      b += 2;
-    }
-    this.counterWindow = { t0: msg.t0, t1: msg.t1, keys: keys.join(",") };
-    this.request();
-  }
-
-  private onSide(msg: any): void {
+  onSide(msg: any): void {
     if (msg.type === "hover") this.tooltip.setArgs(msg.row, msg.args ?? {});
     else if (msg.type === "counter_at") this.tooltip.setCounter(msg);
     else if (msg.type === "find") this.finder.found(msg);
@@ -559,7 +434,15 @@ export class TimelineView {
         c.style.height = `${hgt}px`;
       }
     }
-    this.fetch(width, height);
+    this.replies.want({
+      rows: this.rows,
+      top: this.scroll.scrollTop,
+      height,
+      width,
+      view: this.view,
+      grouping: this.model.get("grouping"),
+      revision: this.model.get("revision"),
+    });
     const top = this.scroll.scrollTop;
     const onScreen = rowsIn(this.rows, top, top + height);
     const trackY = new Map<number, number>();
@@ -584,7 +467,7 @@ export class TimelineView {
       height,
       trackY,
       items: this.items && this.items.grouping === this.model.get("grouping") ? this.items : null,
-      names: this.model.get("names") as string[],
+      names: this.names(),
       theme: this.theme,
       match: this.finder.match,
       selection:
@@ -608,7 +491,7 @@ export class TimelineView {
     this.root.dataset.dimmed = String(dimmed);
     this.root.dataset.jumps = String(jumps);
     this.legend.update(scene.items, scene.names, this.view, trackY, this.pick, this.theme);
-    if (!scene.items && this.snapshot) ctx.drawImage(this.snapshot, 0, 0, width, height);
+    if (!scene.items && this.replies.snapshot) ctx.drawImage(this.replies.snapshot, 0, 0, width, height);
     this.drawAxis(width, dpr);
     this.lastDrawMs = performance.now() - t;
     this.frameTimes.push(this.lastDrawMs);
@@ -674,45 +557,11 @@ export class TimelineView {
   }
 
   click(x: number, y: number): void {
-    const hit = hitTest(this.rows, this.items, this.view, this.plotWidth(), x, y + this.scroll.scrollTop);
-    this.select(hit >= 0 ? this.items!.row[hit] : -1);
+    clickAt(this, x, y);
   }
 
   hover(x: number, y: number, cx: number, cy: number): void {
-    // Counters on screen mark the value under the pointer: draw again as it moves.
-    if (this.rows.some((r) => r.kind === "counter")) this.request();
-    const cy0 = y + this.scroll.scrollTop;
-    const it = this.items;
-    const hit = hitTest(this.rows, it, this.view, this.plotWidth(), x, cy0);
-    if (hit >= 0 && it) {
-      const row = it.row[hit];
-      const track = this.tracks()[it.track[hit]];
-      this.tooltip.showItem(
-        {
-          name: (this.model.get("names") as string[])[it.name[hit]] ?? "",
-          start: it.start[hit],
-          end: it.end[hit],
-          count: it.count[hit],
-          flags: it.flags[hit],
-          track: track?.label ?? "",
-          row,
-        },
-        cx,
-        cy,
-      );
-      if (it.count[hit] === 1 && this.tooltip.needsArgs(row)) {
-        this.side.want({ type: "hover", key: `hover|${row}`, payload: { row } });
-      }
-      return;
-    }
-    const r = rowsIn(this.rows, cy0, cy0 + 1)[0];
-    if (r && r.kind === "counter") {
-      const t = this.timeAt(x);
-      this.tooltip.showCounter(r.series, t, cx, cy);
-      this.side.want({ type: "counter_at", key: `c|${r.key}|${Math.round(t)}`, payload: { key: r.key, t } });
-      return;
-    }
-    this.tooltip.hide();
+    hoverAt(this, x, y, cx, cy);
   }
 
   // -- search ---------------------------------------------------------------------------------
@@ -724,21 +573,11 @@ export class TimelineView {
     this.finder.find(direction);
   }
 
-  private scrollToTrack(track: number): void {
+  scrollToTrack(track: number): void {
     const r = this.rows.find((x) => x.kind === "track" && x.track === track);
     if (!r) return;
     const top = this.scroll.scrollTop;
     const height = this.scroll.clientHeight;
     if (r.y < top || r.y + r.h > top + height) this.scroll.scrollTop = Math.max(r.y - height / 3, 0);
-  }
-
-  // -- snapshot for notebooks reopened without a kernel -------------------------------------------
-  private loadSnapshot(): void {
-    void readSnapshot(this.model).then((img) => {
-      if (img && !this.items) {
-        this.snapshot = img;
-        this.request();
-      }
-    });
   }
 }

@@ -55,9 +55,12 @@ export function fitRange(
   return { t0: home[0], t1: home[1] };
 }
 
-/** What a click on a finding's mark shows: its range, with 5% room either side (an instant gets 1 µs). */
-export function findingView(t0: number, t1: number): Range {
-  const w = Math.max(t1 - t0, 1000);
+/**
+ * What a click on a finding's mark shows: its range with 5% room either side; an instant (an
+ * error's start) or a short range gets at least 1% of `home`, so the events around it show.
+ */
+export function findingView(t0: number, t1: number, home: [number, number]): Range {
+  const w = Math.max(t1 - t0, (home[1] - home[0]) / 100, 1000);
   const mid = (t0 + t1) / 2;
   return { t0: mid - w * 0.55, t1: mid + w * 0.55 };
 }
