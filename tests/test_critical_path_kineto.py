@@ -138,6 +138,7 @@ def test_an_nccl_kernel_ends_after_the_last_rank_arrives(tmp_path):
     assert seq == [("host", "forward", 101), ("host", "record_param_comms", 101), ("launch", "cudaLaunchKernel", 101),
                    ("collective", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0),
                    ("host", "cudaStreamSynchronize", 100)]
+    assert any("1 NCCL collectives matched across ranks" in n for n in path.attrs["notes"])
     coll = path[path["kind"].astype(str) == "collective"].iloc[0]
     assert (int(coll["start_ts"] - path["start_ts"].min()), int(coll["duration_ns"])) == (205_000, 20_000)
     # Halving rank 1's host work before its launch (100 us of forward, 1 us of the op launching it) brings rank

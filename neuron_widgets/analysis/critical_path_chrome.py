@@ -42,7 +42,15 @@ from .critical_path_graph import (
     START,
     Graph,
 )
-from .critical_path_kineto import INFO_CATEGORY, Launched, correlation_pairs, nccl_collectives, stream_waits, sync_waits
+from .critical_path_kineto import (
+    INFO_CATEGORY,
+    Launched,
+    correlation_pairs,
+    info_rows,
+    nccl_collectives,
+    stream_waits,
+    sync_waits,
+)
 from .devices import COMMUNICATION, kernel_type
 from .frame import KERNEL_CATEGORIES, Frame
 from .launches import _exploded
@@ -175,6 +183,15 @@ def chrome_graph(fr: Frame) -> Graph:
         # cudaStreamWaitEvent: the waiting stream's next kernel starts after the recorded one ends.
         k_src, k_dst = stream_waits(fr, la)
         add(end_of[ancestor[k_src]], top_pos[ancestor[k_dst]], OTHERS_ARRIVED)
+        if syncs.size and la.dev.size and info_rows(fr).size == 0:
+            notes.append("no cuda_sync records: a stream or event synchronisation is taken to wait for the last kernel "
+                         "its thread launched on each stream, and cudaStreamWaitEvent is not seen (PyTorch records them "
+                         "with _ExperimentalConfig(enable_cuda_sync_events=True))")
+    n_coll = int((kind_top == COLLECTIVE).sum())
+    if n_m:
+        notes.append(f"{n_m} NCCL collectives matched across ranks ({coll.size} of {n_coll} NCCL kernels)")
+    elif n_coll:
+        notes.append("NCCL kernels of one rank only: not matched across ranks (load the ranks' traces as one profile)")
     g = Graph(t, row, grow, role, gkind, gevent, np.full(n, -1, np.int64), *(np.concatenate(a) if a else
                                                                                  np.zeros(0, np.int64) for a in
                                                                                  (src, dst, w, wkind, wrow, cls)),
