@@ -66,9 +66,9 @@ def test_hbm_near_capacity_names_the_fullest_device(tmp_path) -> None:
     assert len(h) == 1
     r = h.iloc[0]
     # Device 1's two HBMs at their peak together: 89 GiB of 96 (93%), read as the device's capacity.
-    assert r["evidence"]["where"] == f"{inst} HBM usage Device:1" and r["evidence"]["capacity_per"] == "device"
+    assert r["evidence"]["where"] == f"{inst}/HBM usage/Device:1" and r["evidence"]["capacity_per"] == "device"
     assert r["evidence"]["peak_bytes"] == 89 * GIB and r["evidence"]["share"] == pytest.approx(89 / 96)
-    assert f"{inst} HBM usage Device:1 uses 89.0 GiB of its 96.0 GiB" in r["title"] and "93%" in r["title"]
+    assert f"{inst}/HBM usage/Device:1 uses 89.0 GiB of its 96.0 GiB" in r["title"] and "93%" in r["title"]
     assert "weights 66.8 GiB" in r["title"] and "no time gain" in r["title"]
     assert np.isnan(r["gain_ns"]) and r["severity"] == "medium"
     mid = sorted({s["timestamp"] for s in _hbm(rows, peaks)})[10]
@@ -82,7 +82,7 @@ def test_hbm_capacity_per_hbm_when_a_device_uses_more_than_it(tmp_path) -> None:
     inst = job.cores[0][0]
     peaks = {(inst, 0, h): v * GIB for h, v in enumerate((10, 23, 12, 11))}
     r = _hbm_findings(A.findings(_write(tmp_path / "h", rows, _hbm(rows, peaks), capacity=24 * GIB))).iloc[0]
-    assert r["evidence"]["capacity_per"] == "HBM" and r["evidence"]["where"] == f"{inst} HBM usage Device:0/HBM:1"
+    assert r["evidence"]["capacity_per"] == "HBM" and r["evidence"]["where"] == f"{inst}/HBM usage/Device:0/HBM:1"
     assert r["evidence"]["share"] == pytest.approx(23 / 24)
 
 
@@ -104,7 +104,7 @@ def test_hbm_with_headroom_or_unknown_capacity_is_silent(case: str, tmp_path) ->
 # ---- transfers while the core is idle --------------------------------------------------------------------
 
 def _with_transfers(job: Job, rows: list[dict[str, Any]], length: np.ndarray, where: str = "before_call",
-                    size: int = 2**20) -> list[dict[str, Any]]:
+                    size: int = 2**20, thread: int | None = None) -> list[dict[str, Any]]:
     """The job's events plus a dmem_buf_copyin on each call's runtime thread: `length[c, s]` ns right before
     core c's call of step s (in its host gap), or inside its execution (`where="in_execution"`)."""
     ev = _Events()
@@ -125,7 +125,8 @@ def _with_transfers(job: Job, rows: list[dict[str, Any]], length: np.ndarray, wh
             if d <= 0:
                 continue
             a = call["start_ts"] - d if where == "before_call" else run["start_ts"] + 10
-            ev.add("dmem_buf_copyin", "neuron_rt", job.cores[k], a, a + d, {"size": size}, thread=call["thread_id"])
+            ev.add("dmem_buf_copyin", "neuron_rt", job.cores[k], a, a + d, {"size": size},
+                   thread=call["thread_id"] if thread is None else thread)
     return ev.rows
 
 
@@ -158,6 +159,16 @@ def test_transfers_while_the_core_is_idle_with_the_simulated_gain(tmp_path) -> N
     truth = span(simulate(job)) - span(simulate(dataclasses.replace(job, host_gap=job.host_gap - length)))
     assert truth > 0 and r["gain_ns"] == pytest.approx(truth, rel=0.02) and "would save" in r["title"]
     _check_frame(f, span(rows))
+
+
+def test_transfers_on_a_thread_the_model_lacks_predict_nothing(tmp_path) -> None:
+    job, length, _ = _transfer_job()
+    p = _write(tmp_path / "other", _with_transfers(job, simulate(job), length, thread=4242))
+    f = A.findings(p)
+    r = f[f["rule"] == "idle_transfers"].iloc[0]
+    assert np.isnan(r["gain_ns"]) and r["evidence"]["hidden_in_model_ns"] == 0
+    assert "would save is not known" in r["title"] and r["evidence"]["idle_transfer_ns"] == int(length.sum())
+    _check_frame(f, span(simulate(job)))
 
 
 def test_transfers_under_executions_or_small_are_silent(tmp_path) -> None:

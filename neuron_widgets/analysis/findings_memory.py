@@ -49,10 +49,9 @@ def device_hbm_peaks(hbm: pd.DataFrame) -> pd.DataFrame:
     df = df.assign(timestamp=df["timestamp"].astype(np.int64), _row=df.index)
     out = []
     for (inst, dev), d in df.groupby(["instance_id", "device_idx"], sort=True):
-        per = d.pivot_table(index="timestamp", columns="hbm_idx", values="total_bytes", aggfunc="last").sort_index()
-        total = per.ffill().fillna(0).sum(axis=1)
+        total = device_total(d)
         at = total.idxmax()
-        first, last = int(per.index.min()), int(per.index.max())
+        first, last = int(total.index.min()), int(total.index.max())
         out.append({"instance_id": inst, "device_idx": int(dev), "hbm_idx": -1, "peak_bytes": float(total.max()),
                     "peak_ts": int(at), "first_ts": first, "last_ts": last, "row": None})
         for h, dh in d.groupby("hbm_idx", sort=True):
@@ -61,6 +60,12 @@ def device_hbm_peaks(hbm: pd.DataFrame) -> pd.DataFrame:
                         "peak_bytes": float(dh.loc[i, "total_bytes"]), "peak_ts": int(dh.loc[i, "timestamp"]),
                         "first_ts": first, "last_ts": last, "row": dh.loc[i, "_row"]})
     return pd.DataFrame(out, columns=cols)
+
+
+def device_total(d: pd.DataFrame) -> pd.Series:
+    """One device's use over time: at each sample time, the sum of its HBMs' last samples."""
+    per = d.pivot_table(index="timestamp", columns="hbm_idx", values="total_bytes", aggfunc="last").sort_index()
+    return per.ffill().fillna(0).sum(axis=1)
 
 
 def hbm_near_capacity(ctx: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,7 +92,8 @@ def hbm_near_capacity(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     worst = full.sort_values(["peak_bytes", "instance_id", "device_idx", "hbm_idx"],
                              ascending=[False, True, True, True]).iloc[0]
-    where = f"{worst['instance_id']} HBM usage Device:{int(worst['device_idx'])}" + (
+    # As the Timeline's HBM track names it.
+    where = f"{worst['instance_id']}/HBM usage/Device:{int(worst['device_idx'])}" + (
         f"/HBM:{int(worst['hbm_idx'])}" if per_hbm else "")
     share = float(worst["peak_bytes"]) / capacity
     parts = _categories_at(hbm, worst, per_hbm)
@@ -135,14 +141,15 @@ def _categories_at(hbm: pd.DataFrame, worst: Any, per_hbm: bool) -> dict[str, fl
 
 def _above(hbm: pd.DataFrame, worst: Any, per_hbm: bool, bar: float) -> tuple[int, int]:
     """First and last sample time at which the worst device (or HBM) is at or above the bar."""
-    d = hbm
+    d = hbm.assign(timestamp=pd.to_numeric(hbm["timestamp"], errors="coerce"),
+                   total_bytes=pd.to_numeric(hbm["total_bytes"], errors="coerce"),
+                   hbm_idx=pd.to_numeric(hbm.get("hbm_idx", 0), errors="coerce").fillna(-1))
+    d = d[d["timestamp"].notna() & d["total_bytes"].notna()]
     if "device_idx" in d:
-        d = d[pd.to_numeric(d["device_idx"], errors="coerce") == worst["device_idx"]]
-    if per_hbm and "hbm_idx" in d:
-        d = d[pd.to_numeric(d["hbm_idx"], errors="coerce") == worst["hbm_idx"]]
-    ts = pd.to_numeric(d["timestamp"], errors="coerce")
-    val = pd.to_numeric(d["total_bytes"], errors="coerce")
-    by_t = val.groupby(ts).sum() if not per_hbm else val.groupby(ts).max()
+        d = d[pd.to_numeric(d["device_idx"], errors="coerce").fillna(-1) == worst["device_idx"]]
+    if per_hbm:
+        d = d[d["hbm_idx"] == worst["hbm_idx"]]
+    by_t = device_total(d) if len(d) else pd.Series(dtype=float)
     hit = by_t[by_t >= bar]
     if hit.empty:
         return int(worst["peak_ts"]), int(worst["peak_ts"])
@@ -183,13 +190,12 @@ def idle_transfers(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     gain, hidden = transfer_gain(fr, rows, core, idle, span)
     if hidden <= 0:  # no transfer time in a gap the model holds (another thread): say so, predict nothing
         gain = float("nan")
+    fix = (f"moving them under the executions {saved(gain, span)}" if np.isfinite(gain) else
+           "what moving them under the executions would save is not known (they are not on the threads of the "
+           "nrt_execute calls, which the model holds)")
     title = (f"{' and '.join(names)} run while their NeuronCore executes nothing {duration(total_idle)} in all "
              f"({pct(share)} of the cores' time; {moved}; most {label}, "
-             f"{pct(worst_share) if np.isfinite(worst_share) else duration(idle_ns[k])}); moving them under the "
-             f"executions {saved(gain, span)}")
-    if not np.isfinite(gain):
-        title = title.replace("what a fix would save is not known",
-                              "what that would save is not known (the transfers are not on the runtime's threads)")
+             f"{pct(worst_share) if np.isfinite(worst_share) else duration(idle_ns[k])}); {fix}")
     first = int(fr.start[rows].min())
     evidence = {"names": names, "transfers": int(rows.size), "idle_transfer_ns": total_idle, "share": share,
                 "bytes": int(size.sum()), "worst_core": label, "worst_core_ns": int(idle_ns[k]),
