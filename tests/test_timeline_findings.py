@@ -163,3 +163,17 @@ def test_the_export_carries_the_marks_and_leaves_them_out_when_off(sample: nw.Pr
     state = Export(tmp_path / "on.html").json("t0:meta")["state"]
     # The page's clock is the timeline's (ns from the profile's first timestamp): the marks go as they are.
     assert state["findings"] == {"text": tl.findings_info["text"], "marks": marks}
+
+
+def test_a_device_trace_viewer_marks_its_traces_findings() -> None:
+    from test_device_panel import random_device_trace
+
+    from neuron_widgets.widgets import DeviceTraceViewer
+
+    for seed in (0, 2):
+        trace = random_device_trace(seed)
+        viewer = DeviceTraceViewer(trace)
+        found = findings(trace)
+        assert len(found) > 0
+        # The viewer's clock is the trace's: its marks are the device rules' ranges from its origin.
+        assert shown(viewer) == reference_marks(found, viewer.profile.origin_ts)
