@@ -8,6 +8,7 @@ dict-per-event reference in test_legacy_json_reader.py and test_runtime_json_rea
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
@@ -92,17 +93,21 @@ def test_legacy_scan_road_equals_the_msgspec_road(tmp_path: Path, seed: int) -> 
     kept, parts, names, sources, instances = json_rows.decode(raws, batch=batch)
     slow = json_rows.table(parts, names, sources, instances, "i", LoadWarnings(), "f")
 
-    _, buf = neuron_scan.event_bytes(path, neuron_json.KEYS, neuron_json.WHAT)
-    reader = fast.Reader()
-    packed = reader.read(buf, batch=batch)
-    assert reader.entries - reader.objects == len(raws) - len(kept)
-    got = json_rows.table(reader.parts, list(reader.names.index), list(reader.sources.index),
-                          list(reader.instances.index), "i", LoadWarnings(), "f")
-    assert got.to_pydict() == slow.to_pydict()
     want_args = LeftoverArgs(kept, json_rows.MAPPED)
-    got_args = fast.PackedLeftover(packed, json_rows.MAPPED)
-    assert got_args.rows() == want_args.rows()
-    assert [got_args.text(r) for r in range(got_args.rows())] == [want_args.text(r) for r in range(want_args.rows())]
+    # The mapped file read a batch at a time, and the same document gzipped (read whole).
+    zipped = tmp_path / "system_profile.json.gz"
+    zipped.write_bytes(gzip.compress(path.read_bytes()))
+    for f in (path, zipped):
+        got_doc, packed, entries, reader = neuron_scan.read_events(f, neuron_json.KEYS, neuron_json.WHAT, fast.SPEC,
+                                                                    fast.Reader, batch=batch)
+        assert got_doc == {"instance_id": "i-top"}
+        assert entries == reader.entries == len(raws)
+        assert reader.entries - reader.objects == len(raws) - len(kept)
+        got = json_rows.table(*reader.result(), "i", LoadWarnings(), "f")
+        assert got.to_pydict() == slow.to_pydict()
+        got_args = fast.PackedLeftover(packed, json_rows.MAPPED)
+        assert got_args.rows() == want_args.rows()
+        assert [got_args.text(r) for r in range(got_args.rows())] == [want_args.text(r) for r in range(want_args.rows())]
 
 
 def test_a_plain_batch_takes_the_scan_road(tmp_path: Path) -> None:
@@ -125,3 +130,54 @@ def test_a_plain_batch_takes_the_scan_road(tmp_path: Path) -> None:
     reader.read(buf, batch=7)
     assert seen == [True, True, True]
     assert reader.parts[0]["nc"].tolist() == [1] * 7
+
+
+def test_an_uncompressed_file_is_read_without_the_whole_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = [{"id": i, "name": "a", "timestamp": i, "k": i} for i in range(10)]
+    path = write(tmp_path / "system_profile.json", {"v": 1, "trace_event": events, "w": [2]}, random.Random(1))
+
+    def whole(*_: Any) -> Any:
+        raise AssertionError("read whole")
+
+    monkeypatch.setattr(neuron_scan, "event_bytes", whole)
+    doc, packed, entries, _ = neuron_scan.read_events(path, neuron_json.KEYS, neuron_json.WHAT, fast.SPEC,
+                                                           fast.Reader, batch=3)
+    assert doc == {"v": 1, "w": [2]} and entries == 10 and json.loads(packed[9]) == {"k": 9}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_damaged_or_odd_document_reads_as_the_whole_document_road_says(tmp_path: Path, seed: int) -> None:
+    # Cut short, a byte changed, the list twice, escaped or repeated top-level keys, bytes that are not
+    # UTF-8: the mapped road gives up and the whole document's road gives its result or its error.
+    rng = random.Random(seed)
+    events = random_events(rng, odd=0.05)
+    doc = {"a": [1, {"b": 2}], "trace_event": events, "z": "x"}
+    text = json.dumps(doc, ensure_ascii=False).encode()
+    how = seed % 5
+    if how == 0:
+        text = text[:rng.randrange(len(text))]
+    elif how == 1:
+        k = rng.randrange(len(text))
+        text = text[:k] + rng.choice([b"}", b"]", b",", b'"', b"\\", b"x", b" ", b"\xff"]) + text[k + 1:]
+    elif how == 2:
+        text = text[:-1] + b', "events": [{"name": "e", "timestamp": 1}]' + rng.choice([b"", b', "trace_event": []']) + b"}"
+    elif how == 3:
+        text = text.replace(b'"z"', rng.choice([b'"\\u007a"', b'"trace_event"', b'"a"']))
+    else:
+        text = text.replace(b'"x"', b'"\xe9\xff"')
+    path = tmp_path / "plain" / "system_profile.json"
+    zipped = tmp_path / "zipped" / "system_profile.json"  # compressed: told by its first bytes
+    for f, data in ((path, text), (zipped, gzip.compress(text))):
+        f.parent.mkdir()
+        f.write_bytes(data)
+    results = []
+    for f in (path, zipped):
+        try:
+            got_doc, packed, entries, reader = neuron_scan.read_events(f, neuron_json.KEYS, neuron_json.WHAT,
+                                                                        fast.SPEC, fast.Reader, batch=4)
+        except Exception as exc:  # the error is what is compared
+            results.append(str(exc).replace(str(f.parent), "F"))
+            continue
+        table = json_rows.table(*reader.result(), "i", LoadWarnings(), "f").to_pydict()
+        results.append((got_doc, entries, table, [packed[r] for r in range(len(packed))]))
+    assert results[0] == results[1]

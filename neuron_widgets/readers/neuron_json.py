@@ -20,7 +20,7 @@ from ..model.schema import check_ids, normalise
 from . import neuron_json_fast as fast
 from . import neuron_json_rows as json_rows
 from .columns import TS_LIMIT, LeftoverArgs, document
-from .neuron_scan import Malformed, event_bytes
+from .neuron_scan import Malformed, read_events
 from .sniff import head, looks_like_json
 
 KEYS = ("trace_event", "trace_events", "events")
@@ -53,23 +53,21 @@ def read(path: Path, filters: Filters) -> Profile:
                               "beside it lists this device profile in Profile.device_profiles"
                               if (path.parent / "system_profile.json").exists() else
                               "(no system_profile.json is beside it: only the device view is available)"))
-    doc, buf = event_bytes(path, KEYS, WHAT)
     warnings = LoadWarnings()
     origin = path.name
-    rows = fast.Reader()
     try:
-        args = fast.PackedLeftover(rows.read(buf), json_rows.MAPPED)
+        doc, packed, _, rows = read_events(path, KEYS, WHAT, fast.SPEC, fast.Reader)
     except Malformed:  # not met on text msgspec has checked; read as before if it is
-        del rows
         doc, raws = document(path, KEYS, WHAT)
         kept, parts, names, sources, instances = json_rows.decode(raws)
-        args = LeftoverArgs(kept, json_rows.MAPPED)
+        args: LeftoverArgs = LeftoverArgs(kept, json_rows.MAPPED)
         skipped = len(raws) - len(kept)
+        del raws
     else:
-        parts, names, sources, instances = rows.parts, *(list(c.index) for c in (rows.names, rows.sources, rows.instances))
+        parts, names, sources, instances = rows.result()
+        args = fast.PackedLeftover(packed, json_rows.MAPPED)
         skipped = rows.entries - rows.objects
         del rows
-    del buf
     warnings.add(f"{origin}: entries of the event list that are not objects, skipped", skipped)
     table = json_rows.table(parts, names, sources, instances, _default_instance(doc, path), warnings, origin)
     del parts

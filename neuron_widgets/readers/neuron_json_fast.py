@@ -76,19 +76,27 @@ class Reader:
         self.source = dict(zip(("framework", "neuron_hw", "neuron_rt"),
                                self.sources.add(["framework", "neuron_hw", "neuron_rt"]).tolist(), strict=True))
 
-    def read(self, buf: np.ndarray, batch: int = json_rows.BATCH) -> Packed:
-        scan = ListScan(buf, 0, SPEC, batch)
-        for b in scan:
-            self.entries += b.kinds.shape[0]
-            part = self.fast(b)
-            if part is None:
-                for _, events in batches(b.elements(), json_rows._EVENTS, json_rows._one, batch):
-                    self.objects += len(events)
-                    self.parts.append(json_rows._arrays(events, self.names, self.sources, self.instances))
-            else:
-                self.parts.append(part)
+    def __call__(self, b: Batch) -> None:
+        self.entries += b.kinds.shape[0]
+        part = self.fast(b)
+        if part is None:
+            for _, events in batches(b.elements(), json_rows._EVENTS, json_rows._one, b.kinds.shape[0]):
+                self.objects += len(events)
+                self.parts.append(json_rows._arrays(events, self.names, self.sources, self.instances))
+        else:
+            self.parts.append(part)
+
+    def result(self) -> tuple[list[dict[str, np.ndarray]], list[str], list[str], list[str]]:
+        """The batches' arrays and the names, sources and instances their codes stand for."""
         if not self.parts:
             self.parts.append(json_rows._arrays([], self.names, self.sources, self.instances))
+        return self.parts, list(self.names.index), list(self.sources.index), list(self.instances.index)
+
+    def read(self, buf: np.ndarray, batch: int = json_rows.BATCH) -> Packed:
+        """The events of the list at the start of `buf` (already checked as JSON)."""
+        scan = ListScan(buf, 0, SPEC, batch)
+        for b in scan:
+            self(b)
         return scan.packed()
 
     def fast(self, b: Batch) -> dict[str, np.ndarray] | None:

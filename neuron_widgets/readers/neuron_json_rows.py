@@ -134,34 +134,47 @@ def _group_number(pattern: re.Pattern[str], group: str) -> int | None:
 def table(parts: list[dict[str, np.ndarray]], name_dict: list[str], source_dict: list[str], instance_dict: list[str],
           instance: str, warnings: LoadWarnings, origin: str) -> pa.Table:
     """The events table from the batches' arrays; rows without a usable timestamp are counted and dropped."""
-    c = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    ok_ts, far_ts, far_dur = c["ok_ts"], c["far_ts"], c["far_dur"]
+    # Each array is joined and its batches' pieces let go at once: the batches and the whole columns
+    # are never held together.
+    c = {k: np.concatenate([p.pop(k) for p in parts]) for k in list(parts[0])}
+    ok_ts, far_ts, far_dur = c.pop("ok_ts"), c.pop("far_ts"), c.pop("far_dur")
     warnings.add(f"{origin}: events whose timestamp is past 146 years from the clock's zero (int64 nanoseconds), dropped",
                  int(far_ts.sum()))
     warnings.add(f"{origin}: events without a usable timestamp, dropped", int((~ok_ts & ~far_ts).sum()))
     warnings.add(f"{origin}: events whose duration ends past 146 years from the clock's zero (int64 nanoseconds), "
                  "shown with zero duration", int((far_dur & ok_ts).sum()))
     warnings.add(f"{origin}: events without a usable duration, shown with zero duration",
-                 int((~c["ok_dur"] & ~far_dur & ok_ts).sum()))
+                 int((~c.pop("ok_dur") & ~far_dur & ok_ts).sum()))
+    del far_ts, far_dur
     _inherit_from_parents(c)
-    # An event with no instance of its own (none, or empty) is on the document's.
-    named = pa.array([v or instance for v in instance_dict], pa.string())
+    for k in ("tid_blank", "tid_set", "nc_none"):
+        del c[k]
     n = c["start"].size
-    out = pa.table({
-        "id": pa.array(c["id"], mask=~c["ok_id"]),
-        "name": pa.DictionaryArray.from_arrays(pa.array(c["name"], pa.int32()), pa.array(name_dict, pa.string())),
-        "start_ts": c["start"], "end_ts": c["start"] + c["dur"], "duration_ns": c["dur"],
-        "trace_event_source": pa.DictionaryArray.from_arrays(pa.array(c["source"], pa.int32()),
-                                                             pa.array(source_dict, pa.string())),
-        "instance_id": named.take(pa.array(c["instance"], pa.int32())).dictionary_encode(),
-        "process_id": c["pid"],
-        "thread_id": c["tid"],
-        "nc_idx": pa.array(c["nc"], mask=~c["ok_nc"]),
-        "pcore_idx": pa.array(c["pcore"], mask=~c["ok_pcore"]),
-        "parent_id": pa.array(c["parent"], mask=~c["ok_parent"]),
-        ROW: pa.array(np.arange(n, dtype=np.int32)),
-    })
+    cols: dict[str, Any] = {}
+    cols["id"] = _masked(c, "id", "ok_id")
+    cols["name"] = pa.DictionaryArray.from_arrays(pa.array(c.pop("name"), pa.int32()), pa.array(name_dict, pa.string()))
+    start, dur = c.pop("start"), c.pop("dur")
+    cols["start_ts"], cols["end_ts"], cols["duration_ns"] = start, start + dur, dur
+    cols["trace_event_source"] = pa.DictionaryArray.from_arrays(pa.array(c.pop("source"), pa.int32()),
+                                                                pa.array(source_dict, pa.string()))
+    # An event with no instance of its own (none, or empty) is on the document's; the dictionary
+    # holds each name once, in order of first appearance (as `dictionary_encode` would give it).
+    named, same = pd.factorize(pd.Series([v or instance for v in instance_dict], dtype=object))
+    codes, order = pd.factorize(named[c.pop("instance")] if named.size else np.zeros(0, np.int64))
+    cols["instance_id"] = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), pa.int32()),
+                                                         pa.array(np.asarray(same, dtype=object)[order], pa.string()))
+    cols["process_id"], cols["thread_id"] = c.pop("pid"), c.pop("tid")
+    cols["nc_idx"] = _masked(c, "nc", "ok_nc")
+    cols["pcore_idx"] = _masked(c, "pcore", "ok_pcore")
+    cols["parent_id"] = _masked(c, "parent", "ok_parent")
+    cols[ROW] = pa.array(np.arange(n, dtype=np.int32))
+    out = pa.table(cols)
+    del cols, start, dur
     return out if ok_ts.all() else out.filter(pa.array(ok_ts))
+
+
+def _masked(c: dict[str, np.ndarray], key: str, ok: str) -> pa.Array:
+    return pa.array(c.pop(key), mask=~c.pop(ok))
 
 
 def _inherit_from_parents(c: dict[str, np.ndarray]) -> None:

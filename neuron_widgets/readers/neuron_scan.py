@@ -9,24 +9,29 @@ caller has msgspec check the text too (the scan finds things, msgspec says what 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import bisect
+import contextlib
+import mmap
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numba
 import numpy as np
+import pyarrow as pa
 
 from ..errors import ProfileError
 from .chrome_scan import span_codes
 from .columns import ADVICE_JSON, Codes, event_list, read_json
-from .sniff import read_all
+from .sniff import head, read_all
 
 ABSENT, STR, ESC, INT, FLOAT, OBJ, ARR, TRUE, FALSE, NULL, BIG = range(11)  # BIG: an integer past int64
 # Per event flag bits: a chosen key repeated or any key written with escapes (msgspec's reading of
 # those is left to msgspec), and an entry of the list that is not an object.
 ODD_KEY, NOT_OBJECT = 1, 2
+C = TypeVar("C", bound=Callable[..., None])
 # What a scan call ended on.
 MORE, END, FULL, MALFORMED = range(4)
 BATCH = 100_000
@@ -367,31 +372,49 @@ class Batch:
 
 
 class Packed:
-    """Each kept event's argument members as one JSON object's bytes (b"" for none), all in one buffer."""
+    """Each kept event's argument members as one JSON object's bytes (b"" for none), in chunks of
+    whole events; `offsets` index the chunks as if they were one buffer."""
 
-    def __init__(self, data: np.ndarray, offsets: np.ndarray) -> None:
-        self.data, self.offsets = data, offsets
+    def __init__(self, chunks: list[np.ndarray], offsets: np.ndarray) -> None:
+        self.chunks, self.offsets = chunks, offsets
+        self.bases = np.cumsum([0] + [c.size for c in chunks[:-1]]).tolist()
 
     def __len__(self) -> int:
         return self.offsets.size - 1
 
     def __getitem__(self, row: int) -> bytes:
-        return self.data[self.offsets[row]:self.offsets[row + 1]].tobytes()
+        s, e = int(self.offsets[row]), int(self.offsets[row + 1])
+        if s == e:
+            return b""
+        k = bisect.bisect_right(self.bases, s) - 1
+        return self.chunks[k][s - self.bases[k]:e - self.bases[k]].tobytes()
 
     @property
     def nbytes(self) -> int:
-        return self.data.nbytes + self.offsets.nbytes
+        return sum(c.nbytes for c in self.chunks) + self.offsets.nbytes
 
 
 class Malformed(Exception):
-    """The scan could not follow the text: the caller reads the file the slow way, which says why."""
+    """The scan, or msgspec's check of what it found, could not follow the text: the caller reads
+    the file the slow way, which says why."""
+
+
+_CHECK = msgspec.json.Decoder(list[msgspec.Raw])
+_CHUNK = 4 << 20  # argument bytes written at a time
+_PAGE = mmap.PAGESIZE
 
 
 class ListScan:
-    """The elements of the JSON array starting at `start` in `buf`, `batch` at a time; `packed()` after."""
+    """The elements of the JSON array starting at `start` in `buf`, `batch` at a time; `packed()` after.
 
-    def __init__(self, buf: np.ndarray, start: int, spec: Spec, batch: int = BATCH) -> None:
+    With `checked` False the text has not been checked yet: msgspec checks each batch's elements (and
+    that they are UTF-8) before they are handed on, and `release(end)` is told how far the text is done with.
+    """
+
+    def __init__(self, buf: np.ndarray, start: int, spec: Spec, batch: int = BATCH, checked: bool = True,
+                 release: Callable[[int], None] | None = None) -> None:
         self.buf, self.spec, self.batch = buf, spec, max(1, batch)
+        self.checked, self.release = checked, release
         self.i = start + 1
         self.keys, self.lens = _table(spec.keys)
         self.subkeys, self.sublens = _table(spec.subkeys)
@@ -404,8 +427,10 @@ class ListScan:
         self.flags = np.empty(self.batch, np.int8)
         self.objs = np.empty((self.batch, 2), np.int64)
         self.ends = np.empty(self.batch, np.int64)
-        self.args = np.empty(1 << 16, np.uint8)
+        self.args = np.empty(_CHUNK, np.uint8)
         self.apos = 0
+        self.chunks: list[np.ndarray] = []
+        self.base = 0  # where the chunk being written starts, in the chunks as one buffer
         self.offsets: list[np.ndarray] = [np.zeros(1, np.int64)]
         self.end = -1
 
@@ -414,30 +439,62 @@ class ListScan:
         while True:
             n, i, state, apos, status = _scan(self.buf, self.i, state, self.buf.size, self.keys, self.lens, self.sub,
                                               self.subkeys, self.sublens, self.keep, self.spec.keep_unknown,
-                                              self.kinds, self.spans, self.ivals, self.flags, self.objs, self.ends, self.args,
-                                              self.apos)
+                                              self.kinds, self.spans, self.ivals, self.flags, self.objs, self.ends,
+                                              self.args, self.apos)
             if status == MALFORMED:
                 raise Malformed(f"at byte {i}")
             if status == FULL and n == 0:
-                grown = np.empty(max(2 * self.args.size, self.args.size + (1 << 20)), np.uint8)
-                grown[:apos] = self.args[:apos]
-                self.args = grown
+                self._next_chunk()
                 continue
+            if n and not self.checked:
+                self._check(int(self.objs[0, 0]), int(self.objs[n - 1, 1]), n)
             self.i, self.apos = i, apos
             if n:
                 # Views of the scan's arrays: each batch is read before the next scan call overwrites them.
                 flags = self.flags[:n]
-                self.offsets.append(self.ends[:n][(flags & NOT_OBJECT) == 0])
+                self.offsets.append(self.ends[:n][(flags & NOT_OBJECT) == 0] + self.base)
                 yield Batch(self.buf, self.kinds[:n], self.spans[:n], self.ivals[:n], flags, self.objs[:n])
+            if self.release is not None:
+                self.release(i)
             if status == END:
                 self.end = i
                 return
 
+    def _next_chunk(self) -> None:
+        if self.apos == 0:  # one event's members larger than a chunk
+            self.args = np.empty(2 * self.args.size, np.uint8)
+            return
+        self.chunks.append(self.args[:self.apos].copy())
+        self.base += self.apos
+        self.apos = 0
+        self.args = np.empty(max(_CHUNK, self.args.size), np.uint8)
+
+    def _check(self, s: int, e: int, n: int) -> None:
+        text = b"".join((b"[", self.buf[s:e].data, b"]"))
+        if not _is_utf8(text):
+            raise Malformed("text that is not UTF-8")
+        try:
+            got = len(_CHECK.decode(text))
+        except msgspec.DecodeError as exc:
+            raise Malformed(str(exc)) from None
+        if got != n:
+            raise Malformed(f"{got} elements where the scan saw {n}")
+
     def packed(self) -> Packed:
-        offsets = np.concatenate(self.offsets)
-        data = self.args[:self.apos].copy()
+        self.chunks.append(self.args[:self.apos].copy())
         self.args = np.empty(0, np.uint8)
-        return Packed(data, offsets if self.apos >= 2**31 else offsets.astype(np.int32))
+        return Packed(self.chunks, np.concatenate(self.offsets))
+
+
+def _is_utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)), pa.py_buffer(data))
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -466,3 +523,109 @@ def event_bytes(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str,
     except msgspec.DecodeError as exc:  # a lone escaped surrogate: read again with it replaced (readers.load_profile)
         raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
     return doc, buf
+
+
+def read_events(path: Path, keys: tuple[str, ...], what: str, spec: Spec, make: Callable[[], C],
+                batch: int = BATCH) -> tuple[dict[str, Any], Packed, int, C]:
+    """The document's other values, the events' packed arguments, how many entries the list held, and
+    the consumer (`make()`, called with each batch as it is scanned) that read them.
+
+    An uncompressed file is mapped and read a batch at a time, the pages done with handed back, so
+    it is never held whole; if that road meets anything it does not expect (text that is not valid
+    JSON or not UTF-8, the list twice, escaped keys at the top), the file is read again by a fresh
+    consumer from the whole document, checked by msgspec first, whose errors name the file as before.
+    """
+    if path.stat().st_size > 0 and not _compressed(path):
+        each = make()
+        try:
+            return (*_streamed(path, keys, spec, each, batch), each)
+        except Malformed:
+            del each
+    each = make()
+    doc, buf = event_bytes(path, keys, what)
+    scan = ListScan(buf, 0, spec, batch)
+    entries = 0
+    for b in scan:
+        entries += b.kinds.shape[0]
+        each(b)
+    return doc, scan.packed(), entries, each
+
+
+def _compressed(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(64) != head(path, 64)  # `head` inflates what is compressed
+
+
+def _streamed(path: Path, keys: tuple[str, ...], spec: Spec, each: Callable[[Batch], None],
+              batch: int) -> tuple[dict[str, Any], Packed, int]:
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    buf = np.frombuffer(mm, np.uint8)
+    done = [0]
+
+    def release(end: int) -> None:
+        # The pages read so far are handed back: mapped, they would count as this process's memory.
+        upto = end // _PAGE * _PAGE
+        if upto > done[0]:
+            mm.madvise(mmap.MADV_DONTNEED, done[0], upto - done[0])
+            done[0] = upto
+
+    try:
+        span, packed, entries = _walk(buf, keys, spec, each, batch, release)
+        skeleton = b"".join((buf[:span[0]].data, b"[]", buf[span[1]:].data))
+    finally:
+        del buf
+    with contextlib.suppress(BufferError):  # a view still held (an exception's frame): closed when collected
+        mm.close()
+    try:
+        top = _TOP.decode(skeleton)
+        doc = {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}
+    except msgspec.DecodeError as exc:
+        raise Malformed(str(exc)) from None
+    return doc, packed, entries
+
+
+def _walk(buf: np.ndarray, keys: tuple[str, ...], spec: Spec, each: Callable[[Batch], None], batch: int,
+          release: Callable[[int], None]) -> tuple[tuple[int, int], Packed, int]:
+    """The top-level object's members, its one event list scanned (checked by msgspec a batch at a
+    time), the others skipped (checked by msgspec afterwards, without the list)."""
+    n = buf.size
+    i = _ws(buf, 0)
+    if i >= n or buf[i] != 123:
+        raise Malformed("not an object")
+    found: tuple[tuple[int, int], Packed, int] | None = None
+    i = _ws(buf, i + 1)
+    if i < n and buf[i] == 125:
+        raise Malformed("no members")
+    while True:
+        if i >= n or buf[i] != 34:
+            raise Malformed("a key expected")
+        e, escaped = _string_end(buf, i)
+        if e < 0 or escaped:
+            raise Malformed("a key with escapes")
+        key = buf[i + 1:e - 1].tobytes().decode("utf-8", "replace")
+        i = _ws(buf, e)
+        if i >= n or buf[i] != 58:
+            raise Malformed("':' expected")
+        vs = _ws(buf, i + 1)
+        if key in keys:
+            if found is not None or vs >= n or buf[vs] != 91:
+                raise Malformed("the event list twice, or not a list")
+            scan = ListScan(buf, vs, spec, batch, checked=False, release=release)
+            entries = 0
+            for b in scan:
+                entries += b.kinds.shape[0]
+                each(b)
+            found = ((vs, scan.end), scan.packed(), entries)
+            i = scan.end
+        else:
+            i, _ = _value_end(buf, vs)
+            if i < 0:
+                raise Malformed("a value cut short")
+        i = _ws(buf, i)
+        if i < n and buf[i] == 44:
+            i = _ws(buf, i + 1)
+            continue
+        if i < n and buf[i] == 125 and _ws(buf, i + 1) == n and found is not None:
+            return found
+        raise Malformed("',' or '}' expected, or no event list")
