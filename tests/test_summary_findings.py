@@ -237,6 +237,36 @@ def test_job_findings_open_their_part(tmp_path: Path) -> None:
     assert "nw-findings-table" in item and "nw-critical-fig" in item
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_random_profiles_and_device_traces_get_their_findings(seed: int, tmp_path: Path) -> None:
+    """On random profiles (tests/random_neuron.py) and device traces the sections are what the analyses say."""
+    from random_device import random_device_trace
+    from random_neuron import random_profile
+
+    from neuron_widgets.summary import SummaryCharts
+    from neuron_widgets.summary.critical import critical_columns
+    from neuron_widgets.summary.device import DeviceSummaryCharts
+    from neuron_widgets.widgets.summary_findings import critical_of, profile_findings
+
+    p = random_profile(seed, tmp_path)
+    r = {**A.all_analyses(p), **profile_findings(p), "critical": critical_of(p)}
+    c = SummaryCharts(p, r)
+    f = A.findings(p)
+    assert c.findings.source.data["finding"] == (f["title"].tolist() or
+                                                 ["no finding: no rule's threshold was crossed in what is summarised"])
+    assert c.critical.layout.visible == (r["critical"] is not None)
+    if r["critical"] is not None:  # the bars hold the whole path
+        cols = critical_columns(r["critical"])
+        total = sum(sum(cols[k]) for k in ("compute", "collective", "host", "launch", "gap", "kernel", "memcpy"))
+        assert total == pytest.approx(100.0, abs=0.01)
+    trace = random_device_trace(seed)
+    from neuron_widgets.analysis.device import device_breakdown
+
+    d = DeviceSummaryCharts(trace, {**device_breakdown(trace), "findings": A.findings(trace)})
+    assert d.findings.source.data["finding"] == (A.findings(trace)["title"].tolist() or
+                                                 ["no finding: no rule's threshold was crossed in what is summarised"])
+
+
 def test_gain_text() -> None:
     assert gain_text(float("nan"), 100) == "gain not modelled"
     assert gain_text(400_000_000, 6_500_000_000) == "saves ~400 ms (6.2%)"

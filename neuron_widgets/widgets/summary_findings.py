@@ -41,7 +41,7 @@ def critical_of(x: Any, client: Any = None, part_of: dict[str, str] | None = Non
     """The path's breakdown and headline, or None where x has no path (or it cannot be computed)."""
     try:
         b = critical_path_breakdown(x, client) if client is not None else critical_path_breakdown(x)
-    except (TypeError, ValueError):  # a job of Kineto parts, a kind without a graph: no section
+    except Exception:  # a job of Kineto parts, a kind without a graph: no section (and never no Summary)
         return None
     if b.empty:
         return None

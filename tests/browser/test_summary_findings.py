@@ -66,6 +66,9 @@ def test_a_finding_fits_the_timeline_in_jupyterlab(page: Page, lab: str, lab_roo
     # The critical path chart is drawn (a figure on the page), beside the findings.
     page.wait_for_function("() => [...Bokeh.index.all_views()].some(v => v.model.name === 'nw-critical-fig' && "
                            "v.el.isConnected && v.el.getBoundingClientRect().height > 100)", timeout=30_000)
+    page.evaluate("() => { for (const v of Bokeh.index.all_views()) if (v.model.name === 'nw-critical-fig' && "
+                  "v.el.isConnected) v.el.scrollIntoView({block: 'center'}); }")
+    shot(page, "summary-findings-lab-critical")
     theme(page, "JupyterLab Dark")
     page.wait_for_function("""() => [...Bokeh.index.all_views()].some(v => v.model.name === 'nw-critical-fig' &&
         v.el.isConnected && v.model.title.text_color === '#e6edf3')""", timeout=30_000)
