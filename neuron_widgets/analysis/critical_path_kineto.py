@@ -65,11 +65,13 @@ class Launched:
         self.fr, self.thread = fr, thread
         self.rank = rank_codes(fr)[0]
         self.dev, self.lane, self.by, self.at = dev, thread[dev], thread[call], fr.start[call]
-        # A stream as a trace names it (rank, device pid, stream id) -> its lane.
-        pid = np.asarray(fr.combo_values("process_id", dev), dtype=object) if dev.size else np.zeros(0, object)
-        tid = np.asarray(fr.combo_values("thread_id", dev), dtype=object) if dev.size else np.zeros(0, object)
-        self.lane_of = {(int(r), _int(p), _int(s)): int(ln) for r, p, s, ln in
-                         zip(self.rank[dev], pid, tid, self.lane, strict=True)}
+        # A stream as a trace names it (rank, device pid, stream id) -> its lane, read at one event per lane.
+        _, one = np.unique(self.lane, return_index=True)
+        at = dev[one]
+        pid = np.asarray(fr.combo_values("process_id", at), dtype=object) if at.size else np.zeros(0, object)
+        tid = np.asarray(fr.combo_values("thread_id", at), dtype=object) if at.size else np.zeros(0, object)
+        self.lane_of = {(int(r), _int(p), _int(s)): int(ln)
+                        for r, p, s, ln in zip(self.rank[at], pid, tid, self.lane[one], strict=True)}
 
     def last_before(self, lane: np.ndarray, t: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
         """Per (lane, t[, launching thread]): of the device rows launched on that lane at or before t, the one
