@@ -121,10 +121,12 @@ class Graph:
                order: np.ndarray | None = None) -> np.ndarray:
         """Each instant's time (float64 ns from the run's start: absolute times would lose the last 8 bits)
         with the work edges' and the gaps' times scaled."""
-        w = self.w.astype(np.float64) * (1.0 if w_scale is None else w_scale)
-        g = self.g.astype(np.float64) * (1.0 if g_scale is None else g_scale)
-        return _replay(self.order() if order is None else order, self.ptr, self.src, w, g, 0.0,
-                       (self.t - self.run_start).astype(np.float64))
+        # The scales are applied in the kernel: no float copies of the weights, gaps and times per replay.
+        ws = np.ones(1) if w_scale is None else np.broadcast_to(np.asarray(w_scale, np.float64), self.w.shape)
+        gs = np.ones(1) if g_scale is None else np.broadcast_to(np.asarray(g_scale, np.float64), self.g.shape)
+        return _replay(self.order() if order is None else order, self.ptr, self.src, self.w, np.ascontiguousarray(ws),
+                       w_scale is not None, self.g, np.ascontiguousarray(gs), g_scale is not None, self.t,
+                       self.run_start)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -218,18 +220,23 @@ def _topo(src, dst, t, n):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _replay(order, ptr, src, w, g, run_start, recorded):  # pragma: no cover - numba
-    out = recorded.copy()
+def _replay(order, ptr, src, w, ws, w_scaled, g, gs, g_scaled, t, run_start):  # pragma: no cover - numba
+    # Times from the run's start as float64 (absolute ns would lose their last bits); each weight and gap is
+    # float64(int) * scale, as the arrays' own product would give.
+    out = np.empty(t.size, np.float64)
+    for v in range(t.size):
+        out[v] = np.float64(t[v] - run_start)
     for v in order:
+        gv = np.float64(g[v]) * gs[v] if g_scaled else np.float64(g[v])
         if ptr[v] == ptr[v + 1]:
-            out[v] = run_start + g[v]
+            out[v] = gv
             continue
         best = -np.inf
         for e in range(ptr[v], ptr[v + 1]):
-            r = out[src[e]] + w[e]
+            r = out[src[e]] + (np.float64(w[e]) * ws[e] if w_scaled else np.float64(w[e]))
             if r > best:
                 best = r
-        out[v] = best + g[v]
+        out[v] = best + gv
     return out
 
 
@@ -241,4 +248,4 @@ def warm() -> None:
     _bind(ptr, z[:0], z[:0], z[:0], z, 0)
     _walk(0, np.full(1, -1, np.int64), z[:0], 1)
     _topo(z[:0], z[:0], z, 1)
-    _replay(np.zeros(1, np.int64), ptr, z[:0], np.zeros(0), np.zeros(1), 0.0, np.zeros(1))
+    _replay(np.zeros(1, np.int64), ptr, z[:0], z[:0], np.zeros(0), True, z, np.zeros(1), True, z, 0)

@@ -172,9 +172,10 @@ def filtered(g: Graph, where: Mapping[str, Any], matches: Callable[..., np.ndarr
     e_row, v_row = np.maximum(g.wrow, 0), np.maximum(g.grow, 0)
     e_core = np.isin(g.wkind, (COMPUTE, COLLECTIVE)) & g.device_lanes
     v_core = g.lane_core >= 0
+    e_event = np.ones(g.src.size, bool)
     for col, want in where.items():
-        edges &= matches(col, want, "edges", e_row, g.wkind.astype(np.int64), np.ones(g.src.size, bool), e_core)
-        gaps &= matches(col, want, "instants", v_row, g.gkind.astype(np.int64), g.gevent, v_core)
+        edges &= matches(col, want, "edges", e_row, g.wkind, e_event, e_core)
+        gaps &= matches(col, want, "instants", v_row, g.gkind, g.gevent, v_core)
     return edges & (g.wrow >= 0), gaps & (g.grow >= 0)
 
 
