@@ -86,3 +86,20 @@ def test_profiles_that_cannot_be_compared_leave_a_sentence(runs, tmp_path, monke
     fix = FixSection(before, fresh)
     assert fix.result is None and fix.chart is None and fix.table is None
     assert "could not be compared step by step: RuntimeError: no steps" in fix.head.text
+
+
+def test_a_steps_bar_fits_the_timeline_to_that_step_of_the_after_run(runs) -> None:
+    from test_summary import click
+
+    from neuron_widgets.widgets import Timeline
+
+    _, _, before, after = runs
+    tl = Timeline(after)
+    s = Summary(tl, compare=before)
+    assert s.done.wait(120)
+    steps = s.charts.fix.result.steps
+    i = 4
+    src = s.charts.fix.chart.select_one({"name": "nw-fix-steps"})
+    click(src, i)
+    row = steps[steps["status"] == "matched"].iloc[i]
+    assert tuple(tl.time_range) == (int(row["start_after_ts"]), int(row["start_after_ts"] + row["duration_after_ns"]))

@@ -64,7 +64,8 @@ def step_columns(steps: pd.DataFrame, origin: int) -> dict[str, list]:
     m = steps[steps["status"] == "matched"] if len(steps) else steps
     n = len(m)
     if n == 0:
-        return {k: [] for k in ("x", "delta_us", "color", "neff", "step", "before", "after", "delta", "t0", "t1")}
+        return {k: [] for k in ("x", "delta_us", "color", "neff", "step", "before", "after", "delta", "t0", "t1",
+                                "event_id")}
     delta = m["delta_ns"].astype(np.int64).to_numpy()
     start = m["start_after_ts"].astype(np.int64).to_numpy() - origin
     length = m["duration_after_ns"].astype(np.int64).to_numpy()
@@ -78,16 +79,18 @@ def step_columns(steps: pd.DataFrame, origin: int) -> dict[str, list]:
             "after": [duration(v) for v in m["duration_after_ns"]],
             "delta": [("-" if d < 0 else "+") + duration(abs(d)) + (f" ({p:+.1f}%)" if np.isfinite(p) else "")
                       for d, p in zip(delta, pct, strict=True)],
-            # the after-run's step, ns from its origin (the Summary's profile): where a click would fit a view
-            "t0": start.astype(float).tolist(), "t1": (start + length).astype(float).tolist()}
+            # the after-run's step, ns from its origin (the Summary's profile): where a click fits the Timeline
+            "t0": start.astype(float).tolist(), "t1": (start + length).astype(float).tolist(),
+            "event_id": [""] * n}  # a step selects no event (the Summary's step click reads the column)
 
 
 def step_chart(steps: pd.DataFrame, origin: int, name: str = "nw-fix-steps") -> Any:
-    """Each matched step's change in duration (µs, after - before): below zero it got faster."""
+    """Each matched step's change in duration (µs, after - before): below zero it got faster. In the notebook a
+    bar's click fits the Summary's Timeline to that step of the after-run."""
     cols = step_columns(steps, origin)
     src = ColumnDataSource(data=cols, name=name)
     f = C._figure("Change per step (after - before, µs; below zero: faster)", 240, name,
-                  x_axis_label="step (in the before-run's order)")
+                  x_axis_label="step (in the before-run's order)", tools="tap")
     bars = f.vbar(x="x", top="delta_us", width=0.8, color="color", line_color=None, source=src)
     f.add_tools(HoverTool(renderers=[bars], tooltips=[("NEFF", "@neff"), ("step", "@step"), ("before", "@before"),
                                                       ("after", "@after"), ("change", "@delta")]))

@@ -421,6 +421,9 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             src.selected.on_change("indices", lambda _a, _o, new, src=src, action=action: action(src, new))
         c.problems.source.selected.on_change("indices", lambda _a, _o, new: self._select_clicked(c.problems.source, new))
         self._wire_findings(c)
+        if getattr(c, "fix", None) is not None and c.fix.chart is not None:  # a step's bar: that step of this run
+            fix = _source_of(c.fix.chart)
+            fix.selected.on_change("indices", lambda _a, _o, new: self._step_clicked(fix, new))
 
     def _select_clicked(self, src: Any, indices: list[int]) -> None:
         event_id = _clicked(src, indices, "event_id")
