@@ -235,6 +235,17 @@ def test_job_findings_open_their_part(tmp_path: Path) -> None:
     assert s.part_timeline.time_range == (int(f["start_ts"].iloc[0]), int(f["end_ts"].iloc[0]))
     item = json.dumps(summary_item(s))
     assert "nw-findings-table" in item and "nw-critical-fig" in item
+    # Following a Timeline(job), the finding opens its part in that timeline, at its range.
+    jt = Timeline(job)
+    s2 = Summary(jt)
+    assert s2.done.wait(300) and s2.timeline is jt, s2.status.value
+    click(s2.charts.findings.source, 0)
+    for _ in range(300):
+        if "node-02" in jt.opened and jt.time_range == (int(f["start_ts"].iloc[0]), int(f["end_ts"].iloc[0])):
+            break
+        time.sleep(0.1)
+    assert "node-02" in jt.opened and s2.part_timeline is None
+    assert jt.time_range == (int(f["start_ts"].iloc[0]), int(f["end_ts"].iloc[0]))
 
 
 @pytest.mark.parametrize("seed", range(6))

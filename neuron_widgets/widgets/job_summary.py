@@ -1,4 +1,5 @@
 """Summary(job): a multi-node job's answers, computed part by part on Dask, and a way into any part.
+`Summary(Timeline(job))` follows the job's timeline: a finding opens its part there.
 
 The analyses run in a thread (`analysis.across`), so the cell returns at once and the charts
 appear when every part is done. A click on the lag heat map (a core at a step) or on a core's
@@ -28,13 +29,15 @@ def is_job(source: Any) -> bool:
 class JobSummaryMixin:
     """The job path of Summary (its methods use the Summary's status line, probe and chart view)."""
 
-    def _job_init(self, job: Any, client: Any = None, **kwargs: Any) -> None:
+    def _job_init(self, source: Any, client: Any = None, **kwargs: Any) -> None:
         from .summary import ThemeProbe, load_bokehjs
 
         load_bokehjs()
         self.kind = "job"
-        self.job, self.client = job, client
-        self.timeline = None
+        # Following a Timeline(job), a finding's part opens in that timeline, else below the charts.
+        self.timeline = source if isinstance(source, Timeline) else None
+        job = source.job if self.timeline is not None else source
+        self.job, self.client = job, client if client is not None or self.timeline is None else self.timeline.client
         self.profile = None
         self.results: dict[str, Any] = {}
         self.charts = None

@@ -110,7 +110,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
 
     def __init__(self, source: Timeline | Profile | DeviceTrace | Any, *, compare: Profile | Timeline | None = None,
                  device_numbers: int | None = 16, client: Any = None, **kwargs: Any) -> None:
-        if is_job(source):
+        if is_job(source) or is_job(getattr(source, "job", None)):  # a Job, or Timeline(job): its parts open there
             self._job_init(source, client, **kwargs)
             return
         trace = _device_trace_in(source)

@@ -75,12 +75,23 @@ class FindingsMixin:
         part = f["part"].iloc[i] if "part" in f.columns else None
         if getattr(self, "kind", "") == "job":
             if part is not None and not pd.isna(part):
-                # The same way into a part as the heat map's, at the finding's range exactly.
-                threading.Thread(target=self.open_part, args=(str(part), window), kwargs={"pad": False},
-                                 daemon=True, name="neuron-widgets-open-part").start()
+                # In the job's Timeline when following one, else below the charts as the heat map opens a part;
+                # at the finding's range exactly.
+                opener = (self._open_in_timeline if self.timeline is not None else
+                          lambda p, w: self.open_part(p, w, pad=False))
+                threading.Thread(target=opener, args=(str(part), window), daemon=True,
+                                 name="neuron-widgets-open-part").start()
             return
         if self.timeline is not None:
             self.timeline.time_range = window
+
+    def _open_in_timeline(self, part: str, window: tuple[int, int]) -> None:
+        try:
+            self.timeline.open_part(part)
+        except Exception as exc:  # the timeline says why too
+            self._say(f"Could not open {part}: {type(exc).__name__}: {exc}", busy=False, error=True)
+            return
+        self.timeline.time_range = window
 
     def _wire_findings(self, charts: Any) -> None:
         section = charts.findings
