@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -237,34 +238,48 @@ def rewrite_imports(plan: Plan, text: str, old_module: str | None, new_module_na
 
 # --- dotted names and paths in any text -----------------------------------------------------------------------
 
-def text_patterns(plan: Plan) -> list[tuple[re.Pattern[str], callable]]:
+def text_patterns(plan: Plan) -> Callable[[str], str]:
+    """One pass over a text (no rewritten name is read again): `from neuron_widgets... import` lines outside the real
+    import statements (code in strings run by a child process, README examples), dotted names, paths."""
     olds = sorted(plan.moves, key=len, reverse=True)
     alt = "|".join(re.escape(o) for o in olds)
-    dotted = re.compile(rf"\b({PACKAGE}|nw)\.({alt})(?![\w])")
-    bare = re.compile(rf"(?<![\w.])({alt})(?![\w])")  # package-relative: "model.device_trace", prose
-    paths = re.compile(rf"(?<![\w./-])({PACKAGE}/)?({'|'.join(re.escape(o.replace('.', '/')) for o in olds)})\.py(?![\w])")
-    return [
-        (dotted, lambda m: f"{m.group(1)}.{plan.moves[m.group(2)]}"),
-        (bare, lambda m: plan.moves[m.group(1)]),
-        (paths, lambda m: f"{m.group(1) or ''}{plan.moves[m.group(2).replace('/', '.')].replace('.', '/')}.py"),
-    ]
+    paths = "|".join(re.escape(o.replace(".", "/")) for o in olds)
+    combined = re.compile(
+        rf"(?P<imp>^[ \t]*from[ \t]+{PACKAGE}(?:\.\w+)*[ \t]+import[ \t]+\w+(?:[ \t]*,?[ \t]*\w+)*)"
+        rf"|(?P<dot>\b(?:{PACKAGE}|nw)\.(?:{alt})(?![\w]))"
+        rf"|(?P<bare>(?<![\w.])(?:{alt})(?![\w]))"  # package-relative: "model.device_trace" (KNOWN_CIRCLES), prose
+        rf"|(?P<path>(?<![\w./-])(?:{PACKAGE}/)?(?:{paths})\.py(?![\w]))", re.M)
+
+    def repl(m: re.Match[str]) -> str:
+        text = m.group()
+        if m.lastgroup == "imp":
+            indent = text[: len(text) - len(text.lstrip())]
+            try:
+                new, _ = rewrite_imports(plan, text.strip(), None, None, False)
+            except SyntaxError:
+                return text
+            return indent + new.replace("\n", "\n" + indent)
+        if m.lastgroup == "dot":
+            prefix, _, old = text.partition(".")
+            return f"{prefix}.{plan.moves[old]}"
+        if m.lastgroup == "bare":
+            return plan.moves[text]
+        prefix = f"{PACKAGE}/" if text.startswith(f"{PACKAGE}/") else ""
+        old = text[len(prefix):-len(".py")].replace("/", ".")
+        return f"{prefix}{plan.moves[old].replace('.', '/')}.py"
+
+    return lambda chunk: combined.sub(repl, chunk)
 
 
-def rewrite_text(patterns, text: str, keep: list[tuple[int, int]]) -> str:
-    """The patterns applied outside the kept spans (the `from` statements, already rewritten)."""
+def rewrite_text(sub: Callable[[str], str], text: str, keep: list[tuple[int, int]]) -> str:
+    """The text rewritten outside the kept spans (the real `from` statements, rewritten from the ast)."""
     out, pos = [], 0
     for a, b in sorted(keep):
-        out.append(_sub_all(patterns, text[pos:a]))
+        out.append(sub(text[pos:a]))
         out.append(text[a:b])
         pos = b
-    out.append(_sub_all(patterns, text[pos:]))
+    out.append(sub(text[pos:]))
     return "".join(out)
-
-
-def _sub_all(patterns, chunk: str) -> str:
-    for pattern, repl in patterns:
-        chunk = pattern.sub(repl, chunk)
-    return chunk
 
 
 # --- docs/ARCHITECTURE.md ---------------------------------------------------------------------------------------
