@@ -33,6 +33,26 @@ START, END, ARRIVAL, LAST_ARRIVAL = range(4)
 OWN, CORE_ORDER, LAUNCHED, RETURNED, OTHERS_ARRIVED, HOST_ORDER = range(6)
 
 
+class RowValues:
+    """A value per profile row, held for the rows that have one (-1 for the others), read like an array:
+    `values[rows]`. A graph reads a few kinds of events; an array over every event (10M) costs more to
+    allocate than the whole graph build's other work."""
+
+    def __init__(self, rows: np.ndarray, values: np.ndarray, n_rows: int) -> None:
+        order = np.argsort(rows, kind="stable")
+        rows, values = rows[order], values[order]
+        last = np.r_[rows[1:] != rows[:-1], True] if rows.size else np.zeros(0, bool)  # a row set twice: the last
+        self.rows, self.values, self.n_rows = rows[last], values[last].astype(np.int64), n_rows
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        want = np.asarray(rows, np.int64)
+        want = np.where(want < 0, want + self.n_rows, want)  # as an array over every row reads -1
+        pos = np.minimum(np.searchsorted(self.rows, want), max(self.rows.size - 1, 0))
+        if self.rows.size == 0:
+            return np.full(want.shape, -1, np.int64)
+        return np.where(self.rows[pos] == want, self.values[pos], -1)
+
+
 @dataclass
 class Graph:
     """Instants and edges. An instant is known by (row, role) (ties are broken on these); its gap is of kind
@@ -54,8 +74,8 @@ class Graph:
     cls: np.ndarray
     n_rows: int
     notes: list[str] = field(default_factory=list)
-    row_step: np.ndarray | None = None  # per profile row: its step (execution ordinal), -1 unknown
-    row_neff: np.ndarray | None = None  # per profile row: its NEFF code into `neffs`, -1
+    row_step: np.ndarray | RowValues | None = None  # per profile row: its step (execution ordinal), -1 unknown
+    row_neff: np.ndarray | RowValues | None = None  # per profile row: its NEFF code into `neffs`, -1
     neffs: list[str] = field(default_factory=list)
     ex_start: np.ndarray | None = None  # the executions' start and end instants (per-step times)
     ex_end: np.ndarray | None = None

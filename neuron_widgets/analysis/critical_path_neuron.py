@@ -38,6 +38,7 @@ from .critical_path_graph import (
     RETURNED,
     START,
     Graph,
+    RowValues,
 )
 from .critical_path_workers import codes_at
 from .devices import BARRIER, EXECUTION, RUNTIME_EXECUTE
@@ -199,14 +200,13 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
     ed.add((b_ex + ne + oc[:-1])[same_core], (b_ex + oc[1:])[same_core], CORE_ORDER)
 
     # Calls: launch, return, and a thread's calls in order.
-    row_step = np.full(n_rows, -1, np.int64)
-    row_neff = np.full(n_rows, -1, np.int64)
-    row_step[exs], row_neff[exs] = ex_step, neff_code
+    # Step and NEFF of the rows the graph reads (row, step, neff), later ones over earlier ones.
+    step_of: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(exs, ex_step, neff_code)]
     it_step = np.where(it_own >= 0, it_own, np.where(it_exec >= 0, ex_step[np.maximum(it_exec, 0)] if ne else -1, -1))
     for r in (it_bar, it_cc):
         ok = r >= 0
-        row_step[r[ok]] = it_step[ok]
-        row_neff[r[ok]] = np.where(it_exec[ok] >= 0, neff_code[np.maximum(it_exec[ok], 0)] if ne else -1, -1)
+        step_of.append((r[ok], it_step[ok],
+                        np.where(it_exec[ok] >= 0, neff_code[np.maximum(it_exec[ok], 0)] if ne else -1, -1)))
     if nr:
         launcher, _ = neuron_launchers(fr, exs, ex_core, notes)
         linked = np.flatnonzero(launcher >= 0)
@@ -224,8 +224,9 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
                rts[~returned], t=t)
         call_step = fr.arg(rts, "exec_id").copy()
         call_step[ci_of[::-1]] = ex_step[linked[::-1]]  # the first execution a call launched
-        row_step[rts] = call_step
-        row_neff[rts[ci_of]] = neff_code[linked]
+        call_neff = np.full(nr, -1, np.int64)
+        call_neff[ci_of] = neff_code[linked]
+        step_of.append((rts, call_step, call_neff))
         ot = np.lexsort((rts, start[rts], thread))
         same_thread = thread[ot][1:] == thread[ot][:-1]
         ed.add((b_rt + nr + ot[:-1])[same_thread], (b_rt + ot[1:])[same_thread], HOST_ORDER)
@@ -238,6 +239,8 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
         notes.append(f"{opened} executions never completed: they run to the profile's end")
 
     src, dst, w, wkind, wrow, cls = ed.arrays()
+    keyed = [np.concatenate([np.asarray(p[k], np.int64) for p in step_of]) for k in range(3)]
+    row_step, row_neff = RowValues(keyed[0], keyed[1], n_rows), RowValues(keyed[0], keyed[2], n_rows)
     step_at = np.zeros(n_steps, np.int64)  # an item of each step label
     step_at[it_step_label] = np.arange(n_items)
     join = {"step_neff": neff[item[step_at]], "step_key": key[item[step_at]], "step_k": it_k[step_at],
