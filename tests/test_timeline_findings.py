@@ -136,6 +136,9 @@ def test_a_job_timeline_marks_the_jobs_findings_each_on_its_part(tmp_path: Path)
     tl.open_part(tl._order[0])
     assert wait_findings(tl) == "shown"
     assert tl.findings_info["marks"] == reference_marks(found, tl.profile.origin_ts, tl._spans)
+    # Its export carries them, on the page's clock (the job view's).
+    tl.to_html(tmp_path / "job.html", time_range="all")
+    assert Export(tmp_path / "job.html").json("t0:meta")["state"]["findings"]["marks"] == tl.findings_info["marks"]
 
 
 def test_a_failed_computation_turns_the_toggle_off_and_says_why(sample: nw.Profile) -> None:
