@@ -180,3 +180,32 @@ def test_a_device_trace_viewer_marks_its_traces_findings() -> None:
         assert len(found) > 0
         # The viewer's clock is the trace's: its marks are the device rules' ranges from its origin.
         assert shown(viewer) == reference_marks(found, viewer.profile.origin_ts)
+
+
+def test_findings_asked_at_construction_wait_for_the_first_view(sample: nw.Profile,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The computation starts once the first viewport request is answered, not before (the first paint goes first)."""
+    import threading
+
+    from neuron_widgets.widgets import finding_marks
+
+    monkeypatch.setattr(finding_marks, "PAINT_WAIT_S", 600.0)  # no give-up under load: the order is what is tested
+    started = threading.Event()
+    seen: list[bool] = []
+
+    class Watched(Timeline):
+        def _findings_subject(self) -> Any:
+            key, compute, spans = super()._findings_subject()
+
+            def recorded() -> pd.DataFrame:
+                seen.append(self._painted.is_set())
+                started.set()
+                return compute()
+            return key, recorded, spans
+
+    tl = Watched(sample, findings=True)
+    assert tl.findings_info["state"] == "computing"
+    tl.send = lambda content, buffers=None: None  # type: ignore[method-assign]
+    tl._on_msg(tl, {"type": "viewport", "uuid": "u", "t0": tl.span[0], "t1": tl.span[1], "width": 300}, [])
+    assert started.wait(60) and wait_findings(tl) == "shown"
+    assert seen == [True]  # computed once, after the view was answered

@@ -99,7 +99,8 @@ class FindingMarks(t.HasTraits):
     @t.observe("findings")
     def _findings_toggled(self, change: dict[str, Any]) -> None:
         if change["new"]:
-            self._start_findings()
+            if hasattr(self, "_painted"):  # else `Timeline(p, findings=True)`: showing the profile starts them
+                self._start_findings()
         else:
             self._findings_token += 1
             if self.findings_info.get("state") != "none":
