@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 from neuron_widgets.errors import LoadWarnings
+from neuron_widgets.model.profile import Profile
+from neuron_widgets.model.schema import normalise
 from neuron_widgets.readers import neuron_json, neuron_scan
 from neuron_widgets.readers import neuron_json_fast as fast
 from neuron_widgets.readers import neuron_json_rows as json_rows
@@ -181,3 +183,79 @@ def test_a_damaged_or_odd_document_reads_as_the_whole_document_road_says(tmp_pat
         table = json_rows.table(*reader.result(), "i", LoadWarnings(), "f").to_pydict()
         results.append((got_doc, entries, table, [packed[r] for r in range(len(packed))]))
     assert results[0] == results[1]
+
+
+RUNTIME: dict[str, list[Any]] = {
+    "event_type": [MISSING, None, "nrt_execute", "nc_exec_running", "kbl_x", "é名"],
+    "tracking_id": [MISSING, None, *range(6), "t1", "t2", True, False, 2**63 - 1, -(2**63)],
+    "nc_idx": [MISSING, None, 0, 1, 7],
+    "timestamp_ns": [MISSING, None, *range(100, 140), 1772323200000010193, 2**62],
+}
+DATA: dict[str, list[Any]] = {
+    "instance_id": [MISSING, None, "i-1", "", False],
+    "pid": [MISSING, None, 5, 77],
+    "tid": [MISSING, None, 0, 9],
+    "device_core_idx": [MISSING, None, 0, 3],
+    "exec_id": [MISSING, 1, "x", [1, {"a": None}]],
+    "model_name": [MISSING, "m<1>"],
+}
+ODD_RUNTIME: dict[str, list[Any]] = {"tracking_id": [2.5, 2**64, [1]], "timestamp_ns": ["120", 130.0],
+                                     "event_type": [5, "a\\b"], "data": ["text", [1], 3], "phase": ["st\\u0061rt"]}
+
+
+def random_runtime(rng: random.Random, odd: float) -> list[Any]:
+    events: list[Any] = []
+    for _ in range(rng.randint(0, 60)):
+        if rng.random() < 0.03:
+            events.append(rng.choice([3, "x", None, []]))
+            continue
+        e = {k: v for k, pool in RUNTIME.items() if (v := rng.choice(pool)) is not MISSING}
+        e["phase"] = rng.choice(["start", "start", "stop", "stop", "instant", None, 3])
+        if rng.random() < 0.8:
+            e["data"] = {k: v for k, pool in DATA.items() if (v := rng.choice(pool)) is not MISSING}
+        elif rng.random() < 0.5:
+            e["data"] = None
+        if rng.random() < odd:
+            k = rng.choice(list(ODD_RUNTIME))
+            e[k] = rng.choice(ODD_RUNTIME[k])
+        events.append(dict(rng.sample(list(e.items()), len(e))))
+    return events
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_runtime_scan_road_equals_the_msgspec_road(tmp_path: Path, seed: int) -> None:
+    from neuron_widgets.readers import runtime_json
+    from neuron_widgets.readers import runtime_json_fast as rfast
+    from neuron_widgets.readers import runtime_json_rows as rows
+
+    rng = random.Random(seed)
+    doc: dict[str, Any] = {"data_version": 2, "events": random_runtime(rng, odd=rng.choice([0.0, 0.0, 0.05, 0.3]))}
+    if rng.random() < 0.5:
+        doc["pid"] = rng.choice([42, "x", None])
+    path = write(tmp_path / "plain" / "nrt.json", doc, rng)
+    zipped = tmp_path / "zipped" / "nrt.json"
+    zipped.parent.mkdir()
+    zipped.write_bytes(gzip.compress(path.read_bytes()))
+    batch = rng.choice([1, 3, 7, 1000])
+
+    def rows_of(c: dict[str, np.ndarray], names: list[str], instances: list[str], args: Any) -> tuple:
+        said = LoadWarnings()
+        start, stop = rows.pair(c, said, "f")
+        plain = rows.table(dict(c), start, stop, names, instances, "i")
+        ordered = rows.table(c, start, stop, names, instances, "i", ordered=True)
+        # Cut in the Profile's order by the reader, the table is the one the Profile would sort.
+        profiles = [Profile(normalise(t, LoadWarnings(), "f"), source="f", format="f") for t in (plain, ordered)]
+        assert profiles[0]._table.equals(profiles[1]._table)
+        pairs = rows.PairArgs(args, start, stop)
+        return plain.to_pydict(), said.lines(), [pairs.text(r) for r in range(pairs.rows())]
+
+    _, raws = document(path, runtime_json.KEYS, runtime_json.WHAT)
+    kept, c, names, instances = rows.decode(raws, doc.get("pid", 0), batch=batch)
+    want = rows_of(c, names, instances, kept)
+    for f in (path, zipped):
+        got_doc, packed, entries, reader = neuron_scan.read_events(f, runtime_json.KEYS, runtime_json.WHAT, rfast.SPEC,
+                                                                    rfast.Reader, batch=batch)
+        assert entries == len(raws) and reader.entries - reader.objects == len(raws) - len(kept)
+        assert got_doc == {k: v for k, v in doc.items() if k != "events"}
+        got = rows_of(*reader.result(got_doc.get("pid", 0)), packed)
+        assert got == want

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import LoadWarnings, ProfileError
+from ..memory import trim
 from ..model.filters import Filters
 from ..model.profile import Counters, Profile
 from ..model.schema import check_ids, normalise
@@ -68,9 +69,11 @@ def read(path: Path, filters: Filters) -> Profile:
         args = fast.PackedLeftover(packed, json_rows.MAPPED)
         skipped = rows.entries - rows.objects
         del rows
+    trim()  # freed scratch handed back between the steps (glibc keeps it otherwise): their peaks do not add up
     warnings.add(f"{origin}: entries of the event list that are not objects, skipped", skipped)
     table = json_rows.table(parts, names, sources, instances, _default_instance(doc, path), warnings, origin)
     del parts
+    trim()
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)
     counters = Counters({name: df for name, df in _series(doc, warnings, origin).items()})

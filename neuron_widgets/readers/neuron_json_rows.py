@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import LoadWarnings
+from ..memory import trim
 from ..model.schema import HARDWARE_EVENTS, ROW
 from .columns import TS_LIMIT, Codes, batches, ints, valued_ints
 
@@ -136,7 +137,10 @@ def table(parts: list[dict[str, np.ndarray]], name_dict: list[str], source_dict:
     """The events table from the batches' arrays; rows without a usable timestamp are counted and dropped."""
     # Each array is joined and its batches' pieces let go at once: the batches and the whole columns
     # are never held together.
-    c = {k: np.concatenate([p.pop(k) for p in parts]) for k in list(parts[0])}
+    c = {}
+    for k in list(parts[0]):
+        c[k] = np.concatenate([p.pop(k) for p in parts])
+        trim()  # the pieces' pages back at once (in glibc's heap they would stay, scattered)
     ok_ts, far_ts, far_dur = c.pop("ok_ts"), c.pop("far_ts"), c.pop("far_dur")
     warnings.add(f"{origin}: events whose timestamp is past 146 years from the clock's zero (int64 nanoseconds), dropped",
                  int(far_ts.sum()))

@@ -16,6 +16,8 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import LoadWarnings
+from ..memory import trim
+from ..model.order import time_order
 from ..model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW
 from .columns import TS_LIMIT, Codes, WorkedOutArgs, batches, decode_raw, ints, json_text, valued_ints
 
@@ -74,13 +76,51 @@ def decode(raws: list[msgspec.Raw], doc_pid: Any, batch: int = BATCH) -> tuple[l
     names, keys, instances = Codes(), (Codes(), Codes()), Codes()
     for chunk, events in batches(raws, _EVENTS, _one, batch):
         kept.extend(chunk)
-        parts.append(_arrays(events, doc_pid, names, keys, instances))
+        parts.append(compact(_arrays(events, doc_pid, names, keys, instances)))
     if not parts:
-        parts.append(_arrays([], doc_pid, names, keys, instances))
-    c = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    # One code per distinct (event type, tracking id) over the whole file.
-    c["key"] = pd.DataFrame(c["key"]).groupby([0, 1, 2], sort=False).ngroup().to_numpy(np.int64)
-    return kept, c, list(names.index), list(instances.index)
+        parts.append(compact(_arrays([], doc_pid, names, keys, instances)))
+    return kept, joined(parts), list(names.index), list(instances.index)
+
+
+# A row's columns are its start's (or its instant's): a stop's are not kept.
+ROW_COLUMNS = ("name", "instance", "pid", "tid", "nc", "ok_nc", "pcore", "ok_pcore")
+
+
+def compact(part: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A batch's arrays as kept until the file is read: time, phase and key per event (the key as
+    three narrow arrays), the row columns only for events that open a row (not stops)."""
+    key = part.pop("key")
+    opens = part["phase"] != STOP
+    out = {k: part.pop(k) for k in ("ts", "ok_ts", "phase")}
+    out["ktype"], out["kkind"], out["kval"] = key[:, 0].astype(np.int32), key[:, 1].astype(np.int8), key[:, 2].copy()
+    del key
+    for k in ROW_COLUMNS:
+        out[k] = part.pop(k)[opens]
+    return out
+
+
+def joined(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The batches' arrays as whole columns (each batch's pieces let go as its column is joined), with
+    one code per distinct (event type, tracking id) over the whole file."""
+    c = {}
+    for k in list(parts[0]):
+        c[k] = np.concatenate([p.pop(k) for p in parts])
+        trim()  # the pieces' pages back at once (in glibc's heap they would stay, scattered)
+    parts = [c.pop("kval"), c.pop("kkind"), c.pop("ktype")]
+    order = np.lexsort(parts)
+    # A new code where any of the three differs from the row before in sorted order (one sorted copy
+    # at a time, so that no more than one extra array is held).
+    new = np.zeros(order.size, bool)
+    if order.size:
+        new[0] = True
+    while parts:
+        ranked = parts.pop()[order]
+        new[1:] |= ranked[1:] != ranked[:-1]
+        del ranked
+    key = np.empty(order.size, np.int64)
+    key[order] = np.cumsum(new) - 1
+    c["key"] = key
+    return c
 
 
 def _key(events: list[Event], types: Codes, texts: Codes) -> np.ndarray:
@@ -179,32 +219,56 @@ def pair(c: dict[str, np.ndarray], warnings: LoadWarnings, origin: str) -> tuple
 
 
 def table(c: dict[str, np.ndarray], start: np.ndarray, stop: np.ndarray, name_dict: list[str],
-          instance_dict: list[str], instance: str) -> pa.Table:
-    n = start.size
-    name = c["name"][start]
-    hardware = np.isin(name, [i for i, v in enumerate(name_dict) if v in HARDWARE_EVENTS])
+          instance_dict: list[str], instance: str, ordered: bool = False) -> pa.Table:
+    """The rows (a start and its stop, or an instant) in pairing order, or with `ordered` in the order
+    the Profile keeps (by start, longest first: it need not copy the table to sort it), `id` and the
+    source row still each row's place in pairing order. `c`'s arrays are let go as they are used."""
+    # The row columns are kept for the events that open a row, in file order.
+    at = np.searchsorted(np.flatnonzero(c.pop("phase") != STOP), start)
+    ts = c.pop("ts")
+    begin = ts[start]
     open_ = stop < 0
-    # An event with no instance of its own (none, or empty) is on the document's.
-    named = pa.array([v or instance for v in instance_dict], pa.string())
+    end = np.where(open_, 0, ts[np.where(open_, 0, stop)])
+    del ts
+    # Cut into the order `Profile` sorts by, on the ends `schema.normalise` will give: an open end at
+    # the last time seen, an end before its start at the start.
+    shown = np.where(open_, max(int(begin.max(initial=0)), int(end.max(initial=0))), end) if open_.any() else end
+    order = time_order(begin, np.maximum(shown, begin)) if ordered else None
+    del shown
+    # The instances' dictionary in order of first appearance in pairing order (as `dictionary_encode`
+    # of the unsorted rows gave it), each name once.
+    named, same = pd.factorize(pd.Series([v or instance for v in instance_dict], dtype=object))
+    codes, first = pd.factorize(named[c.pop("instance")[at]] if named.size else np.zeros(start.size, np.int64))
+    instances = pa.array(np.asarray(same, dtype=object)[first], pa.string())
+    if order is None:
+        order = np.arange(start.size, dtype=np.int64)
+    else:
+        begin, end, open_, at, codes = begin[order], end[order], open_[order], at[order], codes[order]
+    return _columns(c, order, at, begin, end, open_, name_dict, instances, codes)
 
-    def col(k: str) -> pa.Array:
-        return pa.array(c[k][start], mask=~c[f"ok_{k}"][start])
 
-    return pa.table({
-        "id": np.arange(n, dtype=np.int64),
-        "name": pa.DictionaryArray.from_arrays(pa.array(name, pa.int32()), pa.array(name_dict, pa.string())),
-        "start_ts": c["ts"][start], "end_ts": pa.array(c["ts"][np.where(open_, 0, stop)], mask=open_),
-        "duration_ns": pa.nulls(n, pa.int64()),
-        "trace_event_source": pa.DictionaryArray.from_arrays(pa.array(hardware.astype(np.int32)),
-                                                             pa.array(["neuron_rt", "neuron_hw"], pa.string())),
-        "instance_id": named.take(pa.array(c["instance"][start])).dictionary_encode(),
-        "process_id": c["pid"][start],
-        "thread_id": c["tid"][start],
-        "nc_idx": col("nc"),
-        "pcore_idx": col("pcore"),
-        INCOMPLETE: pa.array(open_, pa.bool_()),
-        ROW: pa.array(np.arange(n, dtype=np.int32)),
-    })
+def _columns(c: dict[str, np.ndarray], order: np.ndarray, at: np.ndarray, begin: np.ndarray, end: np.ndarray,
+             open_: np.ndarray, name_dict: list[str], instances: pa.Array, codes: np.ndarray) -> pa.Table:
+    """The table's columns, rows already in order (`order`: each one's place in pairing order)."""
+    n = order.size
+    cols: dict[str, Any] = {"id": order}
+    name = c.pop("name")[at]
+    hardware = np.isin(name, [i for i, v in enumerate(name_dict) if v in HARDWARE_EVENTS])
+    cols["name"] = pa.DictionaryArray.from_arrays(pa.array(name, pa.int32()), pa.array(name_dict, pa.string()))
+    del name
+    cols["start_ts"] = begin
+    cols["end_ts"] = pa.array(end, mask=open_)
+    cols["duration_ns"] = pa.nulls(n, pa.int64())
+    cols["trace_event_source"] = pa.DictionaryArray.from_arrays(pa.array(hardware.astype(np.int32)),
+                                                                pa.array(["neuron_rt", "neuron_hw"], pa.string()))
+    cols["instance_id"] = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), pa.int32()), instances)
+    cols["process_id"] = c.pop("pid")[at]
+    cols["thread_id"] = c.pop("tid")[at]
+    for k in ("nc", "pcore"):
+        cols[f"{k}_idx"] = pa.array(c.pop(k)[at], mask=~c.pop(f"ok_{k}")[at])
+    cols[INCOMPLETE] = pa.array(open_, pa.bool_())
+    cols[ROW] = pa.array(order.astype(np.int32))
+    return pa.table(cols)
 
 
 class PairArgs(WorkedOutArgs):
@@ -218,13 +282,18 @@ class PairArgs(WorkedOutArgs):
         return int(self.start.size)
 
     def text(self, row: int) -> str | None:
-        a = decode_raw(self.args[int(self.start[row])])
+        a = _object(self.args[int(self.start[row])])
         data = a.get("data")
         out = {"tracking_id": a.get("tracking_id"), **(data if isinstance(data, dict) else {})}
         b = int(self.stop[row])
         if b >= 0 and b != self.start[row]:
-            more = decode_raw(self.args[b]).get("data")
+            more = _object(self.args[b]).get("data")
             out.update(more if isinstance(more, dict) else {})
         if not isinstance(data, dict | None):
             out["data"] = data
         return json_text(out)
+
+
+def _object(raw: Any) -> Any:
+    """An event's members as decoded (the scan packs none, b"", for an event with neither tracking id nor data)."""
+    return {} if type(raw) is bytes and not raw else decode_raw(raw)
