@@ -25,10 +25,10 @@ def _load(files):
     return nw.load_profile(files if len(files) > 1 else files[0], cache=False, prepare=False)
 
 
-@pytest.mark.parametrize("chunk", range(3))
+@pytest.mark.parametrize("chunk", range(4))
 def test_kineto_path_and_replay_match_the_reference(chunk, tmp_path):
     seen = {"rank jumps": 0, "waited for a kernel": 0, "stream waits": 0, "collectives": 0}
-    for seed in range(chunk * 30, (chunk + 1) * 30):
+    for seed in range(chunk * 40, (chunk + 1) * 40):
         p = _load(write_job(tmp_path, seed))
         fast = A.critical_path(p)
         ref = ChromeModel(p)
