@@ -14,6 +14,7 @@
    analyses add.
 
     python bench/bench_analysis.py [--repeat 3] [--events 10000000] [--skip-hta] [--skip-neuron]
+    python bench/bench_analysis.py --first-parse-only   # part 1's one-interpreter first parse only
 """
 
 from __future__ import annotations
@@ -157,12 +158,25 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--skip-hta", action="store_true")
     ap.add_argument("--skip-neuron", action="store_true")
+    ap.add_argument("--first-parse-only", action="store_true",
+                    help="only the one-interpreter first parse against HTA (the issue-40 measure), with the load average")
     args = ap.parse_args()
     import os
     import tempfile
 
     os.environ["NEURON_WIDGETS_CACHE"] = tempfile.mkdtemp(prefix="bench-cache-")  # children inherit it
     result: dict = {"machine": machine()}
+    if args.first_parse_only:
+        OUT.mkdir(exist_ok=True)
+        for label, rel in SETS.items():
+            files = [str(TRACES / f) for f in rel]
+            load_before = os.getloadavg()[0]
+            row = in_process(files, max(args.repeat, 7))
+            row["load_average"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
+            result[label] = row
+            print(label, json.dumps(row), flush=True)
+        (OUT / "bench_analysis_first_parse.json").write_text(json.dumps(result, indent=1))
+        return
     if not args.skip_hta:
         for label, rel in SETS.items():
             files = [str(TRACES / f) for f in rel]

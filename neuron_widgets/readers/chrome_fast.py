@@ -42,7 +42,7 @@ from .chrome_scan import (
     TID,
     TS,
     gathered_bytes,
-    numbers,
+    numbers_of,
     scan,
     span_codes,
 )
@@ -55,6 +55,7 @@ _ONE = msgspec.json.Decoder(_RawEv)
 _SLICES_AND_INSTANTS = (b"X", b"i", b"I", b"R", b"n", b"T", b"p")
 _POINTS = (b"s", b"t", b"f")
 _DECODED = (b"M", b"C")  # few: msgspec structs, handled as on the other road
+NUMERIC = (TS, DUR, PID, TID, ID)  # the numeric fields the columns take
 
 
 class _NotPlain(Exception):
@@ -100,36 +101,48 @@ def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
         # One field of some events: only its entries are copied.
         return kinds[which, field], spans[which, field]
 
+    both = np.r_[rows, points]
+    n = rows.size
+    # Every number the columns take, read in one pass over the events (columns in NUMERIC order).
+    parsed = numbers_of(buf, kinds, spans, both, NUMERIC)
+
+    def num(field: int, part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        which, c = both[part], NUMERIC.index(field)
+        return (kinds[which, field], spans[which, field],
+                *(np.ascontiguousarray(a[part, c]) for a in parsed))
+
+    slices_, points_ = slice(0, n), slice(n, None)
     w, origin = builder.warnings, builder.origin
-    start, ok_ts = _ns(buf, *at(TS, rows), w, origin, "ts")
-    dur_kind, dur_span = at(DUR, rows)
+    start, ok_ts = _ns(buf, *num(TS, slices_), w, origin, "ts")
+    dur_kind, dur_span, *dur_parsed = num(DUR, slices_)
     dur_kind[n_slices:] = ABSENT  # instants have no duration, whatever they say
-    dur, ok_dur = _ns(buf, dur_kind, dur_span, w, origin, "dur", duration=True)
+    dur, ok_dur = _ns(buf, dur_kind, dur_span, *dur_parsed, w, origin, "dur", duration=True)
     names = _strings(buf, *at(NAME, rows), absent="")
     cats = _strings(buf, *at(CAT, rows), absent=None)
-    both = np.r_[rows, points]
-    pid = _ids(buf, *at(PID, both), builder.pid_names, "pid")
-    tid = _ids(buf, *at(TID, both), builder.tid_names, "tid")
-    point_ts, point_ok = _ns(buf, *at(TS, points), LoadWarnings(), origin, "ts")
+    pid = _ids(buf, *num(PID, slice(None)), builder.pid_names, "pid")
+    tid = _ids(buf, *num(TID, slice(None)), builder.tid_names, "tid")
+    point_ts, point_ok = _ns(buf, *num(TS, points_), LoadWarnings(), origin, "ts")
     n_enclosing = by[b"s"].size + by[b"t"].size
     bp_kind, bp_span = at(BP, points)
     bp_str = (bp_kind == STR) & (bp_span[:, 1] - bp_span[:, 0] == 3)
     bp_e = bp_str & (buf[np.where(bp_str, bp_span[:, 0] + 1, 0)] == ord("e"))
     enclosing = np.r_[np.ones(n_enclosing, bool), bp_e[n_enclosing:]]
-    n = rows.size
     args_kind, args_span = at(ARGS, rows)
     args_span[args_kind == ABSENT] = 0
     return Gathered(
         start=start, ok_ts=ok_ts, dur=dur, ok_dur=ok_dur, incomplete=np.zeros(n, bool), is_async=np.zeros(n, bool),
         stream=pa.nulls(n, pa.string()), names=names, cats=cats, pid=pid, tid=tid, nc=pa.nulls(n, pa.int64()),
         lazy=lambda flows: SpanArgs(buf, args_span[:, 0].copy(), args_span[:, 1].copy(), flows),
-        point_ts=point_ts, point_ok=point_ok, enclosing=enclosing, flow_ids=_flow_ids(buf, *at(ID, points)))
+        point_ts=point_ts, point_ok=point_ok, enclosing=enclosing, flow_ids=_flow_ids(buf, *num(ID, points_)))
 
 
-def _values(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """int64 values, float64 values, and which ints are exact int64, of numbers."""
-    ints, floats, exact = numbers(buf, kind, span)
+def _values(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, ints: np.ndarray, floats: np.ndarray,
+            exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int64 values, float64 values, and which ints are exact int64, of numbers (of kind INT or FLOAT;
+    ints, floats, exact: the scan's reading of each span, `numbers_of`; 0 where kind says no number)."""
     numeric = (kind == INT) | (kind == FLOAT)
+    if not numeric.all():  # the caller may have set a number's kind aside: it is not read then
+        ints[~numeric], floats[~numeric], exact[~numeric] = 0, 0.0, 0
     int_ok = (exact & 2) != 0
     # The few numbers the scan cannot read exactly (17+ digits, large exponents): as msgspec reads them.
     for r in np.flatnonzero(numeric & ((exact & 1) == 0) | (kind == INT) & ~int_ok):
@@ -143,13 +156,13 @@ def _values(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> tuple[np.nda
     return ints, floats, int_ok
 
 
-def _ns(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, warnings: LoadWarnings, origin: str, what: str,
-        duration: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _ns(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, ints: np.ndarray, floats: np.ndarray, exact: np.ndarray,
+        warnings: LoadWarnings, origin: str, what: str, duration: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Microseconds as int64 ns and which are usable: the msgspec road's `_ns` on arrays (absent: 0 for
     durations, unusable for times; strings are left to that road)."""
     if ((kind == STR) | (kind == ESC)).any():
         raise _NotPlain  # numeric strings: the other road reads them
-    ints, floats, int_ok = _values(buf, kind, span)
+    ints, floats, int_ok = _values(buf, kind, span, ints, floats, exact)
     if duration:  # an absent or null duration is 0, an integer
         zero = (kind == ABSENT) | (kind == NULL)
         ints[zero], floats[zero], int_ok[zero] = 0, 0.0, True
@@ -208,11 +221,12 @@ def _strings(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, absent: str | 
                                           pa.array([texts[i] for i in order], pa.string()))
 
 
-def _ids(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, names: dict[int, str], what: str) -> np.ndarray:
+def _ids(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, ints: np.ndarray, floats: np.ndarray, exact: np.ndarray,
+         names: dict[int, str], what: str) -> np.ndarray:
     """pid/tid as the other road's `_int_ids`: integers as they are, absent as 0, text ids numbered."""
     if ((kind != INT) & (kind != STR) & (kind != ESC) & (kind != ABSENT) & (kind != NULL)).any():
         raise _NotPlain
-    ints, _, int_ok = _values(buf, np.where(kind == INT, INT, ABSENT).astype(np.int8), span)
+    ints, _, int_ok = _values(buf, np.where(kind == INT, INT, ABSENT).astype(np.int8), span, ints, floats, exact)
     if not int_ok[kind == INT].all():
         raise _NotPlain  # past 64 bits: the other road names them by their text
     out = np.where(kind == INT, ints, 0)
@@ -223,10 +237,11 @@ def _ids(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, names: dict[int, s
     return out
 
 
-def _flow_ids(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> np.ndarray:
+def _flow_ids(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, ints: np.ndarray, floats: np.ndarray,
+              exact: np.ndarray) -> np.ndarray:
     if ((kind != INT) & (kind != STR) & (kind != ESC)).any():
         raise _NotPlain  # null, float or object ids: the other road writes them out its way
-    ints, _, int_ok = _values(buf, np.where(kind == INT, INT, ABSENT).astype(np.int8), span)
+    ints, _, int_ok = _values(buf, np.where(kind == INT, INT, ABSENT).astype(np.int8), span, ints, floats, exact)
     if not int_ok[kind == INT].all():
         raise _NotPlain
     if (kind == INT).all():

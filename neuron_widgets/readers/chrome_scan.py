@@ -205,58 +205,70 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _numbers(buf, kind, span, pow10, ints, floats, exact):  # pragma: no cover - numba
-    """One numeric field per event: its float64 value (`exact` bit 1) and, for integers of up to 18 digits,
-    its int64 value (bit 2). Where a bit is missing Python reads the text (more digits, a large exponent)."""
-    for r in range(kind.size):
-        k = kind[r]
-        if k != INT and k != FLOAT:
-            continue
-        i, e = span[r, 0], span[r, 1]
-        neg = buf[i] == 45
-        if neg:
-            i += 1
-        m = 0
-        digits = 0
-        scale = 0
+def _numbers_of(buf, kinds, spans, rows, fields, pow10, ints, floats, exact):  # pragma: no cover - numba
+    """Numeric fields of the given events in one pass, event by event: an event's values
+    lie together in the file, so each is read while its bytes are in cache (a pass per field misses
+    the cache once per event and field)."""
+    for j in range(rows.size):
+        r = rows[j]
+        for f in range(fields.size):
+            k = kinds[r, fields[f]]
+            if k != INT and k != FLOAT:
+                continue
+            ints[j, f], floats[j, f], exact[j, f] = _number(buf, k, spans[r, fields[f], 0], spans[r, fields[f], 1], pow10)
+
+
+@numba.njit(cache=True, nogil=True)
+def _number(buf, k, i, e, pow10):  # pragma: no cover - numba
+    """The number at [i, e) of kind k: its float64 value (bit 1 of the flags) and, for integers of up
+    to 18 digits, its int64 value (bit 2). Where a bit is missing Python reads the text (more digits,
+    a large exponent)."""
+    neg = buf[i] == 45
+    if neg:
+        i += 1
+    m = 0
+    digits = 0
+    scale = 0
+    while i < e and 48 <= buf[i] <= 57:
+        if digits > 0 or buf[i] != 48:
+            digits += 1
+        if digits <= 18:
+            m = m * 10 + (buf[i] - 48)
+        else:
+            scale += 1
+        i += 1
+    if i < e and buf[i] == 46:
+        i += 1
         while i < e and 48 <= buf[i] <= 57:
             if digits > 0 or buf[i] != 48:
                 digits += 1
             if digits <= 18:
                 m = m * 10 + (buf[i] - 48)
-            else:
-                scale += 1
+                scale -= 1
             i += 1
-        if i < e and buf[i] == 46:
+    if i < e:  # an exponent
+        i += 1
+        eneg = buf[i] == 45
+        if buf[i] == 45 or buf[i] == 43:
             i += 1
-            while i < e and 48 <= buf[i] <= 57:
-                if digits > 0 or buf[i] != 48:
-                    digits += 1
-                if digits <= 18:
-                    m = m * 10 + (buf[i] - 48)
-                    scale -= 1
-                i += 1
-        if i < e:  # an exponent
+        x = 0
+        while i < e and x < 100000:
+            x = x * 10 + (buf[i] - 48)
             i += 1
-            eneg = buf[i] == 45
-            if buf[i] == 45 or buf[i] == 43:
-                i += 1
-            x = 0
-            while i < e and x < 100000:
-                x = x * 10 + (buf[i] - 48)
-                i += 1
-            scale += -x if eneg else x
-        flags = 0
-        # m and 10^|scale| both exact doubles: one multiplication or division rounds correctly.
-        if digits <= 18 and m <= 9007199254740992 and -22 <= scale <= 22:
-            v = float(m)
-            v = v * pow10[scale] if scale >= 0 else v / pow10[-scale]
-            floats[r] = -v if neg else v
-            flags |= 1
-        if k == INT and digits <= 18:
-            ints[r] = -m if neg else m
-            flags |= 2
-        exact[r] = flags
+        scale += -x if eneg else x
+    flags = 0
+    fv = 0.0
+    iv = 0
+    # m and 10^|scale| both exact doubles: one multiplication or division rounds correctly.
+    if digits <= 18 and m <= 9007199254740992 and -22 <= scale <= 22:
+        v = float(m)
+        v = v * pow10[scale] if scale >= 0 else v / pow10[-scale]
+        fv = -v if neg else v
+        flags |= 1
+    if k == INT and digits <= 18:
+        iv = -m if neg else m
+        flags |= 2
+    return iv, fv, flags
 
 
 @numba.njit(cache=True, nogil=True)
@@ -352,11 +364,12 @@ def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         cap = buf.size // 2 + 16  # tiny events: an event takes at least two bytes and a comma
 
 
-def numbers(buf: np.ndarray, kind: np.ndarray, span: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """int64 and float64 values of numbers (kind INT or FLOAT, at [start, end) spans), and which are
-    exact (bit 1: the float, bit 2: the int)."""
-    n = kind.size
-    ints, floats = np.zeros(n, np.int64), np.zeros(n, np.float64)
-    exact = np.zeros(n, np.int8)
-    _numbers(buf, np.ascontiguousarray(kind), np.ascontiguousarray(span), _POW10, ints, floats, exact)
+def numbers_of(buf: np.ndarray, kinds: np.ndarray, spans: np.ndarray, rows: np.ndarray,
+               fields: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int64 and float64 values of several numeric fields (columns, in `fields` order) of the events at
+    rows, in one pass, and which are exact (bit 1: the float, bit 2: the int); 0 where not a number."""
+    shape = (rows.size, len(fields))
+    ints, floats, exact = np.zeros(shape, np.int64), np.zeros(shape, np.float64), np.zeros(shape, np.int8)
+    _numbers_of(buf, kinds, spans, np.ascontiguousarray(rows, np.int64), np.array(fields, np.int64), _POW10,
+                ints, floats, exact)
     return ints, floats, exact
