@@ -7,9 +7,10 @@ length is the sum of those weights. Ours covers the run end to end; its work is 
 segments that are not gaps, less the blocking calls inside them (which HTA weighs 0).
 
 Both read the same events: HTA drops a trace's last ProfilerStep (the profiler usually stops mid-step)
-and we do not, so each trace is given to both clipped to its first ProfilerStep, as HTA's own
-`critical_path_analysis(annotation="ProfilerStep", instance_id=0)` clips it (CPU events that start
-in it with a duration, device events whose runtime call does).
+and we do not, so HTA computes its path over the first ProfilerStep of its untouched trace
+(`critical_path_analysis(annotation="ProfilerStep", instance_id=0)`), and ours is computed on the
+trace cut as HTA cuts that window (CPU events that start in it with a duration, device events whose
+runtime call does).
 
 HTA 0.5.0's critical path crashes on pandas 3 (`CPGraph._create_event_nodes`, critical_path_analysis.py
 line 415: `ops_df_start.drop(axis=1, columns=["dur"], inplace=True)` raises "Cannot specify both 'axis'
@@ -26,6 +27,7 @@ import gzip
 import json
 import logging
 import re
+import shutil
 import warnings
 from pathlib import Path
 
@@ -80,15 +82,26 @@ def _clip(src: Path, dst: Path) -> None:
 
 @pytest.fixture(scope="module")
 def clipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Per trace, a directory with the trace as it is (HTA's input), and beside it one with the trace cut to its
+    first step (ours)."""
     out = {}
     for name in AGREE + DIFFER:
         d = tmp_path_factory.mktemp(name)
-        _clip(trace(f"hta/{name}.json.gz"), d / f"{name}.json.gz")
+        shutil.copy(trace(f"hta/{name}.json.gz"), d)
+        cut = tmp_path_factory.mktemp(f"{name}-clipped")
+        _clip(trace(f"hta/{name}.json.gz"), cut / f"{name}.json.gz")
         out[name] = d
+        out[f"{name}-clipped"] = cut
     return out
 
 
+def _ours(clipped: dict[str, Path], name: str) -> tuple[nw.Profile, pd.DataFrame]:
+    p = nw.load_profile(clipped[f"{name}-clipped"] / f"{name}.json.gz", cache=False)
+    return p, A.critical_path(p)
+
+
 def _hta_path(d: Path, monkeypatch: pytest.MonkeyPatch):
+    """HTA's critical path over the first ProfilerStep of the trace in `d`, and its breakdown."""
     hta = pytest.importorskip("hta.trace_analysis")
     _pandas2_drop(monkeypatch)
     logging.disable(logging.WARNING)
@@ -97,7 +110,7 @@ def _hta_path(d: Path, monkeypatch: pytest.MonkeyPatch):
             warnings.simplefilter("ignore")
             ta = hta.TraceAnalysis(trace_dir=str(d))
             rank = ta.t.get_ranks()[0]
-            g, ok = ta.critical_path_analysis(rank=rank, annotation="", instance_id=None)
+            g, ok = ta.critical_path_analysis(rank=rank, annotation="ProfilerStep", instance_id=0)
             assert ok
             return g, g.get_critical_path_breakdown()
     finally:
@@ -121,8 +134,7 @@ def _our_work_us(p: nw.Profile, path: pd.DataFrame, blocking: list[str]) -> floa
 def test_path_work_agrees_with_hta(name, clipped, monkeypatch) -> None:
     g, _ = _hta_path(clipped[name], monkeypatch)
     theirs = float(sum(e.weight for e in g.critical_path_edges_set))
-    p = nw.load_profile(clipped[name] / f"{name}.json.gz", cache=False)
-    path = A.critical_path(p)
+    p, path = _ours(clipped, name)
     mine = _our_work_us(p, path, g.BLOCKING_SYNC_CALLS)
     assert theirs > 0 and abs(mine - theirs) <= 0.01 * theirs, (name, mine, theirs)
     # And the path covers the run end to end, work and gaps.
@@ -142,8 +154,7 @@ def test_where_the_models_differ(clipped, monkeypatch) -> None:
       without `cuda_sync` records, so neither model knows for which); ours leaves idle time as a gap.
     """
     g, bd = _hta_path(clipped[DIFFER[0]], monkeypatch)
-    p = nw.load_profile(clipped[DIFFER[0]] / f"{DIFFER[0]}.json.gz", cache=False)
-    path = A.critical_path(p)
+    p, path = _ours(clipped, DIFFER[0])
     work = bd[bd["duration"] > 0]
     assert work["tid"].nunique() == 1
     autograd = int(work["tid"].iloc[0])
@@ -156,8 +167,7 @@ def test_where_the_models_differ(clipped, monkeypatch) -> None:
     theirs = float(sum(e.weight for e in g.critical_path_edges_set))
     idle = float(bd.loc[bd["bound_by"] == "gpu_kernel_kernel_overhead", "duration"].sum())
     assert idle > 0.5 * theirs
-    p = nw.load_profile(clipped[DIFFER[1]] / f"{DIFFER[1]}.json.gz", cache=False)
-    path = A.critical_path(p)
+    p, path = _ours(clipped, DIFFER[1])
     mine = _our_work_us(p, path, g.BLOCKING_SYNC_CALLS)
     assert abs(mine - theirs) > 0.01 * theirs  # if they agree some day, move the trace to AGREE
     assert np.isfinite(mine)
