@@ -1,8 +1,11 @@
 """A slow, obviously right critical path and what-if: the graph built event by event in dicts, as the README says.
 
 Nodes are moments: ("s", row) an event's start, ("e", row) its end, ("v", row) the arrival of a core
-that recorded no barrier, ("m", step) a collective's last arrival. Edges are (source, weight, kind,
-row, class). Nothing here is shared with the package but `reference_neuron.events` (the rows).
+that recorded no barrier, ("m", step) a collective's last arrival; in Chrome and Kineto traces also
+("p", row) / ("q", row) the start / end of an event inside a top-level one (where a flow leaves, a
+synchronising call), ("r", row) an NCCL kernel's release (its last rank's arrival). Edges are
+(source, weight, kind, row, class). Nothing here is shared with the package but
+`reference_neuron.events` (the rows).
 """
 
 from __future__ import annotations
