@@ -86,6 +86,12 @@ def critical_columns(critical: dict[str, Any] | None, n: int = MAX_WORKERS) -> d
     return cols
 
 
+def _x_end(cols: dict[str, list]) -> float:
+    """The axis to a little past the longest bar (a share of the run, at most 100%)."""
+    longest = max((sum(v) for v in zip(*(cols[k] for k in KINDS), strict=True)), default=0.0)
+    return float(min(100.0, max(longest * 1.08, 1.0)))
+
+
 def sentence_of(critical: dict[str, Any] | None) -> str:
     head = (critical or {}).get("headline") or {}
     said = str(head.get("sentence", ""))
@@ -100,7 +106,7 @@ class CriticalSection:
         self.source = C._source(name, cols)
         workers = list(reversed(cols["worker"]))
         f = C._figure(TITLE, C._bar_height(len(workers)), name, y_range=FactorRange(factors=workers),
-                      x_range=(0, 100))
+                      x_range=(0, _x_end(cols)))
         rs = f.hbar_stack(list(KINDS), y="worker", height=0.72, source=self.source,
                           color=[KIND_COLORS[k] for k in KINDS], line_color=None)
         self.renderers = dict(zip(KINDS, rs, strict=True))
@@ -127,6 +133,7 @@ class CriticalSection:
         workers = list(reversed(cols["worker"]))
         self.chart.y_range.factors = workers
         self.chart.height = C._bar_height(len(workers))
+        self.chart.x_range.end = _x_end(cols)
         self.source.data = cols
         self.legend.items = self._legend_items(cols)
         self.sentence.text = sentence_of(critical)
