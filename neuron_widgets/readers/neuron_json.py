@@ -14,14 +14,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import LoadWarnings, ProfileError
-from ..memory import trim
 from ..model.filters import Filters
 from ..model.profile import Counters, Profile
 from ..model.schema import check_ids, normalise
 from . import neuron_json_fast as fast
 from . import neuron_json_rows as json_rows
 from .columns import TS_LIMIT, LeftoverArgs, document
-from .neuron_scan import Malformed, read_events
+from .neuron_scan import Malformed, read_events, trim_large
 from .sniff import head, looks_like_json
 
 KEYS = ("trace_event", "trace_events", "events")
@@ -69,11 +68,11 @@ def read(path: Path, filters: Filters) -> Profile:
         args = fast.PackedLeftover(packed, json_rows.MAPPED)
         skipped = rows.entries - rows.objects
         del rows
-    trim()  # freed scratch handed back between the steps (glibc keeps it otherwise): their peaks do not add up
+    trim_large(path)
     warnings.add(f"{origin}: entries of the event list that are not objects, skipped", skipped)
     table = json_rows.table(parts, names, sources, instances, _default_instance(doc, path), warnings, origin)
     del parts
-    trim()
+    trim_large(path)
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)
     counters = Counters({name: df for name, df in _series(doc, warnings, origin).items()})

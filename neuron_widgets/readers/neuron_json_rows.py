@@ -138,9 +138,11 @@ def table(parts: list[dict[str, np.ndarray]], name_dict: list[str], source_dict:
     # Each array is joined and its batches' pieces let go at once: the batches and the whole columns
     # are never held together.
     c = {}
+    many = len(parts) > 1
     for k in list(parts[0]):
         c[k] = np.concatenate([p.pop(k) for p in parts])
-        trim()  # the pieces' pages back at once (in glibc's heap they would stay, scattered)
+        if many:  # the pieces' pages back at once (in glibc's heap they would stay, scattered)
+            trim()
     ok_ts, far_ts, far_dur = c.pop("ok_ts"), c.pop("far_ts"), c.pop("far_dur")
     warnings.add(f"{origin}: events whose timestamp is past 146 years from the clock's zero (int64 nanoseconds), dropped",
                  int(far_ts.sum()))

@@ -168,9 +168,12 @@ class _Collect:
     def result(self) -> Scan:
         def cat(key: str, dtype: type) -> np.ndarray:
             parts = self.cols.pop(key, [])
-            whole = np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+            many = len(parts) > 1
+            whole = np.concatenate(parts).astype(dtype, copy=False) if many else \
+                parts[0].astype(dtype, copy=False) if parts else np.zeros(0, dtype)
             del parts
-            trim()  # the chunks' pieces sit in the heap: hand them back before the next column is joined
+            if many:  # the chunks' pieces sit in the heap: hand them back before the next column is joined
+                trim()
             return whole
 
         blobs = pa.chunked_array([*self.blobs, pa.array([b""], pa.large_binary())], pa.large_binary())

@@ -11,14 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import LoadWarnings
-from ..memory import trim
 from ..model.filters import Filters
 from ..model.profile import Profile
 from ..model.schema import check_ids, normalise
 from . import runtime_json_fast as fast
 from . import runtime_json_rows as rows
 from .columns import document
-from .neuron_scan import Malformed, read_events
+from .neuron_scan import Malformed, read_events, trim_large
 from .sniff import head, looks_like_json
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
@@ -46,19 +45,19 @@ def read(path: Path, filters: Filters) -> Profile:
         skipped, args = len(raws) - len(kept), kept
         del raws
     else:
-        trim()
+        trim_large(path)
         c, names, instances = reader.result(doc.get("pid", 0))
         skipped, args = reader.entries - reader.objects, packed
         del reader
     # Between the steps, freed scratch is handed back (glibc keeps it otherwise): the steps' peaks do not add up.
-    trim()
+    trim_large(path)
     warnings.add(f"{origin}: entries of the event list that are not objects, skipped", skipped)
     start, stop = rows.pair(c, warnings, origin)
-    trim()
+    trim_large(path)
     instance = doc.get("instance_id") if isinstance(doc.get("instance_id"), str) else path.parent.name or "instance"
     table = rows.table(c, start, stop, names, instances, instance, ordered=True)
     del c
-    trim()
+    trim_large(path)
     table = normalise(table, warnings, origin)
     check_ids(table, warnings, origin)
     return Profile(table, source=str(path), format="neuron-runtime-json", warnings=warnings,

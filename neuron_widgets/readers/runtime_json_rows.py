@@ -103,9 +103,11 @@ def joined(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """The batches' arrays as whole columns (each batch's pieces let go as its column is joined), with
     one code per distinct (event type, tracking id) over the whole file."""
     c = {}
+    many = len(parts) > 1
     for k in list(parts[0]):
         c[k] = np.concatenate([p.pop(k) for p in parts])
-        trim()  # the pieces' pages back at once (in glibc's heap they would stay, scattered)
+        if many:  # the pieces' pages back at once (in glibc's heap they would stay, scattered)
+            trim()
     parts = [c.pop("kval"), c.pop("kkind"), c.pop("ktype")]
     order = np.lexsort(parts)
     # A new code where any of the three differs from the row before in sorted order (one sorted copy
