@@ -17,7 +17,8 @@ in the same script, each in a fresh child on Dask's local processes with no resu
 seconds, and the peak RSS of the child's whole process tree (its workers too), sampled every
 50 ms. Goal: the path in at most 1.2x the time of across, a 2 GB tree peak.
 
-    python bench/bench_critical_path.py [--repeat 3] [--job-nodes 24] [--job-events 4800000] [--job-only]
+    python bench/bench_critical_path.py [--repeat 3] [--job-nodes 24] [--job-events 4800000] [--job-only | --no-job]
+                                        [--job-dir bench/out/job-24x8000steps]
 """
 
 from __future__ import annotations
@@ -38,21 +39,26 @@ from neuron_widgets import analysis as A
 from neuron_widgets.analysis.critical_path import graph_of
 from neuron_widgets.analysis.frame import frame_of
 p = nw.load_profile({path!r}, prepare=False)
+c0 = time.process_time()
 t0 = time.perf_counter()
 path = A.critical_path(p)
 t1 = time.perf_counter()
+c1 = time.process_time()
 A.critical_path(p)
 t2 = time.perf_counter()
 A.critical_path_breakdown(p)
 t3 = time.perf_counter()
+c3 = time.process_time()
 w = A.what_if(p, {{"kind": ["compute", "kernel"], "nc_idx": [0, None]}}, 0.5)
 t4 = time.perf_counter()
+c4 = time.process_time()
 w = A.what_if(p, [({{"kind": ["compute", "kernel"]}}, 0.5), ({{"kind": "gap"}}, 0.0)])
 t5 = time.perf_counter()
 g, _ = graph_of(frame_of(p))
 print(json.dumps({{"events": len(p), "instants": len(g), "edges": int(g.src.size), "segments": len(path),
                   "path_s": t1 - t0, "path_again_s": t2 - t1, "breakdown_s": t3 - t2, "what_if_s": t4 - t3,
-                  "what_if_two_changes_s": t5 - t4, "saved_pct": w.saved_pct}}))
+                  "what_if_two_changes_s": t5 - t4, "saved_pct": w.saved_pct, "path_cpu_s": c1 - c0,
+                  "what_if_cpu_s": c4 - c3}}))
 """
 
 
@@ -120,16 +126,17 @@ def job_case(which: str, path: Path, results: Path) -> dict:
     return out
 
 
-def bench_job(nodes: int, events: int, repeat: int) -> dict:
+def bench_job(nodes: int, events: int, repeat: int, path: Path | None = None) -> dict:
     import tempfile
 
     from neuron_widgets.sample.job import write_job
 
-    path = OUT / f"job-cp-{nodes}x{events}"
-    done = path.with_name(path.name + ".done")  # beside it: inside, it would be one more part
-    if not done.exists():
-        write_job(path, nodes=nodes, events=events, processes=2, cores=4)
-        done.write_text("")
+    if path is None:
+        path = OUT / f"job-cp-{nodes}x{events}"
+        done = path.with_name(path.name + ".done")  # beside it: inside, it would be one more part
+        if not done.exists():
+            write_job(path, nodes=nodes, events=events, processes=2, cores=4)
+            done.write_text("")
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         for which in ("across", "critical_path"):
@@ -137,7 +144,7 @@ def bench_job(nodes: int, events: int, repeat: int) -> dict:
             out[which] = {"seconds": statistics.median(r["seconds"] for r in runs),
                           "peak_gb": max(r["peak_gb"] for r in runs), "rows": runs[0]["rows"]}
     out["ratio"] = out["critical_path"]["seconds"] / out["across"]["seconds"]
-    print(f"job of {nodes} nodes, {events:,} events: across(stragglers) {out['across']['seconds']:.1f} s "
+    print(f"job {path.name}: across(stragglers) {out['across']['seconds']:.1f} s "
           f"(peak {out['across']['peak_gb']:.2f} GB), critical_path {out['critical_path']['seconds']:.1f} s "
           f"(peak {out['critical_path']['peak_gb']:.2f} GB, {out['critical_path']['rows']:,} segments): "
           f"{out['ratio']:.2f}x", flush=True)
@@ -151,11 +158,16 @@ def main() -> None:
     ap.add_argument("--job-nodes", type=int, default=24)
     ap.add_argument("--job-events", type=int, default=4_800_000)
     ap.add_argument("--job-only", action="store_true")
+    ap.add_argument("--no-job", action="store_true", help="the profiles only")
+    ap.add_argument("--job-dir", help="an existing job directory instead of the generated one (e.g. bench/out/"
+                    "job-24x8000steps, the many-steps job of bench_job.py)")
     args = ap.parse_args()
     from common import in_child
 
     results = {"machine": machine()}
-    results["job"] = bench_job(args.job_nodes, args.job_events, args.repeat)
+    if not args.no_job:
+        results["job"] = bench_job(args.job_nodes, args.job_events, args.repeat,
+                                   Path(args.job_dir) if args.job_dir else None)
     for label, path in (("sample", sample(args.events)), ("sample, 16 cores per process", dense_sample(args.events)),
                         ("Kineto-like Chrome trace with flows", chrome_flows(args.events))) if not args.job_only else ():
         in_child(CODE.format(path=str(path)))  # numba's cache and the parse cache warm
@@ -165,7 +177,8 @@ def main() -> None:
         print(f"{label}: {med['events']:,.0f} events, graph {med['instants']:,.0f} instants / {med['edges']:,.0f} edges, "
               f"path {med['segments']:,.0f} segments: critical_path {med['path_s']:.2f} s (again {med['path_again_s']:.3f} s), "
               f"breakdown {med['breakdown_s']:.3f} s, what_if {med['what_if_s']:.3f} s "
-              f"(two changes {med['what_if_two_changes_s']:.3f} s)", flush=True)
+              f"(two changes {med['what_if_two_changes_s']:.3f} s); CPU: path {med['path_cpu_s']:.2f} s, what_if "
+              f"{med['what_if_cpu_s']:.3f} s", flush=True)
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_critical_path.json").write_text(json.dumps(results, indent=1))
 

@@ -104,8 +104,9 @@ class Graph:
         np.cumsum(np.bincount(self.dst, minlength=n), out=self.ptr[1:])
         real = self.role != LAST_ARRIVAL
         self.run_start = int(self.t[real].min()) if real.any() else 0
-        prio = (self.cls.astype(np.int64) * (4 * (self.n_rows + 1)) + (self.row[self.src] + 1) * 4 + self.role[self.src])
-        self.g, self.binding = _bind(self.ptr, self.src, self.w, prio, self.t, self.run_start)
+        # Ties go to the smallest (class, u's row, u's role), computed in the kernel: no array per edge for it.
+        self.g, self.binding = _bind(self.ptr, self.src, self.w, self.cls, self.row, self.role,
+                                     np.int64(4 * (self.n_rows + 1)), self.t, self.run_start)
         source = self.binding < 0
         self.gkind = np.where(source, GAP, self.gkind).astype(np.int8)
         self.gevent = self.gevent & ~source
@@ -165,18 +166,22 @@ def _by_target(edges, dst, n):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _bind(ptr, src, w, prio, t, run_start):  # pragma: no cover - numba
+def _bind(ptr, src, w, cls, row, role, per_class, t, run_start):  # pragma: no cover - numba
     n = ptr.size - 1
     g = np.empty(n, np.int64)
     b = np.full(n, -1, np.int64)
     for v in range(n):
         best = np.int64(0)
         bi = -1
+        best_prio = np.int64(0)
         for e in range(ptr[v], ptr[v + 1]):
             r = t[src[e]] + w[e]
-            if bi < 0 or r > best or (r == best and prio[e] < prio[bi]):
+            u = src[e]
+            prio = np.int64(cls[e]) * per_class + (np.int64(row[u]) + 1) * 4 + np.int64(role[u])
+            if bi < 0 or r > best or (r == best and prio < best_prio):
                 best = r
                 bi = e
+                best_prio = prio
         b[v] = bi
         g[v] = t[v] - (run_start if bi < 0 else best)
     return g, b
@@ -265,7 +270,7 @@ def warm() -> None:
     z = np.zeros(1, np.int64)
     ptr = np.zeros(2, np.int64)
     _by_target(z[:0], z[:0], 1)
-    _bind(ptr, z[:0], z[:0], z[:0], z, 0)
+    _bind(ptr, z[:0], z[:0], np.zeros(0, np.int8), z, np.zeros(1, np.int8), np.int64(4), z, 0)
     _walk(0, np.full(1, -1, np.int64), z[:0], 1)
     _topo(z[:0], z[:0], z, 1)
     _replay(np.zeros(1, np.int64), ptr, z[:0], z[:0], np.zeros(0), True, z, np.zeros(1), True, z, 0)

@@ -115,8 +115,10 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     end = np.concatenate([p.pop("row_end") for p in ps])
     part_of = np.repeat(np.arange(len(ps)), n_rows)
     order = np.lexsort((np.arange(start.size), part_of, -end, start))
-    rank = np.empty(start.size, np.int64)
-    rank[order] = np.arange(start.size)
+    n_all = int(start.size)
+    rank = np.empty(n_all, np.int64)
+    rank[order] = np.arange(n_all)
+    del order, start, end  # per row, and the joined graph is yet to be built: not held through it
     # NEFF names job-wide; step labels (NEFF, execution, ordinal) job-wide.
     neffs: list[str] = []
     neff_maps = []
@@ -175,7 +177,7 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     row_neff = np.concatenate([np.where(p["row_neff"] >= 0, m[np.maximum(p.pop("row_neff"), 0)], -1)
                                for p, m in zip(ps, neff_maps, strict=True)])
     row_step = np.concatenate([p.pop("row_step") for p in ps])
-    g = Graph(t, row, grow, role, gkind, gevent, lane, src, dst, w, wkind, wrow, cls, int(start.size), [],
+    g = Graph(t, row, grow, role, gkind, gevent, lane, src, dst, w, wkind, wrow, cls, n_all, [],
               _by_rank(row_step, rank), _by_rank(row_neff, rank), neffs,
               np.concatenate([inst_base[i] + p["ex_start"] for i, p in enumerate(ps)]),
               np.concatenate([inst_base[i] + p["ex_end"] for i, p in enumerate(ps)])).bind()
