@@ -213,11 +213,13 @@ def _segments(jg: JobGraph, start: np.ndarray, end: np.ndarray, kind: np.ndarray
     combo = jg.combo[r]
     cols: dict[str, Any] = {}
     for c in WORKER_COLS:
-        vals = jg.workers[c].to_numpy(dtype=object)[combo] if row.size else np.zeros(0, object)
-        if c == "thread_id":
-            vals = np.where(on_core, None, vals)
-        cols[c] = pd.Series(vals, dtype=object).to_numpy() if c == "instance_id" else \
-            pd.array(np.asarray(vals, dtype=object), dtype="Int64")
+        per = jg.workers[c].to_numpy(dtype=object)
+        if c == "instance_id":
+            cols[c] = per[combo] if row.size else np.zeros(0, object)
+            continue
+        ints = pd.array(per, dtype="Int64")  # once per worker, then gathered per segment
+        mask = ints.isna()[combo] | (on_core if c == "thread_id" else False)
+        cols[c] = pd.arrays.IntegerArray(ints.to_numpy(dtype=np.int64, na_value=0)[combo], np.asarray(mask, bool))
     parts = np.array(jg.parts, dtype=object)
     df = pd.DataFrame({
         "start_ts": start.astype(np.int64), "end_ts": end.astype(np.int64), "duration_ns": (end - start).astype(np.int64),
