@@ -70,6 +70,7 @@ def findings(x: Any, **kw: Any) -> pd.DataFrame:
         return finish([], ["the profile has no events"])
     kind = trace_kind(fr)
     if kind == "neuron":
+        fr.prefetch()  # as all_analyses: arguments and flow ids decode in threads while the time-only work runs
         rows = neuron_findings(x, notes)
     else:
         from .findings_kineto import chrome_findings
