@@ -155,8 +155,8 @@ class Frame:
     def _store(self, column: str) -> pa.Array:
         """One read of a lazy column at every row of `read_rows()`, kept."""
         def build() -> pa.Array:
-            if column == "extra_attributes_json":
-                self._prefetch_flows()  # while this thread reads the arguments
+            if column == "extra_attributes_json" and self.read_rows().size:
+                self._prefetch_flows()  # while this thread reads the arguments (none to read: no thread)
             return self.profile.values_at(column, self.read_rows())
 
         return self._cached(("store", column), build)
@@ -205,7 +205,24 @@ class Frame:
                 # question is then an index into it, not a copy of its texts.
                 every = self._cached(("arg-all", key, kind), lambda: values_of(texts, key, kind))
                 return every[pos]
+        if kind == "int" and rows.size:
+            return self._int_arg(rows, key)
         return self._cached(("arg", key, kind, _fingerprint(rows)), lambda: values_of(self.arg_texts(rows), key, kind))
+
+    def _int_arg(self, rows: np.ndarray, key: str) -> np.ndarray:
+        """An integer argument at rows, each event's read once and kept: analyses ask for overlapping sets
+        (a Kineto trace's kernels, then the same less the last step's), and a read costs a copy of the
+        events' arguments."""
+        values, have = self._cached(("arg-each", key), lambda: (np.full(len(self), _NULL, np.int64),
+                                                                 np.zeros(len(self), bool)))
+        need = rows[~have[rows]]
+        if need.size:
+            need = sorted_union(need)
+            got = values_of(self.arg_texts(need), key, "int")
+            with self._lock:  # another thread may be filling other rows of the same arrays
+                values[need] = got
+                have[need] = True
+        return values[rows]
 
     def arg_codes(self, rows: np.ndarray, key: str) -> tuple[np.ndarray, list[str]]:
         """A string argument as codes into its distinct values (-1: missing), with no string made per event."""

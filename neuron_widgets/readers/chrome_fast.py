@@ -276,7 +276,9 @@ class SpanArgs:
         if name == "flow_id" and self.flow_ids is not None:
             return self.flow_ids.take(pa.array(np.asarray(rows, dtype=np.int64)))
         rows = np.asarray(rows, np.int64)
-        return gathered_bytes(self.buf, self.starts[rows], self.ends[rows]).cast(pa.string())
+        # The whole file was checked as UTF-8 (`gather`) and a span is a whole JSON value: no second check.
+        texts = gathered_bytes(self.buf, self.starts[rows], self.ends[rows], text=True)
+        return texts if texts.type == pa.string() else texts.cast(pa.string())
 
     def value(self, name: str, event: dict[str, Any]) -> Any:
         row = event[ROW]

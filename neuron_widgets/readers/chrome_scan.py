@@ -337,16 +337,19 @@ def span_codes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[n
     return codes, firsts[:k]
 
 
-def gathered_bytes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
-    """The spans' bytes as one binary array (large offsets past 2 GB)."""
+def gathered_bytes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: bool = False) -> pa.Array:
+    """The spans' bytes as one binary array (large offsets past 2 GB); as a string array with `text`,
+    for spans the caller knows are valid UTF-8 (no second check of what was checked whole)."""
     starts, ends = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64)
     total = int((ends - starts).sum())
     offsets = np.zeros(starts.size + 1, np.int64)
     out = np.empty(total, np.uint8)
     _gather(buf, starts, ends, offsets, out)
     if total < 2**31:
-        return pa.Array.from_buffers(pa.binary(), starts.size, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(out)])
-    return pa.Array.from_buffers(pa.large_binary(), starts.size, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
+        return pa.Array.from_buffers(pa.string() if text else pa.binary(), starts.size,
+                                     [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(out)])
+    return pa.Array.from_buffers(pa.large_string() if text else pa.large_binary(), starts.size,
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
 def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
