@@ -361,15 +361,17 @@ class Batch:
         ok = self.kinds[:, col] == INT
         return np.where(ok, self.ivals[:, col], 0), ok
 
-    def texts(self, col: int, codes: Codes) -> np.ndarray:
-        """Codes (against `codes`) of a column's strings without escapes; -1 where it is not one."""
-        out = np.full(self.kinds.shape[0], -1, np.int32)
+    def texts(self, col: int, codes: Codes, *more: Codes) -> np.ndarray:
+        """Codes (against `codes`, and then each of `more`, stacked) of a column's strings without
+        escapes; -1 where it is not one. The bytes are hashed once however many codings are asked for."""
+        out = np.full((1 + len(more), self.kinds.shape[0]), -1, np.int32)
         rows = np.flatnonzero(self.kinds[:, col] == STR)
         if rows.size:
             local, firsts = span_codes(self.buf, self.spans[rows, col, 0] + 1, self.spans[rows, col, 1] - 1)
             texts = [self.buf[s + 1:e - 1].tobytes().decode() for s, e in self.spans[rows[firsts], col].tolist()]
-            out[rows] = codes.add(texts)[local]
-        return out
+            for k, c in enumerate((codes, *more)):
+                out[k, rows] = c.add(texts)[local]
+        return out if more else out[0]
 
 
 class Packed:
@@ -403,6 +405,7 @@ class Malformed(Exception):
 _CHECK = msgspec.json.Decoder(list[msgspec.Raw])
 _CHUNK = 4 << 20  # argument bytes written at a time
 _PAGE = mmap.PAGESIZE
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mmap.mmap, "madvise") else None
 
 
 class ListScan:
@@ -565,10 +568,11 @@ def _streamed(path: Path, keys: tuple[str, ...], spec: Spec, each: Callable[[Bat
     done = [0]
 
     def release(end: int) -> None:
-        # The pages read so far are handed back: mapped, they would count as this process's memory.
+        # The pages read so far are handed back: mapped, they would count as this process's memory
+        # (where the system has no madvise they stay, as a file's pages, until the file is closed).
         upto = end // _PAGE * _PAGE
-        if upto > done[0]:
-            mm.madvise(mmap.MADV_DONTNEED, done[0], upto - done[0])
+        if upto > done[0] and _DONTNEED is not None:
+            mm.madvise(_DONTNEED, done[0], upto - done[0])
             done[0] = upto
 
     try:

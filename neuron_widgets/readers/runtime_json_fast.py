@@ -94,8 +94,7 @@ class Reader:
         phase_code = b.texts(PHASE, self.phases)
         phase_of = np.array([rows.START if p == "start" else rows.STOP if p == "stop" else rows.OTHER
                              for p in self.phases.index] + [rows.OTHER], np.int8)
-        types = b.texts(TYPE, self.keys[0])
-        name = b.texts(TYPE, self.names)
+        types, name = b.texts(TYPE, self.keys[0], self.names)
         tk = kinds[:, TRACKING]
         text = b.texts(TRACKING, self.keys[1])
         tracking, _ = b.ints(TRACKING)
