@@ -14,7 +14,7 @@
    from 512 parts' arrival tables (32 cores x 60 steps each), not events.
 
     python bench/bench_job.py [--shape events|steps|both] [--nodes 24] [--events 25000000] [--steps 8000]
-                              [--skip-cluster]
+                              [--skip-cluster] [--skip-cache] [--skip-simulated] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def same(a: dict, b: dict) -> bool:
 def simulated(parts: int = 512, cores: int = 32, steps: int = 60) -> dict:
     """load_job over 512 small part directories, and job_stragglers over 512 parts' arrival tables."""
     import neuron_widgets as nw
-    from neuron_widgets.analysis.stragglers import job_stragglers
+    from neuron_widgets.analysis.stragglers_job import job_stragglers, narrow_part
     from neuron_widgets.sample.job import write_job
 
     rng = np.random.default_rng(0)
@@ -171,9 +171,8 @@ def simulated(parts: int = 512, cores: int = 32, steps: int = 60) -> dict:
                             "release": arrive + 100_000, "id": np.arange(s.size)})
         runs = pd.DataFrame({"dev": c, "model_name": "bwd.neff", "key": s + 1})
         dev = devices.assign(instance_id=f"i-{p:04d}", worker_gid=p * cores + np.arange(cores))
-        tables.append((f"node-{p:03d}", {"kind": "neuron", "notes": [], "arrivals": arr, "labels": labels,
-                                         "devices": dev[["instance_id", "process_id", "nc_idx", "worker_gid"]],
-                                         "runs": runs}))
+        tables.append((f"node-{p:03d}", narrow_part("neuron", [], arr, labels, dev[["instance_id", "process_id", "nc_idx",
+                                                                                 "worker_gid"]], runs)))
     rows = sum(len(t["arrivals"]) for _, t in tables)
     with TreePeak() as peak:
         t0 = time.perf_counter()
@@ -185,7 +184,7 @@ def simulated(parts: int = 512, cores: int = 32, steps: int = 60) -> dict:
             "steps": len(steps_df)}
 
 
-def one_shape(path: Path, repeat: int, skip_cluster: bool) -> dict:
+def one_shape(path: Path, repeat: int, skip_cluster: bool, skip_cache: bool = False) -> dict:
     """Every case on one job, interleaved; frames compared with the plain loop's."""
     import pickle
 
@@ -203,7 +202,7 @@ def one_shape(path: Path, repeat: int, skip_cluster: bool) -> dict:
     for _ in range(repeat):  # interleaved, so a slow spell of the machine hits every case
         for c in cases:
             runs[c].append(run(c, path, results))
-    fill, cached = run("fill", path, results), run("cached", path, results)
+    fill, cached = (None, None) if skip_cache else (run("fill", path, results), run("cached", path, results))
 
     def load(which: str) -> dict:
         with open(work / f"{which}.pkl", "rb") as f:
@@ -217,9 +216,10 @@ def one_shape(path: Path, repeat: int, skip_cluster: bool) -> dict:
               "speedup_best": round(best["loop"] / best["across"], 2),
               "speedup_median": round(float(np.median([r["seconds"] for r in runs["loop"]]))
                                       / float(np.median([r["seconds"] for r in runs["across"]])), 2),
-              "across_same": same(loop, load("across")), "cache_fill_s": round(fill["seconds"], 1),
-              "cached_s": round(cached["seconds"], 2), "cached_statuses": cached["statuses"],
-              "cached_same": same(loop, load("cached"))}
+              "across_same": same(loop, load("across"))}
+    if fill is not None and cached is not None:
+        result.update({"cache_fill_s": round(fill["seconds"], 1), "cached_s": round(cached["seconds"], 2),
+                       "cached_statuses": cached["statuses"], "cached_same": same(loop, load("cached"))})
     if "cluster" in cases:
         result["cluster_same"] = same(loop, load("cluster"))
     top = loop["stragglers"].iloc[0]
@@ -236,6 +236,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=8_000)
     ap.add_argument("--shape", choices=["events", "steps", "both"], default="both")
     ap.add_argument("--skip-cluster", action="store_true")
+    ap.add_argument("--skip-cache", action="store_true", help="no result-cache runs (fill, cached)")
+    ap.add_argument("--skip-simulated", action="store_true", help="no simulated 512-node job")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--case")
     ap.add_argument("--path")
@@ -248,9 +250,10 @@ def main() -> None:
     result: dict = {"machine": machine()}
     for shape in (["events", "steps"] if args.shape == "both" else [args.shape]):
         path = job_dir(args.nodes, args.events, args.steps if shape == "steps" else None)
-        result[shape] = one_shape(path, args.repeat, args.skip_cluster)
+        result[shape] = one_shape(path, args.repeat, args.skip_cluster, args.skip_cache)
         print(json.dumps({shape: result[shape]}, indent=1, default=str), flush=True)
-    result["simulated_512"] = simulated()
+    if not args.skip_simulated:
+        result["simulated_512"] = simulated()
     print(json.dumps(result, indent=1, default=str))
 
 

@@ -30,12 +30,12 @@ from .kernels import kernel_breakdown
 from .launches import launch_stats
 from .overlap import comm_comp_overlap
 from .problems import errors_and_hangs
-from .stragglers import job_stragglers, part_arrivals
+from .stragglers_job import job_stragglers, part_arrivals
 from .temporal import temporal_breakdown
 
 # Bumped when what a part's task returns or stores changes: results kept from before are not used
-# (3: entries hold no part name or path).
-VERSION = 3
+# (3: entries hold no part name or path; 4: a part's stragglers are narrow columns, stragglers_job).
+VERSION = 4
 
 PER_PART: dict[str, Callable[..., Any]] = {
     "temporal_breakdown": temporal_breakdown, "idle_time_breakdown": idle_time_breakdown,
@@ -122,7 +122,7 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
             return {**hit, "part": spec.name, "path": spec.path, "status": "cached",
                     "seconds": time.perf_counter() - t0}
         profile = spec.load()
-        tables = {name: _compact(name, _call(_function(name), profile, kw)) for name in wanted}
+        tables = {name: _call(_function(name), profile, kw) for name in wanted}
         start, end = (profile.start_ts, profile.end_ts) if len(profile) else (None, None)
         done = {"part": spec.name, "path": spec.path, "tables": tables, "events": len(profile), "start_ts": start,
                 "end_ts": end, "error": None}
@@ -135,15 +135,6 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
         what = str(exc) if str(exc) else traceback.format_exception_only(type(exc), exc)[-1].strip()
         return {"part": spec.name, "path": spec.path, "tables": {}, "events": None, "start_ts": None, "end_ts": None,
                 "error": f"{type(exc).__name__}: {what}", "status": "left out", "seconds": time.perf_counter() - t0}
-
-
-def _compact(name: str, table: Any) -> Any:
-    """What a part ships to the client as small as it says the same: its stragglers' runs (a row per
-    core and execution, thousands of steps each) name their NEFF by category, not a string per row."""
-    if name == "stragglers" and isinstance(table, dict) and isinstance(table.get("runs"), pd.DataFrame) \
-            and "model_name" in table["runs"].columns:
-        return {**table, "runs": table["runs"].astype({"model_name": "category"})}
-    return table
 
 
 def _one_thread() -> None:
