@@ -40,10 +40,9 @@ SHOWN_ROWS = 12  # all shown: rows before the table scrolls
 SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
 LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
 # The toggle in the page's colours (JupyterLab's, or the exported page's), light or dark.
-BUTTON_CSS = """.bk-btn { color: var(--jp-ui-font-color1, #1f2328); background: var(--jp-layout-color2, #f6f8fa);
-  border: 1px solid var(--jp-border-color2, #d0d7de); }
-.bk-btn:hover { background: var(--jp-layout-color3, #eaeef2); }
-.bk-btn.bk-active { background: var(--jp-layout-color3, #eaeef2); box-shadow: none; }"""
+BUTTON_CSS = """.bk-btn { color: var(--jp-ui-font-color1, #1f2328) !important;
+  background: var(--jp-layout-color2, #f6f8fa) !important; border: 1px solid var(--jp-border-color2, #d0d7de) !important; }
+.bk-btn:hover, .bk-btn.bk-active { background: var(--jp-layout-color1, #eaeef2) !important; box-shadow: none !important; }"""
 
 
 def gain_text(gain_ns: float, span_ns: int) -> str:
