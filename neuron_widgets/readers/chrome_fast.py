@@ -42,7 +42,6 @@ from .chrome_scan import (
     TID,
     TS,
     gathered_bytes,
-    numbers_of,
     scan,
     span_codes,
 )
@@ -77,7 +76,7 @@ def gather(buf: np.ndarray, builder: _Builder) -> Gathered | None:
 
 
 def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
-    kinds, spans, objs = scan(buf)
+    kinds, spans, objs, numbers = scan(buf, NUMERIC)
     # A repeated or escaped key, an element that is not an object, NDET's `nc` argument (its NeuronCore
     # is read per event) or an id2: the other road.
     if kinds.shape[0] == 0 or (kinds[:, ODD] != 0).any() or (kinds[:, ID2] != ABSENT).any():
@@ -103,13 +102,12 @@ def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
 
     both = np.r_[rows, points]
     n = rows.size
-    # Every number the columns take, read in one pass over the events (columns in NUMERIC order).
-    parsed = numbers_of(buf, kinds, spans, both, NUMERIC)
+    # The numbers the columns take, read by the scan (columns in NUMERIC order).
+    parsed = tuple(a[both] for a in numbers)
 
     def num(field: int, part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         which, c = both[part], NUMERIC.index(field)
-        return (kinds[which, field], spans[which, field],
-                *(np.ascontiguousarray(a[part, c]) for a in parsed))
+        return (kinds[which, field], spans[which, field], *(a[part, c].copy() for a in parsed))
 
     slices_, points_ = slice(0, n), slice(n, None)
     w, origin = builder.warnings, builder.origin
@@ -139,7 +137,7 @@ def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
 def _values(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, ints: np.ndarray, floats: np.ndarray,
             exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """int64 values, float64 values, and which ints are exact int64, of numbers (of kind INT or FLOAT;
-    ints, floats, exact: the scan's reading of each span, `numbers_of`; 0 where kind says no number)."""
+    ints, floats, exact: the scan's reading of each span; 0 where kind says no number)."""
     numeric = (kind == INT) | (kind == FLOAT)
     if not numeric.all():  # the caller may have set a number's kind aside: it is not read then
         ints[~numeric], floats[~numeric], exact[~numeric] = 0, 0.0, 0

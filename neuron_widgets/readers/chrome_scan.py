@@ -123,8 +123,11 @@ def _field(buf: np.ndarray, s: int, e: int, keys: np.ndarray, lens: np.ndarray) 
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
-    """Fill per event the kinds and [start, end) spans of the known keys' values; -1 if out of room."""
+def _scan(buf, keys, lens, kinds, spans, objs, slots, pow10, ints, floats, exact):  # pragma: no cover - numba
+    """Fill per event the kinds and [start, end) spans of the known keys' values; -1 if out of room.
+    The numbers of the fields with a slot (slots[field] >= 0) are read as they are passed, while
+    their bytes are in cache: ints, floats and exact per event and slot (see `_number`; 0 where
+    the field is not a number)."""
     cap = objs.shape[0]
     n = 0
     i = _ws(buf, 0) + 1  # past '['
@@ -140,6 +143,8 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
             return -1
         for f in range(kinds.shape[1]):
             kinds[n, f] = ABSENT
+        for f in range(ints.shape[1]):
+            ints[n, f], floats[n, f], exact[n, f] = 0, 0.0, 0
         objs[n, 0] = i
         if c != 123:
             if c == 34:
@@ -200,22 +205,13 @@ def _scan(buf, keys, lens, kinds, spans, objs):  # pragma: no cover - numba
                 kinds[n, f] = kind
                 spans[n, f, 0] = vs
                 spans[n, f, 1] = i
+                if slots[f] >= 0:
+                    if kind != INT and kind != FLOAT:  # a repeated key's number is forgotten with it
+                        ints[n, slots[f]], floats[n, slots[f]], exact[n, slots[f]] = 0, 0.0, 0
+                    else:
+                        ints[n, slots[f]], floats[n, slots[f]], exact[n, slots[f]] = _number(buf, kind, vs, i, pow10)
         objs[n, 1] = i
         n += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _numbers_of(buf, kinds, spans, rows, fields, pow10, ints, floats, exact):  # pragma: no cover - numba
-    """Numeric fields of the given events in one pass, event by event: an event's values
-    lie together in the file, so each is read while its bytes are in cache (a pass per field misses
-    the cache once per event and field)."""
-    for j in range(rows.size):
-        r = rows[j]
-        for f in range(fields.size):
-            k = kinds[r, fields[f]]
-            if k != INT and k != FLOAT:
-                continue
-            ints[j, f], floats[j, f], exact[j, f] = _number(buf, k, spans[r, fields[f], 0], spans[r, fields[f], 1], pow10)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -352,27 +348,23 @@ def gathered_bytes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: 
                                  [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
-def scan(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def scan(buf: np.ndarray, numeric: tuple[int, ...] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                  tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Of a valid JSON array's elements: kinds (events x NF+1), spans (events x NF x 2: [start, end)
     of each key's value, read only where its kind says it is there) and object spans (events x 2).
-    Row-major: the scan writes each event's entries together."""
+    Row-major: the scan writes each event's entries together. Last, the `numeric` fields' numbers
+    (events x len(numeric), columns in that order): int64 and float64 values, and which are exact
+    (bit 1: the float, bit 2: the int); 0 where the field is not a number."""
+    slots = np.full(NF, -1, np.int64)
+    slots[list(numeric)] = np.arange(len(numeric))
     cap = buf.size // 64 + 1024
     while True:
         kinds = np.empty((cap, NF + 1), np.int8)
         spans = np.empty((cap, NF, 2), np.int64)
         objs = np.empty((cap, 2), np.int64)
-        n = _scan(buf, _KEY_BYTES, _KEY_LEN, kinds, spans, objs)
+        ints, floats = np.empty((cap, len(numeric)), np.int64), np.empty((cap, len(numeric)), np.float64)
+        exact = np.empty((cap, len(numeric)), np.int8)
+        n = _scan(buf, _KEY_BYTES, _KEY_LEN, kinds, spans, objs, slots, _POW10, ints, floats, exact)
         if n >= 0:
-            return kinds[:n], spans[:n], objs[:n]
+            return kinds[:n], spans[:n], objs[:n], (ints[:n], floats[:n], exact[:n])
         cap = buf.size // 2 + 16  # tiny events: an event takes at least two bytes and a comma
-
-
-def numbers_of(buf: np.ndarray, kinds: np.ndarray, spans: np.ndarray, rows: np.ndarray,
-               fields: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """int64 and float64 values of several numeric fields (columns, in `fields` order) of the events at
-    rows, in one pass, and which are exact (bit 1: the float, bit 2: the int); 0 where not a number."""
-    shape = (rows.size, len(fields))
-    ints, floats, exact = np.zeros(shape, np.int64), np.zeros(shape, np.float64), np.zeros(shape, np.int8)
-    _numbers_of(buf, kinds, spans, np.ascontiguousarray(rows, np.int64), np.array(fields, np.int64), _POW10,
-                ints, floats, exact)
-    return ints, floats, exact
