@@ -487,7 +487,9 @@ class ListScan:
     def packed(self) -> Packed:
         self.chunks.append(self.args[:self.apos].copy())
         self.args = np.empty(0, np.uint8)
-        return Packed(self.chunks, np.concatenate(self.offsets))
+        offsets = np.concatenate(self.offsets)
+        self.offsets = []
+        return Packed(self.chunks, offsets.astype(np.int32) if offsets[-1] < 2**31 else offsets)
 
 
 def _is_utf8(data: bytes) -> bool:

@@ -225,6 +225,8 @@ def table(c: dict[str, np.ndarray], start: np.ndarray, stop: np.ndarray, name_di
     """The rows (a start and its stop, or an instant) in pairing order, or with `ordered` in the order
     the Profile keeps (by start, longest first: it need not copy the table to sort it), `id` and the
     source row still each row's place in pairing order. `c`'s arrays are let go as they are used."""
+    for k in ("key", "ok_ts"):  # the pairing's: done with
+        c.pop(k, None)
     # The row columns are kept for the events that open a row, in file order.
     at = np.searchsorted(np.flatnonzero(c.pop("phase") != STOP), start)
     ts = c.pop("ts")
