@@ -16,11 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..model.color_keys import color_codes
-from ..model.markers import flags_of
 from ..model.profile import Profile
-from .blob import Blob
-from .dataset import Source, ViewState, key_sets, left_out_note, write
-from .page import page, page_overhead
+from .blob import Blob, b64_size
+from .dataset import Source, ViewState, key_sets, left_out_note, row_flags, write
+from .page import page_overhead, write_page_file
 from .selection import Blocks, blocks, priority, rows_in
 
 DEFAULT_MAX_MB = 25.0
@@ -203,10 +202,8 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
             blob.json(key, value)
         blob.json("layout", {"views": layout, "title": title, "timelines": 0})
         manifest, data = blob.pack()
-        html = page(title, manifest, data, charts)
-        Path(path).write_text(html, encoding="utf-8")
-        return {"path": str(path), "bytes": len(html.encode("utf-8")), "seconds": time.perf_counter() - t_start,
-                "timelines": []}
+        size = write_page_file(Path(path), title, manifest, data, charts)
+        return {"path": str(path), "bytes": size, "seconds": time.perf_counter() - t_start, "timelines": []}
     share = budget / len(plans)
     # The share of each timeline's events kept exact: searched so that the file fills most of
     # its budget. Size grows about linearly with it, so a few builds find it.
@@ -225,7 +222,8 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
             blob.json(key, value)
         blob.json("layout", {"views": layout, "title": title, "timelines": len(plans)})
         manifest, data = blob.pack()
-        size = len(data)
+        del blob  # its sections (copies of columns) are not needed past the packing
+        size = b64_size(len(data))
         if size <= budget:
             fitted = (manifest, data, [dict(plan.stats) for plan in plans])
             fits.append((frac, size))
@@ -254,10 +252,9 @@ def write_page(path: str | Path, sources: Sequence[Source], ranges: Sequence[tup
     manifest, data, stats = fitted
     for plan, st in zip(plans, stats, strict=True):
         plan.stats = st
-    html = page(title, manifest, data, charts)
     out = Path(path)
-    out.write_text(html, encoding="utf-8")
-    return {"path": str(out), "bytes": len(html.encode("utf-8")), "seconds": time.perf_counter() - t_start,
+    size = write_page_file(out, title, manifest, data, charts)
+    return {"path": str(out), "bytes": size, "seconds": time.perf_counter() - t_start,
             "timelines": [p.stats for p in plans]}
 
 
@@ -318,12 +315,12 @@ class _Plan:
         p = self.src.profile
         sample = np.sort(self.ordered()[np.linspace(0, n - 1, 20_000).astype(np.int64)])
         merged = blocks(self.rows, p.array("start_ts"), p.array("end_ts"), self.keys,
-                        _flags_all(self.rows, self.src), self.range[0], self.bucket_ns, self.n_buckets)
+                        row_flags(self.src), self.range[0], self.bucket_ns, self.n_buckets)
         sizes = []
         for exact in (np.zeros(0, np.int64), sample):
             blob = Blob()
             self._write(blob, "s:", exact, merged)
-            sizes.append(len(blob.pack()[1]))
+            sizes.append(b64_size(len(blob.pack()[1])))
         per_event = max((sizes[1] - sizes[0]) / sample.size, 1e-3)
         fit = int((0.92 * budget - sizes[0]) / per_event)
         return min(n, max(fit, 0))
@@ -338,7 +335,7 @@ class _Plan:
             mask = np.ones(len(p), bool)
             mask[exact] = False
             rest = self.rows[mask[self.rows]]
-        merged = blocks(rest, p.array("start_ts"), p.array("end_ts"), self.keys, _flags_all(rest, self.src),
+        merged = blocks(rest, p.array("start_ts"), p.array("end_ts"), self.keys, row_flags(self.src),
                         self.range[0], self.bucket_ns, self.n_buckets) if rest.size else Blocks.empty()
         # "Every event this long or longer is exact": the last one kept for its length, not as a must.
         by_length = self.ordered()[self.n_must:self.keep] if rest.size else np.zeros(0, np.int64)
@@ -350,13 +347,6 @@ class _Plan:
 
     def _write(self, blob: Blob, prefix: str, exact: np.ndarray, merged: Blocks) -> None:
         write(blob, self.src, prefix, exact, merged, self.keys, self.groupings, self.range, self.stats)
-
-
-def _flags_all(rows: np.ndarray, src: Source) -> np.ndarray:
-    """Marker bits indexed by row (only `rows` filled): what blocks() reads."""
-    flags = np.zeros(len(src.profile), np.uint8)
-    flags[rows] = flags_of(rows, src.marked)
-    return flags
 
 
 __all__ = ["DEFAULT_MAX_MB", "export_html", "export_profile"]

@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pyarrow as pa
 
 from ..model.counter_series import CounterSeries
 from ..model.flows import SOURCE_ORDER
-from ..model.markers import flags_of
+from ..model.markers import FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE
 from ..model.overview import overview
 from ..model.profile import Profile
 from .blob import Blob
@@ -65,6 +66,27 @@ class Source:
         if key not in self.cache:
             self.cache[key] = make()
         return self.cache[key]
+
+
+def row_flags(src: Source) -> np.ndarray:
+    """Every event's marker bits (as model.markers.flags_of gives them), set once from the marked rows."""
+
+    def make() -> np.ndarray:
+        n = len(src.profile)
+        flags = np.zeros(n, np.uint8)
+        for bit, key in ((FLAG_ERROR, "error"), (FLAG_INCOMPLETE, "incomplete"), (FLAG_HIGHLIGHT, "highlight")):
+            sel = src.marked.get(key)
+            if sel is not None and sel.size:
+                sel = np.asarray(sel, np.int64)
+                flags[sel[(sel >= 0) & (sel < n)]] |= bit
+        return flags
+
+    return src.cached("flags", make)
+
+
+def _one_chunk(col: pa.ChunkedArray) -> pa.Array:
+    """The column as one array: its chunk when it has one (no copy: combine_chunks copies even then)."""
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
 def key_sets(profile: Profile, max_tracks: int | None = None
@@ -137,7 +159,7 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
     blob.small_ints(f"{prefix}name", np.concatenate([names[exact], names[merged.rep]]))
     for i, k in enumerate(keys):
         blob.small_ints(f"{prefix}key{i}", np.concatenate([k[exact], k[merged.rep]]))
-    blob.array(f"{prefix}flags", np.concatenate([flags_of(exact, src.marked), merged.flags]), "u8")
+    blob.array(f"{prefix}flags", np.concatenate([row_flags(src)[exact], merged.flags]), "u8")
     blob.array(f"{prefix}count", merged.count, "u32")
     blob.array(f"{prefix}total", merged.total, "f64")
     if src.color is not None:
@@ -155,7 +177,7 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
         if name in per_combo:
             fields.append(per_combo[name])
         elif name not in skip:
-            col = src.cached(f"col:{name}", lambda name=name: p.column(name).combine_chunks()).take(exact)
+            col = _one_chunk(p.column(name)).take(exact)
             fields.append({**blob.column(f"{prefix}f:{name}", col), "name": name})
     texts = _args_texts(src, exact)
     uniq: dict[str, int] = {}

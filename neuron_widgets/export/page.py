@@ -6,9 +6,11 @@ by mistake; inline code is ours (the bundle), and the profile's text lives only 
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from ..bundle import STATIC
@@ -64,8 +66,9 @@ def bokeh_scripts() -> str:
     return "".join("<script>" + _UNSAFE.sub(lambda m: escaped + m.group(1), js) + "</script>\n" for js in inline.js_raw)
 
 
-def page(title: str, manifest: dict[str, Any], data_b64: str, charts: bool = False) -> str:
-    return (
+def _parts(title: str, manifest: dict[str, Any], charts: bool) -> tuple[str, str]:
+    """The page before its base64 data and after it."""
+    head = (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -74,10 +77,31 @@ def page(title: str, manifest: dict[str, Any], data_b64: str, charts: bool = Fal
         f"<style>{_asset('timeline.css')}</style>\n<style>{PAGE_CSS}</style>\n</head>\n<body>\n"
         "<main class=\"nw-export\" id=\"nw-export\"><noscript>This exported view needs JavaScript.</noscript></main>\n"
         f"<script type=\"application/json\" id=\"nw-manifest\">{_json_for_script(manifest)}</script>\n"
-        f"<script type=\"application/octet-stream\" id=\"nw-data\">{data_b64}</script>\n"
-        + (bokeh_scripts() if charts else "")
-        + f"<script>{_asset('export.js')}</script>\n</body></html>\n"
+        "<script type=\"application/octet-stream\" id=\"nw-data\">"
     )
+    tail = "</script>\n" + (bokeh_scripts() if charts else "") + f"<script>{_asset('export.js')}</script>\n</body></html>\n"
+    return head, tail
+
+
+def page(title: str, manifest: dict[str, Any], data_b64: str, charts: bool = False) -> str:
+    head, tail = _parts(title, manifest, charts)
+    return head + data_b64 + tail
+
+
+B64_CHUNK = 3 << 20  # bytes encoded at a time: a multiple of 3, so the pieces join into one base64 text
+
+
+def write_page_file(path: Path, title: str, manifest: dict[str, Any], packed: bytes, charts: bool = False) -> int:
+    """Write the page to `path`, its data base64'd a piece at a time (the page is never one string); its bytes."""
+    head, tail = _parts(title, manifest, charts)
+    view = memoryview(packed)
+    size = 0
+    with open(path, "wb") as f:
+        size += f.write(head.encode("utf-8"))
+        for i in range(0, len(view), B64_CHUNK):
+            size += f.write(base64.b64encode(view[i:i + B64_CHUNK]))
+        size += f.write(tail.encode("utf-8"))
+    return size
 
 
 def page_overhead(title: str, charts: bool = False) -> int:
