@@ -168,7 +168,8 @@ def test_the_export_carries_the_marks_and_leaves_them_out_when_off(sample: nw.Pr
     assert state["findings"] == {"text": tl.findings_info["text"], "marks": marks}
 
 
-def test_a_device_trace_viewer_marks_its_traces_findings() -> None:
+def test_a_device_trace_viewer_does_not_offer_the_toggle_but_marks_its_traces_findings_when_asked(
+        tmp_path: Path) -> None:
     from test_device_panel import random_device_trace
 
     from neuron_widgets.widgets import DeviceTraceViewer
@@ -176,6 +177,9 @@ def test_a_device_trace_viewer_marks_its_traces_findings() -> None:
     for seed in (0, 2):
         trace = random_device_trace(seed)
         viewer = DeviceTraceViewer(trace)
+        assert viewer.findings_available is False and Timeline(nw.sample_profile()).findings_available is True
+        export_html(tmp_path / "device.html", viewer, time_range="all")
+        assert Export(tmp_path / "device.html").json("t0:meta")["state"]["findings_available"] is False
         found = findings(trace)
         assert len(found) > 0
         # The viewer's clock is the trace's: its marks are the device rules' ranges from its origin.

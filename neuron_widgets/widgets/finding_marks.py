@@ -78,13 +78,19 @@ class FindingMarks(t.HasTraits):
 
     # The findings marked on the overview strip (toolbar toggle); hover names one, a click fits the view to it.
     findings = t.Bool(False).tag(sync=True)
-    # Offered where the findings can be computed (a Profile, a device trace, a job).
+    # The toolbar offers the toggle for a Profile's and a job's timeline. Not in the Device Trace Viewer:
+    # a device trace's findings span its whole execution (no place to point at; its Summary lists
+    # them), and its toolbar keeps to one line. `viewer.findings = True` still marks them.
     findings_available = t.Bool(True).tag(sync=True)
     # {state: "computing" | "shown" | "none", text, marks: [{t0, t1, severity, rule, title, gain_ns, part}]}
     findings_info = t.Dict({}).tag(sync=True)
 
     _findings_token = 0
     _findings_cache: tuple[Any, pd.DataFrame] | None = None
+
+    @t.default("findings_available")
+    def _findings_offered(self) -> bool:
+        return not hasattr(type(self), "device_trace")
 
     def _findings_subject(self) -> tuple[Any, Callable[[], pd.DataFrame], Mapping[str, tuple[int, int]]]:
         """What the findings are of (the cache's key), how to compute them, and parts' spans (jobs)."""
