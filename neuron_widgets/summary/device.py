@@ -140,7 +140,8 @@ class DeviceSummaryCharts:
                                  "Top opcodes by engine time (ms)", "nw-device-opcodes", tips, "#77a1e5")
         self.figures = [self.engines, self.dma, self.layers, self.operators, self.opcodes]
         # A finding's place is the execution: a click fits the viewer to it (None: being looked for).
-        self.findings = FindingsSection(r.get("findings"), self.origin, int(r.get("span_ns") or 0))
+        self.findings = FindingsSection(r.get("findings"), self.origin, int(r.get("span_ns") or 0),
+                                        clip=tuple(int(x) for x in trace.span))  # what the viewer can show
         self.layout = column(head, self.findings.layout, _wrap(self.engines, self.dma), _wrap(self.layers, self.operators),
                              _wrap(self.opcodes), sizing_mode="stretch_width", name="nw-summary")
 

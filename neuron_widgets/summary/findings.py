@@ -55,15 +55,17 @@ def gain_text(gain_ns: float, span_ns: int) -> str:
     return f"saves ~{duration(gain_ns)}{share}"
 
 
-def finding_columns(f: pd.DataFrame | None, origin: int, span_ns: int) -> dict[str, list]:
-    """One row per finding in the frame's order (None: not looked for yet, said in one row)."""
+def finding_columns(f: pd.DataFrame | None, origin: int, span_ns: int,
+                    clip: tuple[int, int] | None = None) -> dict[str, list]:
+    """One row per finding in the frame's order (None: not looked for yet, said in one row); windows within
+    `clip` (absolute ns) when given."""
     if f is None or f.empty:
         said = "looking for findings…" if f is None else "no finding: no rule's threshold was crossed in what is summarised"
         return {"severity": [""], "color": ["#8a8f98"], "finding": [said], "gain": [""], "advice": [""],
                 "t0": [float("nan")], "t1": [float("nan")], "part": [""], "rule": [""]}
 
     # The window a click fits (an instant widened), as the widget's own click does: the page reads these.
-    windows = [window_of(f, i) for i in range(len(f))]
+    windows = [window_of(f, i, clip) for i in range(len(f))]
     nan = float("nan")
 
     def text(v: Any) -> str:
@@ -77,8 +79,9 @@ def finding_columns(f: pd.DataFrame | None, origin: int, span_ns: int) -> dict[s
             "part": [text(p) for p in f["part"]], "rule": [text(r) for r in f["rule"]]}
 
 
-def window_of(f: pd.DataFrame, i: int) -> tuple[int, int] | None:
-    """Finding i's place (absolute ns), widened to a few microseconds when it is an instant; None without one."""
+def window_of(f: pd.DataFrame, i: int, clip: tuple[int, int] | None = None) -> tuple[int, int] | None:
+    """Finding i's place (absolute ns), widened to a few microseconds when it is an instant, within `clip` (what a
+    viewer can show: a device execution's recorded end may pass its last instruction); None without one."""
     if not 0 <= i < len(f):
         return None
     a, b = f["start_ts"].iloc[i], f["end_ts"].iloc[i]
@@ -86,17 +89,25 @@ def window_of(f: pd.DataFrame, i: int) -> tuple[int, int] | None:
         return None
     a = int(a)
     b = int(b) if b is not None and not pd.isna(b) else a
-    return (a, b) if b > a else (a - 10_000, a + 10_000)
+    a, b = (a, b) if b > a else (a - 10_000, a + 10_000)
+    if clip is not None and clip[1] > clip[0]:
+        a, b = max(a, clip[0]), min(b, clip[1])
+        if b <= a:  # wholly outside: the nearest edge of what can be shown
+            a, b = (clip[0], min(clip[0] + 20_000, clip[1])) if b <= clip[0] else (max(clip[1] - 20_000, clip[0]),
+                                                                                      clip[1])
+    return a, b
 
 
 class FindingsSection:
     """The findings lines: a label, the table, the toggle to show all, and what could not be decided."""
 
-    def __init__(self, findings: pd.DataFrame | None, origin: int, span_ns: int, name: str = "nw-findings") -> None:
+    def __init__(self, findings: pd.DataFrame | None, origin: int, span_ns: int, name: str = "nw-findings",
+                 clip: tuple[int, int] | None = None) -> None:
         self.name = name
         self.frame = findings
+        self.clip = clip
         text = StringFormatter()
-        self.source = ColumnDataSource(finding_columns(findings, origin, span_ns), name=name)
+        self.source = ColumnDataSource(finding_columns(findings, origin, span_ns, clip), name=name)
         n = len(self.source.data["finding"])
         self.filter = IndexFilter(indices=list(range(min(n, TOP))), name=f"{name}-filter")
         columns = [TableColumn(field="severity", title="severity", formatter=StringFormatter(text_color="color",
@@ -135,7 +146,7 @@ class FindingsSection:
         """New findings (a brushed range's, or the whole profile's once they are in)."""
         self.frame = findings
         self.source.selected.indices = []
-        cols = finding_columns(findings, origin, span_ns)
+        cols = finding_columns(findings, origin, span_ns, self.clip)
         n = len(cols["finding"])
         self.row_px = row_px(cols)
         self.table.row_height = self.row_px
@@ -147,6 +158,10 @@ class FindingsSection:
         self.more.tags = [self._states(n)]
         self.source.data = cols
         self.notes.text = _notes(findings)
+
+    def window(self, i: int) -> tuple[int, int] | None:
+        """Where finding i's click goes (absolute ns), as the page's columns say."""
+        return window_of(self.frame, i, self.clip) if self.frame is not None else None
 
     def expand(self, shown: bool) -> None:
         """All findings (shown) or the top TOP."""

@@ -16,7 +16,6 @@ import pandas as pd
 from ..analysis import critical_path_breakdown, critical_path_headline, findings
 from ..analysis.findings_rows import finish, run_span
 from ..model.profile import Profile
-from ..summary.findings import window_of
 
 
 def _failed(what: str, exc: Exception) -> pd.DataFrame:
@@ -69,7 +68,7 @@ class FindingsMixin:
         if not indices or f is None or f.empty:
             return
         i = indices[0]
-        window = window_of(f, i)
+        window = section.window(i)
         if window is None:
             return
         part = f["part"].iloc[i] if "part" in f.columns else None

@@ -146,3 +146,26 @@ def test_exported_job_findings_and_critical_path_fit_a_narrow_page(open_file, jo
                   "v.el.scrollIntoView({block: 'start'}); }")
     shot(page, f"summary-findings-job-export-{'dark' if dark else 'light'}")
     assert o.requests == [job_page.as_uri()] and not o.errors, (o.requests, o.errors)
+
+
+def test_exported_device_finding_fits_the_device_viewer(open_file, tmp_path: Path) -> None:
+    from neuron_widgets.widgets import DeviceTraceViewer
+
+    sample = nw.sample_profile()
+    viewer = DeviceTraceViewer(sample.device_trace(sample.device_profiles.iloc[0]["device_profile_name"]))
+    viewer.time_range = (viewer.profile.origin_ts, viewer.profile.origin_ts + 20_000)  # away from the execution
+    s = Summary(viewer)
+    assert s.done.wait(60), s.status.value
+    path = tmp_path / "device.html"
+    export_html(path, viewer, s, time_range="all")  # every event in the page, the view where the viewer is
+    o = open_file(path)
+    page = o.page
+    page.wait_for_function(f"() => (({FINDINGS})()?.rule ?? []).includes('transpose')", timeout=30_000)
+    data = page.evaluate(FINDINGS)
+    window = [data["t0"][0], data["t1"][0]]
+    assert not page.evaluate(VIEW_IS, window)
+    finding_cell(page, ".nw-view-summary", "Transposes are").click()
+    page.wait_for_function(VIEW_IS, arg=window, timeout=10_000)
+    finding_cell(page, ".nw-view-summary", "Transposes are").scroll_into_view_if_needed()
+    shot(page, "summary-findings-device-export")
+    assert o.requests == [path.as_uri()] and not o.errors, (o.requests, o.errors)
