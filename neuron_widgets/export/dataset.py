@@ -278,14 +278,7 @@ def _write_counters(blob: Blob, prefix: str, data: CounterSeries | None, data_ra
         t, v = data.data[s["key"]]
         lo = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
         hi = min(int(np.searchsorted(t, t1, side="left")) + 1, t.size)
-        keep = np.arange(lo, hi)
-        if keep.size > COUNTER_POINTS:
-            # Per bucket its first sample and its peak, so spikes survive.
-            bucket = np.floor((t[keep] - t0) / ((t1 - t0) / (COUNTER_POINTS // 2))).astype(np.int64)
-            firsts = np.flatnonzero(np.concatenate([[True], bucket[1:] != bucket[:-1]]))
-            peaks = firsts + np.array([int(np.argmax(v[keep][a:b])) for a, b in
-                                       zip(firsts, np.append(firsts[1:], keep.size), strict=True)], np.int64)
-            keep = keep[np.unique(np.concatenate([firsts, peaks]))]
+        keep = _counter_points(t, v, lo, hi, t0, t1)
         blob.array(f"{prefix}ct{i}", t[keep], "f64")
         blob.array(f"{prefix}cv{i}", v[keep], "f64")
         parts: list[str] = []
@@ -297,3 +290,24 @@ def _write_counters(blob: Blob, prefix: str, data: CounterSeries | None, data_ra
                     parts.append(c.removesuffix("_bytes"))
         out.append({**s, "parts": parts})
     return out
+
+
+def _counter_points(t: np.ndarray, v: np.ndarray, lo: int, hi: int, t0: float, t1: float) -> np.ndarray:
+    """Indices of the samples kept of t[lo:hi]: all, or per bucket its first sample and its peak (so
+    spikes survive), the peak being the first maximum as np.argmax finds it (a NaN counts as one)."""
+    keep = np.arange(lo, hi)
+    if keep.size <= COUNTER_POINTS:
+        return keep
+    bucket = np.floor((t[lo:hi] - t0) / ((t1 - t0) / (COUNTER_POINTS // 2))).astype(np.int64)
+    firsts = np.flatnonzero(np.concatenate([[True], bucket[1:] != bucket[:-1]]))
+    # One pass over the samples for every bucket (a slice per bucket cost a copy of the series each).
+    vk = v[lo:hi]
+    nan = np.isnan(vk)
+    w = np.where(nan, np.inf, vk)
+    seg = np.repeat(np.arange(firsts.size), np.diff(np.append(firsts, vk.size)))
+    hit = w == np.maximum.reduceat(w, firsts)[seg]
+    if nan.any():
+        hit = np.where(np.logical_or.reduceat(nan, firsts)[seg], nan, hit)
+    pos = np.flatnonzero(hit)
+    _, at = np.unique(seg[pos], return_index=True)
+    return keep[np.unique(np.concatenate([firsts, pos[at]]))]
