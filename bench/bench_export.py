@@ -25,15 +25,18 @@ from bench.common import OUT, in_child, machine  # noqa: E402
 from tests.browser.lab import launch  # noqa: E402
 
 EXPORT = """
-import json, resource, time
+import json, os, resource, time
 import neuron_widgets as nw
 from neuron_widgets.export import export_profile
 t0 = time.perf_counter()
 p = nw.load_profile({src!r})
 loaded = time.perf_counter() - t0
+rss_load = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+c0 = time.process_time()
 got = export_profile({out!r}, p, max_mb={mb})
-print(json.dumps({{"load_s": loaded, "export_s": got["seconds"], "bytes": got["bytes"], **got["timelines"][0],
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+print(json.dumps({{"load_s": loaded, "export_s": got["seconds"], "export_cpu_s": time.process_time() - c0,
+                  "bytes": got["bytes"], **got["timelines"][0], "rss_load_mb": rss_load,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "loadavg": os.getloadavg()}}))
 """
 
 
@@ -77,6 +80,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, nargs="+", default=[1_000_000, 10_000_000])
     ap.add_argument("--max-mb", type=float, default=25.0)
+    ap.add_argument("--no-browser", action="store_true", help="the export only, not the page in Chromium")
     args = ap.parse_args()
     print(machine())
     rows = []
@@ -86,14 +90,17 @@ def main() -> None:
             src = sample(n)
             out = OUT / f"export_{n}.html"
             got = in_child(EXPORT.format(src=str(src), out=str(out), mb=args.max_mb))
-            page = open_page(browser, out)
+            page = {} if args.no_browser else open_page(browser, out)
             row = {"events": n, **got, **page}
             rows.append(row)
             print(f"{n:>11,} events: {got['bytes'] / 1e6:5.1f} MB, {got['exact']:,} exact + {got['merged']:,} merged "
-                  f"in {got['blocks']:,} blocks; load {got['load_s']:.1f} s, export {got['export_s']:.1f} s, "
-                  f"peak RSS {got['rss_mb']:.0f} MB | page ready {page['ready_s']:.2f} s, first paint "
-                  f"{page['first_paint_s']:.2f} s, JS heap {page['heap_mb']:.0f} MB, pan p50/p95 "
-                  f"{page['frame_p50_ms']:.1f}/{page['frame_p95_ms']:.1f} ms, errors {len(page['errors'])}")
+                  f"in {got['blocks']:,} blocks; load {got['load_s']:.1f} s, export {got['export_s']:.1f} s "
+                  f"({got['export_cpu_s']:.1f} s CPU), peak RSS {got['rss_mb']:.0f} MB ({got['rss_load_mb']:.0f} MB "
+                  f"after the load), load average {got['loadavg'][0]:.1f}")
+            if page:
+                print(f"    page ready {page['ready_s']:.2f} s, first paint {page['first_paint_s']:.2f} s, JS heap "
+                      f"{page['heap_mb']:.0f} MB, pan p50/p95 {page['frame_p50_ms']:.1f}/{page['frame_p95_ms']:.1f} ms, "
+                      f"errors {len(page['errors'])}")
         browser.close()
     (OUT / "export.json").write_text(json.dumps({"machine": machine(), "rows": rows}, indent=2))
 

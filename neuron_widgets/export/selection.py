@@ -55,29 +55,44 @@ def blocks(rows: np.ndarray, start: np.ndarray, end: np.ndarray, keys: list[np.n
     """
     if rows.size == 0:
         return Blocks.empty()
-    s, e = start[rows], end[rows]
-    bucket = np.clip((s - a) // bucket_ns, 0, n_buckets - 1)
+    # Each per-row array is made when needed and let go once used: at 10M rows each is 80 MB.
+    bucket = np.clip((start[rows] - a) // bucket_ns, 0, n_buckets - 1)
     key = np.zeros(rows.size, np.int64)
     for k in keys:
-        key = key * (int(k.max(initial=0)) + 1) + k[rows].astype(np.int64)
+        key *= int(k.max(initial=0)) + 1
+        key += k[rows].astype(np.int64, copy=False)
     # Rows are in time order, so a stable sort by key alone leaves each key's buckets in order
     # (and a radix sort when the keys fit 16 bits).
     small = key.astype(np.uint16) if key.size and int(key.max()) < 65536 else key
     order = np.argsort(small, kind="stable")
-    comp = key[order] * n_buckets + bucket[order]
+    del small
+    comp = key[order]
+    del key
+    comp *= n_buckets
+    bucket_o = bucket[order]
+    del bucket
+    comp += bucket_o
     first = np.flatnonzero(np.concatenate([[True], comp[1:] != comp[:-1]]))
-    s_o, e_o = s[order], e[order]
-    dur_o = e_o - s_o
+    del comp
+    bucket_first = bucket_o[first]
+    del bucket_o
+    ro = rows[order]
+    del order
+    s_o, e_o = start[ro], end[ro]
     count = np.diff(np.append(first, rows.size))
-    block_end = np.minimum(np.maximum.reduceat(e_o, first), a + (bucket[order][first] + 1) * bucket_ns)
+    block_end = np.minimum(np.maximum.reduceat(e_o, first), a + (bucket_first + 1) * bucket_ns)
+    dur_o = e_o
+    dur_o -= s_o  # e_o is not needed past block_end
+    del e_o
     longest = np.maximum.reduceat(dur_o, first)
     # The longest member: the first position in each block whose duration equals the block's max.
     is_max = dur_o == np.repeat(longest, count)
     pos = np.flatnonzero(is_max)
+    del is_max
     block_of = np.searchsorted(first, pos, side="right") - 1
     _, first_max = np.unique(block_of, return_index=True)
-    rep = rows[order[pos[first_max]]]
+    rep = ro[pos[first_max]]
     out = Blocks(s_o[first], np.maximum(block_end, s_o[first]), count.astype(np.int64),
-                 np.add.reduceat(dur_o, first), rep, np.bitwise_or.reduceat(flags[rows][order], first))
+                 np.add.reduceat(dur_o, first), rep, np.bitwise_or.reduceat(flags[ro], first))
     by_time = np.lexsort((-(out.end - out.start), out.start))
     return Blocks(*(getattr(out, f)[by_time] for f in ("start", "end", "count", "total", "rep", "flags")))
