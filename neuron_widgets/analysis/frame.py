@@ -197,6 +197,11 @@ class Frame:
         rows = np.asarray(rows, np.int64)
         if kind == "str":  # one scan serves both the codes and the strings
             return _strings_of(*self.arg_codes(rows, key))
+        if (kind == "int" and rows.size and ("store", "extra_attributes_json") not in self._cache
+                and self.rows_named(*ARG_EVENTS).size == 0):
+            # No execution or runtime call (a Kineto trace): the kept reads would hold at most errors
+            # and unfinished events, and finding those scans every name; read these rows' own.
+            return self._int_arg(rows, key)
         if "extra_attributes_json" in self.profile.column_names and rows.size:
             texts = self._store("extra_attributes_json")
             pos = self._positions(rows)
@@ -218,7 +223,12 @@ class Frame:
         need = rows[~have[rows]]
         if need.size:
             need = sorted_union(need)
-            got = values_of(self.arg_texts(need), key, "int")
+            column = "extra_attributes_json"
+            if ("store", column) in self._cache or column not in self.profile.column_names:
+                texts = self.arg_texts(need)
+            else:  # not through the kept reads: building them scans every name for errors
+                texts = self.profile.values_at(column, need).cast(pa.string())
+            got = values_of(texts, key, "int")
             with self._lock:  # another thread may be filling other rows of the same arrays
                 values[need] = got
                 have[need] = True
