@@ -185,7 +185,7 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
     blob.small_ints(f"{prefix}args", codes)
     blob.json(f"{prefix}args:values", list(uniq))
     a, b = src.cached("links", p.link_pairs)
-    where = np.full(len(p), -1, np.int64)
+    where = np.full(len(p), -1, np.int32)  # page rows: the links are written as i32
     where[exact] = np.arange(n_exact)
     keep = (where[a] >= 0) & (where[b] >= 0) if a.size else np.zeros(0, bool)
     blob.array(f"{prefix}link_a", where[a[keep]], "i32")
