@@ -152,11 +152,14 @@ class FindingsSection:
         self.table.row_height = self.row_px
         self.more.visible = n > TOP
         self.more.active = False  # collapses the table (expand runs on the change)
+        # The browser applies each change in turn: indices past the rows it holds (or rows past the indices)
+        # are out-of-bounds reads in BokehJS, so the view is emptied, the rows replaced, then the view set.
+        self.filter.indices = []
+        self.source.data = cols
         self.filter.indices = list(range(min(n, TOP)))
         self.table.height = self._height(min(n, TOP))
         self.more.label = self._label(n, False)
         self.more.tags = [self._states(n)]
-        self.source.data = cols
         self.notes.text = _notes(findings)
 
     def window(self, i: int) -> tuple[int, int] | None:
