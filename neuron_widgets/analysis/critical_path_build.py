@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..model.profile import Profile
 from .critical_path_graph import Graph
-from .devices import kind_of, trace_kind
+from .devices import kind_of
 from .frame import Frame, frame_of
 
 
@@ -34,10 +34,6 @@ def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
             from .critical_path_chrome import chrome_graph
 
             g = chrome_graph(fr)
-            if trace_kind(fr) == "kineto":
-                g.notes.append("Kineto: threads and streams in order, launch -> kernel flows, and a synchronising call "
-                               "waits for all its thread launched since the last one (the trace does not say which "
-                               "stream or event); NCCL kernels across ranks are not matched")
             return g, g.notes
         from .critical_path_neuron import neuron_graph
 
