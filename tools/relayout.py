@@ -98,6 +98,8 @@ def new_module(old: str) -> str | None:
                 return f"readers.{family}.reader"
             if leaf.startswith(family + "_"):
                 return f"readers.{family}.{leaf[len(family) + 1:]}"
+        if leaf == "neuron_scan":  # the byte scanner both Neuron JSON readers share
+            return "readers.neuron.scan"
         for name in NEURON_READERS:
             if leaf == name or leaf.startswith(name + "_"):
                 return "readers.neuron." + leaf.replace("neuron_json", "legacy_json")
