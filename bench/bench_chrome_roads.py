@@ -26,7 +26,7 @@ TRACES = Path(__file__).resolve().parents[1] / "tests/data/traces"
 LOAD = """
 import gc, json, time, psutil
 import neuron_widgets as nw
-from neuron_widgets.readers import chrome_fast
+from neuron_widgets.readers.chrome import fast as chrome_fast
 if {slow!r}:
     chrome_fast.gather = lambda buf, builder: None
 proc = psutil.Process()

@@ -29,7 +29,7 @@ from common import device_sample, machine
 
 
 def wide_trace(n: int, seed: int = 0):
-    from neuron_widgets.model.device_trace import DeviceTrace
+    from neuron_widgets.model.device.trace import DeviceTrace
 
     rng = np.random.default_rng(seed)
     start = np.sort(rng.integers(0, 50_000_000, n))
@@ -70,7 +70,7 @@ def main() -> None:
     args = ap.parse_args()
     import neuron_widgets as nw
     from neuron_widgets.analysis.device import device_breakdown
-    from neuron_widgets.model.device_events import DeviceEvents
+    from neuron_widgets.model.device.events import DeviceEvents
     from neuron_widgets.widgets.device_tree import tree_payload
 
     p = nw.load_profile(device_sample(args.instructions, 1_000_000))

@@ -56,7 +56,7 @@ print(json.dumps({{"seconds": t1 - t0, "cpu": c1 - c0, "packets": len(t.packet),
 OURS = PEAK + """
 import json, time
 import neuron_widgets as nw
-from neuron_widgets.readers import perfetto_wire
+from neuron_widgets.readers.perfetto import wire as perfetto_wire
 perfetto_wire.warm()  # numba's compiled kernels loaded, as in any process after the first
 base = proc.memory_info().rss
 t0, c0 = time.perf_counter(), time.process_time()

@@ -11,9 +11,9 @@ from typing import Any
 
 from .errors import LoadWarnings, ProfileError
 from .model import GROUPINGS, HARDWARE_EVENTS, Profile
-from .model.device_trace import DeviceTrace
+from .model.device.trace import DeviceTrace
 from .readers import load_profile
-from .readers.device import load_device_trace
+from .readers.neuron.device import load_device_trace
 from .sample import sample_profile, write_sample
 
 __version__ = "0.1.0"

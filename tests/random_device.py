@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neuron_widgets.model.device_trace import DeviceTrace
+from neuron_widgets.model.device.trace import DeviceTrace
 
 ENGINES = {"Tensor": "tensor", "TensorMatrix": "tensor", "Vector": "vector", "Scalar": "scalar", "GpSimd": "gpsimd",
            "Sync": "sync"}

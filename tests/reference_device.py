@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import pandas as pd
 
-from neuron_widgets.model.device_hierarchy import NO_LAYER
+from neuron_widgets.model.device.hierarchy import NO_LAYER
 
 # Spelled out again here, not imported: the references say what the rules are.
 ENGINE_ORDER = ("Tensor", "TensorMatrix", "Vector", "Scalar", "GpSimd", "Pool", "Act", "Sync")

@@ -143,7 +143,7 @@ def _trace_with_big_packet(pad: int) -> tuple[bytes, bytes]:
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_perfetto_packet_past_the_bound_is_refused(tmp_path: Path, gz: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    from neuron_widgets.readers import perfetto_stream
+    from neuron_widgets.readers.perfetto import stream as perfetto_stream
 
     monkeypatch.setattr(perfetto_stream, "CHUNK_BYTES", MB)  # the packets span many chunks
     head, big = _trace_with_big_packet(12 * MB)
@@ -163,7 +163,7 @@ def test_perfetto_packet_past_the_bound_is_refused(tmp_path: Path, gz: bool, mon
 
 
 def test_perfetto_packets_under_the_bound_load_across_chunks(tmp_path: Path) -> None:
-    from neuron_widgets.readers import perfetto_stream
+    from neuron_widgets.readers.perfetto import stream as perfetto_stream
 
     head, big = _trace_with_big_packet(300_000)
     end = Builder()

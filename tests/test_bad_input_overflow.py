@@ -137,7 +137,7 @@ def test_perfetto_snapshot_values_past_int64(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_scoped_clock_arithmetic_against_python_integers(seed: int) -> None:
-    from neuron_widgets.readers.perfetto_clocks import FAR, _scoped
+    from neuron_widgets.readers.perfetto.clocks import FAR, _scoped
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 50))

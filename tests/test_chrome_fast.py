@@ -12,8 +12,9 @@ from conftest import trace, traces_listed
 
 from neuron_widgets.model.filters import Filters
 from neuron_widgets.model.schema import ROW
-from neuron_widgets.readers import chrome, chrome_fast
-from neuron_widgets.readers.chrome_fast import SpanArgs
+from neuron_widgets.readers.chrome import fast as chrome_fast
+from neuron_widgets.readers.chrome import reader as chrome
+from neuron_widgets.readers.chrome.fast import SpanArgs
 
 REAL = traces_listed("*/*.json*")
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import neuron_widgets as nw
-from neuron_widgets.readers.device import load_device_trace
+from neuron_widgets.readers.neuron.device import load_device_trace
 
 SECRET = {"aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG", "aws_access_key_id": "AKIAIOSFODNN7EXAMPLE"}
 
@@ -46,7 +46,7 @@ def rewrite_list(prof: Path, **changes: object) -> None:
 
 def first_listed_event(p: nw.Profile) -> int:
     """The id of a hardware event that resolves to the first DeviceProfileList row."""
-    from neuron_widgets.model.device_resolve import profile_for
+    from neuron_widgets.model.device.resolve import profile_for
 
     row = p.device_profiles.iloc[0]
     ev = p.core.to_pandas()

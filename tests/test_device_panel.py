@@ -11,8 +11,8 @@ from test_device_analyses import neuron_profile_227
 from test_export import Export
 
 import neuron_widgets as nw
-from neuron_widgets.model.device_events import DeviceEvents
-from neuron_widgets.model.device_hierarchy import NO_LAYER
+from neuron_widgets.model.device.events import DeviceEvents
+from neuron_widgets.model.device.hierarchy import NO_LAYER
 from neuron_widgets.widgets import DeviceTraceViewer, wire
 from neuron_widgets.widgets.device_tree import tree_payload
 

@@ -22,8 +22,8 @@ from reference_device import layer_of, ref_engines
 import neuron_widgets as nw
 from neuron_widgets.analysis import device as D
 from neuron_widgets.analysis.device_profiles import _numbers
-from neuron_widgets.model.device_events import DeviceEvents
-from neuron_widgets.model.device_summary import duration, engine_strip, execution_span
+from neuron_widgets.model.device.events import DeviceEvents
+from neuron_widgets.model.device.summary import duration, engine_strip, execution_span
 from neuron_widgets.sample import device_json
 from neuron_widgets.summary.device import DeviceSummaryCharts, engine_columns
 from neuron_widgets.widgets import DeviceTraceViewer

@@ -112,7 +112,7 @@ def test_parquet_text_columns_kept_coded(sample_dir: Path, tmp_path: Path) -> No
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from neuron_widgets.model.device_events import DeviceEvents
+    from neuron_widgets.model.device.events import DeviceEvents
 
     src = next((sample_dir / "device_profiles").iterdir())
     whole = nw.load_device_trace(src)

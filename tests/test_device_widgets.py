@@ -13,8 +13,8 @@ from conftest import trace
 from test_widgets import Recorder, columns
 
 import neuron_widgets as nw
-from neuron_widgets.model.device_events import DeviceEvents
-from neuron_widgets.model.device_summary import busy_ns, engine_strip
+from neuron_widgets.model.device.events import DeviceEvents
+from neuron_widgets.model.device.summary import busy_ns, engine_strip
 from neuron_widgets.widgets import DeviceProfilePicker, DeviceTraceViewer, EventDetails, GroupingSelector, Timeline, device_viewer
 
 T0 = 1_000_000_000

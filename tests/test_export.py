@@ -16,7 +16,7 @@ import pytest
 import neuron_widgets as nw
 from neuron_widgets.cli import main
 from neuron_widgets.export import export_html, export_profile
-from neuron_widgets.model.device_events import DeviceEvents
+from neuron_widgets.model.device.events import DeviceEvents
 from neuron_widgets.model.problems import error_rows
 from neuron_widgets.widgets import DeviceProfilePicker, DeviceTraceViewer, EventDetails, GroupingSelector, Timeline
 

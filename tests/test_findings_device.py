@@ -15,7 +15,7 @@ from random_device import random_device_trace
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
 from neuron_widgets.analysis.findings_rows import COLUMNS
-from neuron_widgets.model.device_trace import DeviceTrace
+from neuron_widgets.model.device.trace import DeviceTrace
 
 TRACES = Path(__file__).parent / "data" / "traces"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from neuron_widgets.analysis.intervals import union as analysis_union
-from neuron_widgets.model.device_engines import busy_ns as engine_busy_ns
+from neuron_widgets.model.device.engines import busy_ns as engine_busy_ns
 from neuron_widgets.model.interval_union import busy_ns, grouped_busy, union
 
 

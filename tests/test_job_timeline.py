@@ -17,7 +17,7 @@ import neuron_widgets as nw
 from neuron_widgets.analysis import across, busy_density
 from neuron_widgets.job.view import LEVELS, density_runs, job_view, level_of, overview_profile, under
 from neuron_widgets.sample.job import write_job
-from neuron_widgets.widgets.job_timeline import JobTimeline
+from neuron_widgets.widgets.job.timeline import JobTimeline
 
 
 # -- the slow, obviously right reference -------------------------------------------------

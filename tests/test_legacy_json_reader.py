@@ -19,9 +19,9 @@ import neuron_widgets as nw
 from neuron_widgets.errors import LoadWarnings, ProfileError
 from neuron_widgets.model.filters import Filters
 from neuron_widgets.model.schema import HARDWARE_EVENTS, ROW
-from neuron_widgets.readers import neuron_json
-from neuron_widgets.readers import neuron_json_rows as json_rows
 from neuron_widgets.readers.columns import _as_int, document, json_text, optional_ints
+from neuron_widgets.readers.neuron import legacy_json as neuron_json
+from neuron_widgets.readers.neuron import legacy_json_rows as json_rows
 
 MAPPED = json_rows.MAPPED
 UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}

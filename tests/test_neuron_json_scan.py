@@ -1,6 +1,6 @@
 """The byte-scan roads of the Neuron JSON readers against their msgspec roads on random documents.
 
-The scan (`readers/neuron_scan.py`) reads whole columns of the common value kinds and hands a
+The scan (`readers/neuron/scan.py`) reads whole columns of the common value kinds and hands a
 batch with anything else to the msgspec road; either way the arrays, the codes, the skipped
 entries and every row's arguments must be those of the msgspec road (itself checked against a
 dict-per-event reference in test_legacy_json_reader.py and test_runtime_json_reader.py).
@@ -20,10 +20,11 @@ import pytest
 from neuron_widgets.errors import LoadWarnings
 from neuron_widgets.model.profile import Profile
 from neuron_widgets.model.schema import normalise
-from neuron_widgets.readers import neuron_json, neuron_scan
-from neuron_widgets.readers import neuron_json_fast as fast
-from neuron_widgets.readers import neuron_json_rows as json_rows
 from neuron_widgets.readers.columns import LeftoverArgs, document
+from neuron_widgets.readers.neuron import legacy_json as neuron_json
+from neuron_widgets.readers.neuron import legacy_json_fast as fast
+from neuron_widgets.readers.neuron import legacy_json_rows as json_rows
+from neuron_widgets.readers.neuron import scan as neuron_scan
 
 MISSING = object()
 # Mostly the kinds the scan reads itself; some values (text numbers, floats, escapes, 19 digits)
@@ -224,9 +225,9 @@ def random_runtime(rng: random.Random, odd: float) -> list[Any]:
 
 @pytest.mark.parametrize("seed", range(60))
 def test_runtime_scan_road_equals_the_msgspec_road(tmp_path: Path, seed: int) -> None:
-    from neuron_widgets.readers import runtime_json
-    from neuron_widgets.readers import runtime_json_fast as rfast
-    from neuron_widgets.readers import runtime_json_rows as rows
+    from neuron_widgets.readers.neuron import runtime_json
+    from neuron_widgets.readers.neuron import runtime_json_fast as rfast
+    from neuron_widgets.readers.neuron import runtime_json_rows as rows
 
     rng = random.Random(seed)
     doc: dict[str, Any] = {"data_version": 2, "events": random_runtime(rng, odd=rng.choice([0.0, 0.0, 0.05, 0.3]))}

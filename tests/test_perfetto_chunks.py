@@ -18,7 +18,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from perfetto_traces import BEGIN, COUNTER, END, INSTANT, Builder
 
 import neuron_widgets as nw
-from neuron_widgets.readers import perfetto
+from neuron_widgets.readers.perfetto import reader as perfetto
 
 WORDS = ["nc_exec_running", "nrt_execute", "cc_running", "matmul", "<b>x</b>", "ünï", "dma"]
 

@@ -250,7 +250,7 @@ def test_garbage_is_an_error_naming_the_file(tmp_path: Path, content: bytes) -> 
 
 
 def test_json_and_parquet_are_not_claimed(tmp_path: Path) -> None:
-    from neuron_widgets.readers import perfetto
+    from neuron_widgets.readers.perfetto import reader as perfetto
 
     (tmp_path / "t.json").write_text('\n{"traceEvents": []}')
     assert not perfetto.sniff(tmp_path / "t.json")

@@ -18,8 +18,8 @@ import pytest
 import neuron_widgets as nw
 from neuron_widgets.errors import LoadWarnings
 from neuron_widgets.model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW
-from neuron_widgets.readers import runtime_json_rows as rows
 from neuron_widgets.readers.columns import _as_int, document, json_text
+from neuron_widgets.readers.neuron import runtime_json_rows as rows
 
 MISSING = object()
 

@@ -32,7 +32,7 @@ __all__ = ["NRT_STATUS", "Comparison", "WhatIf", "across", "all_analyses", "busy
 
 
 def _warm() -> None:
-    from ..model.device_hierarchy import warm as warm_hierarchy
+    from ..model.device.hierarchy import warm as warm_hierarchy
     from .critical_path_chrome import warm as warm_chrome
     from .critical_path_graph import warm as warm_path
     from .intervals import warm

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device_engines import (
+from ..model.device.engines import (
     SEMAPHORE_WAIT,
     busy_ns,
     dma_directions,
@@ -25,10 +25,10 @@ from ..model.device_engines import (
     transfer_bytes,
     waiting,
 )
-from ..model.device_events import _encode, _engine_key
-from ..model.device_hierarchy import layer_column
-from ..model.device_summary import execution_span
-from ..model.device_trace import DeviceTrace
+from ..model.device.events import _encode, _engine_key
+from ..model.device.hierarchy import layer_column
+from ..model.device.summary import execution_span
+from ..model.device.trace import DeviceTrace
 from ..model.timefmt import duration
 
 GROUPINGS = {"layer": "layer", "hlo": "hlo_name", "hlo_name": "hlo_name", "opcode": "opcode", "engine": "engine",
@@ -59,7 +59,7 @@ def span_ns(trace: DeviceTrace) -> int:
 
 def engine_time(source: Any) -> pd.DataFrame:
     """Per engine (the viewer's engine order): active_ns, share (of the execution), wait_ns, wait_share,
-    busy_ns, instructions, waits; active, waits and busy as model.device_engines defines them."""
+    busy_ns, instructions, waits; active, waits and busy as model.device.engines defines them."""
     trace = device_trace_of(source)
     df = engine_times(trace)
     span = span_ns(trace)
@@ -118,7 +118,7 @@ def layer_utilisation(source: Any) -> pd.DataFrame:
 
 def dma_traffic(source: Any) -> pd.DataFrame:
     """Per DMA queue and direction: packets, bytes, busy ns (some packet moving), bandwidth (GB/s while busy),
-    share of the execution. Most bytes first. Queue and direction as model.device_engines reads them
+    share of the execution. Most bytes first. Queue and direction as model.device.engines reads them
     (`dma_queues`, `dma_directions`)."""
     trace = device_trace_of(source)
     dma = trace.dma
@@ -143,7 +143,7 @@ def dma_traffic(source: Any) -> pd.DataFrame:
 
 def semaphore_waits(source: Any) -> pd.DataFrame:
     """Per engine: how many semaphore-wait instructions it ran, how long it sat in them while running
-    nothing else (wait_ns, as model.device_engines defines it), share of the execution, and the
+    nothing else (wait_ns, as model.device.engines defines it), share of the execution, and the
     event-wait time its instructions report (`evt_wait_time_ns`) where the profile has it."""
     trace = device_trace_of(source)
     ins = trace.instructions

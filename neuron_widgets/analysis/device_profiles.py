@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..model.device_engines import transfer_bytes
-from ..model.device_summary import busy_ns, engine_active, execution_span, summary_percent
+from ..model.device.engines import transfer_bytes
+from ..model.device.summary import busy_ns, engine_active, execution_span, summary_percent
 from ..model.profile import Profile
 from .frame import notes_of
 

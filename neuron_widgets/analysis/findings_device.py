@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device_engines import busy_ns, engine_codes, transfer_bytes
-from ..model.device_summary import _exact, duration, execution_span, summary_percent
-from ..model.device_trace import DeviceTrace
+from ..model.device.engines import busy_ns, engine_codes, transfer_bytes
+from ..model.device.summary import _exact, duration, execution_span, summary_percent
+from ..model.device.trace import DeviceTrace
 from .device import _compute_time, semaphore_waits, span_ns
 from .findings_rows import pct, row
 

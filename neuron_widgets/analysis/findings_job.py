@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device_summary import duration
+from ..model.device.summary import duration
 from .across import across
 from .findings_problems import problem_findings
 from .findings_rows import pct, row

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device_summary import duration
+from ..model.device.summary import duration
 from ..model.profile import Profile
 from .critical_path import critical_path
 from .devices import kineto_kernels

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..model.device_summary import duration
+from ..model.device.summary import duration
 from .findings_rows import row
 from .problems import errors_and_hangs
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device_summary import duration
+from ..model.device.summary import duration
 from ..model.profile import Profile
 from .critical_path_build import graph_of
 from .critical_path_graph import LAST_ARRIVAL

@@ -25,7 +25,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from ..model.grouping import COMBO_COLUMNS, tracks_of
 from ..model.profile import Profile
-from ..readers.perfetto_tracks import Identity, describe
+from ..readers.perfetto.tracks import Identity, describe
 from . import perfetto_encode as enc
 
 SEQ = 1

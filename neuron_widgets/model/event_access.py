@@ -11,12 +11,12 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from .device_loading import ALIGNED_CACHE, device_trace_of  # noqa: F401 - ALIGNED_CACHE: its old home
+from .device.loading import ALIGNED_CACHE, device_trace_of  # noqa: F401 - ALIGNED_CACHE: its old home
 from .flows import FlowIndex, pairs_of, split
 from .schema import ROW
 
 if TYPE_CHECKING:
-    from .device_trace import DeviceTrace
+    from .device.trace import DeviceTrace
     from .lazy import LazyColumns
 
 

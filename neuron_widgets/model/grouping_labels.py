@@ -23,7 +23,7 @@ _SOURCE_RANK = {"framework": 0, "neuron_rt": 1, "neuron_hw": 2, "device": 3}
 DEVICE_SOURCES = frozenset({"neuron_hw", "device"})
 
 
-# framework_stream_id of a Chrome trace's async events: this prefix, then their category (readers/chrome.py).
+# framework_stream_id of a Chrome trace's async events: this prefix, then their category (readers/chrome/reader.py).
 ASYNC_STREAM = "async:"
 
 

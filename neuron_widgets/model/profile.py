@@ -32,7 +32,7 @@ from .track_names import TrackNames
 from .viewport import LodIndex
 
 if TYPE_CHECKING:
-    from .device_trace import DeviceTrace
+    from .device.trace import DeviceTrace
 
 # A preview (Profile.preview) holds about this many events, and every event of at least
 # 1/PREVIEW_PX of the profile's length.

@@ -14,15 +14,17 @@ from pathlib import Path
 
 from .. import memory
 from ..errors import ProfileError
-from ..model.device_loading import set_device_loader
+from ..model.device.loading import set_device_loader
 from ..model.filters import Filters
 from ..model.order import warm as warm_kernels
 from ..model.profile import Profile
 from ..model.timefmt import duration
-from . import cache, capture, chrome, multi, neuron_json, parquet, perfetto, runtime_json
+from . import cache, chrome, multi, perfetto
 from .cache import enabled as cache_switch
 from .columns import unique_dictionaries
-from .device import load_device_trace
+from .neuron import capture, parquet, runtime_json
+from .neuron import legacy_json as neuron_json
+from .neuron.device import load_device_trace
 from .sniff import counting_repairs, damaged_compression, describe_foreign, inflate_bound
 
 set_device_loader(load_device_trace)

@@ -317,7 +317,7 @@ def _read(entry: Path, path: Path) -> Profile | None:
 
 def _restore(kind: str, arrays: dict[str, pa.Array], state: dict[str, Any]) -> Any:
     if kind == "PerfettoArgs":
-        from .perfetto_args import PerfettoArgs
+        from .perfetto.args import PerfettoArgs
 
         return PerfettoArgs.from_cache(arrays, state)
     if kind == "columns":

@@ -22,8 +22,8 @@ from ..model.lazy import LazyColumns, take_lazy
 from ..model.profile import Counters, Profile
 from ..model.schema import ROW
 from . import cache
-from .neuron_json import is_device_json
-from .parquet import profile_dirs
+from .neuron.legacy_json import is_device_json
+from .neuron.parquet import profile_dirs
 from .sniff import head
 
 # The package's load_profile and its list of readers are handed in by the registry (readers/__init__.py), which

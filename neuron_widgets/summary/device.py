@@ -14,8 +14,8 @@ import pandas as pd
 from bokeh.layouts import column
 from bokeh.models import FactorRange, HoverTool, Legend, LegendItem
 
-from ..model.device_summary import _bytes, summary_percent
-from ..model.device_trace import DeviceTrace
+from ..model.device.summary import _bytes, summary_percent
+from ..model.device.trace import DeviceTrace
 from ..model.timefmt import duration
 from . import charts as C
 from .build import _wrap
@@ -35,7 +35,7 @@ def _cards(trace: DeviceTrace, r: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def engine_columns(r: dict[str, Any]) -> dict[str, list]:
-    """Per engine its active time and its semaphore waits (model.device_engines): the two stack to its busy time."""
+    """Per engine its active time and its semaphore waits (model.device.engines): the two stack to its busy time."""
     e = r["engines"]
     span = max(int(r["span_ns"]), 1)
     return {"engine": [str(x) for x in e["engine"]],

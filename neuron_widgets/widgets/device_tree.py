@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ..model.device_colors import node_codes
-from ..model.device_events import DeviceEvents
-from ..model.device_hierarchy import finite
+from ..model.device.colours import node_codes
+from ..model.device.events import DeviceEvents
+from ..model.device.hierarchy import finite
 
 MAX_NODES = 20_000
 
@@ -22,7 +22,7 @@ def tree_payload(events: DeviceEvents, max_nodes: int = MAX_NODES) -> tuple[dict
     """({rows, notes, engines}, per event its row in `rows` or -1), or ({}, None) for a trace with no instructions.
 
     A row's `engines` are each engine's active time, its `waits` the engine's semaphore waits
-    (model.device_engines), so the busiest engine the panel names is the strip's."""
+    (model.device.engines), so the busiest engine the panel names is the strip's."""
     tree = events.trace.hierarchy()
     if tree.empty:
         return {}, None

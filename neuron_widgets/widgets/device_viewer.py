@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import traitlets as t
 
-from ..model import device_colors
-from ..model.device_events import DeviceEvents
-from ..model.device_hierarchy import instruction_nodes, subtree
-from ..model.device_summary import engine_strip
-from ..model.device_trace import DeviceTrace
+from ..model.device import colours as device_colors
+from ..model.device.events import DeviceEvents
+from ..model.device.hierarchy import instruction_nodes, subtree
+from ..model.device.summary import engine_strip
+from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
 from .device_tree import tree_payload
 from .timeline import Timeline
@@ -62,7 +62,7 @@ class DeviceTraceViewer(Timeline):
         if isinstance(source, Timeline):
             timeline, source = source, None
         if isinstance(source, str | Path):
-            from ..readers.device import load_device_trace
+            from ..readers.neuron.device import load_device_trace
 
             source = load_device_trace(source)
         trace = source if source is not None else _empty_trace()

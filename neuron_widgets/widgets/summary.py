@@ -34,12 +34,12 @@ from ..analysis.devices import rank_codes, trace_kind
 from ..analysis.frame import frame_of
 from ..analysis.threads import event_breakdown, longest_events, thread_breakdown
 from ..bundle import asset
-from ..model.device_trace import DeviceTrace
+from ..model.device.trace import DeviceTrace
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
 from .delivery import Delivered, keep_in_order
-from .job_summary import JobSummaryMixin, is_job
+from .job.summary import JobSummaryMixin, is_job
 from .summary_findings import FindingsMixin, findings_steps
 from .timeline import Timeline
 

@@ -80,10 +80,10 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     _snapshot = t.Bytes(b"").tag(sync=True)
 
     def __new__(cls, profile: Any = None, *args: Any, **kwargs: Any) -> Timeline:
-        from .job_summary import is_job
+        from .job.summary import is_job
 
         if cls is Timeline and is_job(profile):
-            from .job_timeline import JobTimeline
+            from .job.timeline import JobTimeline
 
             return super().__new__(JobTimeline, profile, *args, **kwargs)
         return super().__new__(cls, profile, *args, **kwargs)

@@ -1,0 +1,360 @@
+"""Perfetto protobuf traces (.pftrace, .perfetto-trace, .pb; plain or gzip), detected by content.
+
+neuron-explorer writes `system_profile.pftrace` and `device_profile_model_<id>.pftrace`; the
+Perfetto SDK and other tools write the same TracePacket stream. Slices (begin/end pairs per
+track), instants, counters, flows and debug annotations land in the columns every other
+reader fills; tracks' names and descriptors give the grouping columns (perfetto_tracks).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numba
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ...errors import LoadWarnings
+from ...model.filters import Filters
+from ...model.order import time_order
+from ...model.profile import Counters, Profile
+from ...model.schema import INCOMPLETE, ROW, check_ids, normalise
+from ...model.track_names import process_label, thread_label
+from ..chrome.flows import flow_lists
+from ..columns import event_source
+from . import wire
+from .tracks import Identity, fields_in, identity_of, sequence_identity
+
+if TYPE_CHECKING:
+    from .args import PerfettoArgs
+    from .stream import Scan
+from ..sniff import head, looks_like_json
+
+# Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
+# 4: an empty name is one dictionary entry (was two when a slice had none), texts not UTF-8 are counted.
+VERSION = 4
+_BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4
+_NONE = np.zeros(0, np.int8)
+_DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.(?:pftrace|perfetto-trace|pb)(?:\.gz)?")
+
+
+def sniff(path: Path) -> bool:
+    """A Trace message: field 1 (TracePacket) frames whose first fields are TracePacket fields."""
+    if not path.is_file():
+        return False
+    data = head(path, 1 << 16)
+    if not data or data[0] != 0x0A or looks_like_json(data):
+        return False
+    buf = np.frombuffer(data, np.uint8)
+    off, length, other, _ = wire.frame(buf)
+    if off.size == 0 or other:
+        return off.size == 0 and path.suffix in (".pftrace", ".perfetto-trace") and _one_big_packet(buf)
+    p = wire.decode(buf, off, length)
+    # Every packet in the first 64 KiB parsed cleanly and at least one is something we know.
+    return int(p.problems[0]) == 0 and bool((p.kind != wire.KIND_OTHER).any() or p.has_ts.any())
+
+
+def _one_big_packet(buf: np.ndarray) -> bool:
+    # A first packet longer than the sniffed head cannot be framed from it; its tag still can.
+    return buf.size > 2 and buf[0] == 0x0A
+
+
+def read(path: Path, filters: Filters) -> Profile:
+    del filters  # applied after the load by load_profile
+    return parse(path)
+
+
+def device_profiles(path: Path) -> pd.DataFrame | None:
+    """neuron-explorer's `device_profile_model_<id>.pftrace` files beside a system trace, as a device-profile list."""
+    rows = []
+    for f in sorted(path.parent.glob("device_profile_model_*")):
+        m = _DEVICE_FILE.fullmatch(f.name)
+        if m and f.is_file() and f.resolve() != path.resolve():
+            rows.append({"device_profile_name": f.name.split(".")[0], "instance_id": None, "process_id": None,
+                         "nc_id": None, "session_id": 0, "model_id": int(m.group(1)), "path": str(f)})
+    return pd.DataFrame(rows) if rows else None
+
+
+def parse(path: Path, chunk_bytes: int | None = None) -> Profile:
+    """The trace's Profile, its packets read `chunk_bytes` at a time (perfetto_stream)."""
+    # Perfetto's compiled proto takes a quarter second to import: only when a trace is read.
+    from .stream import scan
+
+    warnings = LoadWarnings()
+    s = scan(path, warnings, chunk_bytes)
+    origin = path.name
+    warnings.add(f"{origin}: top-level fields that are not trace packets (skipped)", s.other_fields)
+    for k, what in enumerate(wire.PROBLEMS):
+        warnings.add(f"{origin}: {what}", int(s.problems[k]))
+    warnings.add(f"{origin}: packets of kinds neuron-widgets does not show (ftrace, system stats, ...), skipped",
+                 s.other_kinds)
+    return _Builder(path, s, warnings).build()
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair(track: np.ndarray, typ: np.ndarray, order: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:
+    """Slices per track: (begin, end) event indexes; end -1 never ended, end == begin instant.
+
+    `order` is by track, then time, then file order, as Perfetto sorts a trace before it
+    matches an end to the innermost open slice of its track.
+    """
+    stack = np.empty(64, np.int64)
+    depth = 0
+    current = -1
+    n = 0
+    unmatched = 0
+    for k in range(order.size):
+        i = order[k]
+        if track[i] != current:
+            while depth > 0:
+                depth -= 1
+                begin[n] = stack[depth]
+                end[n] = -1
+                n += 1
+            current = track[i]
+        t = typ[i]
+        if t == 1:
+            if depth == stack.size:
+                grown = np.empty(stack.size * 2, np.int64)
+                grown[:depth] = stack[:depth]
+                stack = grown
+            stack[depth] = i
+            depth += 1
+        elif t == 2:
+            if depth == 0:
+                unmatched += 1
+            else:
+                depth -= 1
+                begin[n] = stack[depth]
+                end[n] = i
+                n += 1
+        elif t == 3:
+            begin[n] = i
+            end[n] = i
+            n += 1
+    while depth > 0:
+        depth -= 1
+        begin[n] = stack[depth]
+        end[n] = -1
+        n += 1
+    return n, unmatched
+
+
+class _Builder:
+    def __init__(self, path: Path, scan: Scan, warnings: LoadWarnings) -> None:
+        self.path, self.scan, self.state, self.warnings = path, scan, scan.state, warnings
+        self.origin = path.name
+        self.instance = _instance_name(path)
+        self.n_events = 0
+
+    def build(self) -> Profile:
+        from .clocks import far, to_primary
+
+        s, state, w, origin = self.scan, self.state, self.warnings, self.origin
+        ev = s.events
+        w.add(f"{origin}: track events without a timestamp (dropped)", s.no_ts)
+        typ = ev.typ
+        unknown = ~np.isin(typ, [_BEGIN, _END, _INSTANT, _COUNTER])
+        w.add(f"{origin}: track events of an unspecified or unknown type (not drawn)", int(unknown.sum()))
+        ts = to_primary(ev.ts, ev.clock, state, w, origin)
+        ev.clock = _NONE
+        gone = far(ts)  # never a wrapped time: a time past the range is dropped, and said so
+        if gone.any():
+            w.add(f"{origin}: track events whose time, in int64 nanoseconds, is past 146 years from the clock's zero "
+                  "(dropped; a slice that loses its end is kept as unended)", int(gone.sum()))
+            unknown |= gone
+            kept = ~gone[ev.counter_event]
+            ev.counter_event, ev.counter_value = ev.counter_event[kept], ev.counter_value[kept]
+        codes, uuids = pd.factorize(ev.track)
+        codes = codes.astype(np.int32)
+        identities = self._identities(uuids.tolist())
+        counters = self._counters(ts, identities)
+        ev.track = ev.counter_event = ev.counter_value = _NONE  # the scan's columns go as soon as they are used
+        n_ev = self.n_events = typ.size
+        index = np.int32 if n_ev < 2**31 - 1 else np.int64
+        begin = np.empty(n_ev, index)
+        end = np.empty(n_ev, index)
+        order = np.lexsort((ts, codes)).astype(index)  # stable: ties keep file order
+        n, unmatched = _pair(codes, np.where(unknown | (typ == _COUNTER), 0, typ).astype(np.int8), order, begin, end)
+        del order, unknown
+        begin, end = begin[:n].copy(), end[:n].copy()
+        w.add(f"{origin}: slice ends with no begin on their track (dropped)", unmatched)
+        open_ = end < 0
+        w.add(f"{origin}: slices that never ended (kept, marked incomplete, drawn to the end of the trace)", int(open_.sum()))
+        start = ts[begin]
+        drawn = ts[(typ != _COUNTER) & ~gone]  # counter samples do not extend the trace an unended slice runs to
+        kept_ts = ts[~gone] if gone.any() else ts
+        last = int(drawn.max()) if drawn.size else (int(kept_ts.max()) if kept_ts.size else 0)
+        del drawn, kept_ts, gone
+        stop = np.where(open_, last, ts[np.where(open_, begin, end)])
+        neg = stop < start
+        w.add(f"{origin}: slices that end before they begin (shown with zero duration)", int(neg.sum()))
+        stop = np.where(neg, start, stop)
+        del ts, neg, typ
+        order = time_order(start, stop)  # rows in the Profile's order now: two index arrays moved, not every column
+        if order is not None:
+            begin, end, start, stop, open_ = begin[order], end[order], start[order], stop[order], open_[order]
+            del order
+        ev.ts = ev.typ = _NONE
+        # A slice without a name shows "": the trace's own "" (an empty name is a name too) if it has one,
+        # else one added, never a second (a dictionary holds each text once).
+        names = s.names.texts
+        blank = s.names.code.get("")
+        if blank is None:
+            names, blank = [*names, ""], len(names)
+        name_col = ev.name[begin]
+        name_col[name_col < 0] = blank
+        cat_col = ev.cat[begin]
+        ev.name = ev.cat = _NONE
+        cats = s.categories.texts
+        track_of_row = codes[begin]
+        ident = [identities[u] for u in uuids.tolist()]
+        table = pa.table({
+            "id": np.arange(n, dtype=np.int64),
+            "name": pa.DictionaryArray.from_arrays(pa.array(name_col), pa.array(names, pa.string())),
+            "start_ts": start, "end_ts": stop, "duration_ns": stop - start,
+            "trace_event_source": self._sources(name_col, names, cat_col, cats, track_of_row, ident),
+            "instance_id": _strings([i.instance_id or self.instance for i in ident], track_of_row),
+            "process_id": _ints([i.process_id for i in ident], track_of_row, 0),
+            "thread_id": _ints([i.thread_id for i in ident], track_of_row, 0),
+            "nc_idx": _ints([i.nc_idx for i in ident], track_of_row, None),
+            "pcore_idx": _ints([i.pcore_idx for i in ident], track_of_row, None),
+            "worker_gid": _ints([i.worker_gid for i in ident], track_of_row, None),
+            "framework_stream_id": _strings([i.stream for i in ident], track_of_row),
+            "perfetto_track": _strings([i.label or None for i in ident], track_of_row),
+            "category": pa.DictionaryArray.from_arrays(pa.array(cat_col, mask=cat_col < 0),
+                                                       pa.array(cats or [""], pa.string())),
+            INCOMPLETE: pa.array(open_),
+            ROW: pa.array(np.arange(n, dtype=np.int32)),
+        })
+        table = normalise(table, w, origin)
+        check_ids(table, w, origin)
+        lazy = self._args(begin, end, n)
+        meta = {"track_names": self._names(ident),
+                "process_names": {str(k): v for k, v in state.process_names.items()},
+                "thread_names": {f"{k[0]}/{k[1]}": v for k, v in state.thread_names.items()},
+                "perfetto": {"packets": s.packets, "tracks": len(state.tracks), "sequences": s.sequences}}
+        return Profile(table, source=str(self.path), format="perfetto", warnings=w, lazy=lazy,
+                       counters=Counters({"counters": counters}) if counters is not None else None,
+                       metadata=meta, extra={"filters_applied": False})
+
+    def _names(self, ident: list[Identity]) -> dict[str, list]:
+        """Perfetto's process and thread names for the grouping labels (model.track_names), where the
+        track's columns came from its pid and tid, not from names that carry fields or our descriptions."""
+        state = self.state
+        procs: dict[tuple[str, int], str] = {}
+        threads: dict[tuple[str, int, int], str] = {}
+        for i in ident:
+            if i.described or i.process_id is None:
+                continue
+            inst = i.instance_id or self.instance
+            pname = state.process_names.get(i.process_id)
+            if pname and not fields_in(pname):
+                procs[(inst, i.process_id)] = process_label(pname, i.process_id)
+            tname = state.thread_names.get((i.process_id, i.thread_id)) if i.thread_id is not None else None
+            if tname and not fields_in(tname):
+                threads[(inst, i.process_id, i.thread_id)] = thread_label(tname, i.thread_id)
+        return {"process": [[k[0], k[1], v, None, False] for k, v in procs.items()],
+                "thread": [[k[0], k[1], k[2], v, None, False] for k, v in threads.items()]}
+
+    def _identities(self, uuids: list[int]) -> dict[int, Identity]:
+        """Each track's identity; (1 << 63) | sequence stands for the thread an older SDK's sequence names."""
+        state = self.state
+        identities: dict[int, Identity] = {}
+        for u in uuids:
+            if u >> 63 and u not in state.tracks:
+                pid, tid = state.seq_thread.get(u & 0xFFFFFFFF, (0, 0))
+                identities[u] = sequence_identity(pid, tid, self.instance)
+            else:
+                identities[u] = identity_of(u, state, self.instance)
+        return identities
+
+    def _sources(self, name_col: np.ndarray, names: list[str], cat_col: np.ndarray, cats: list[str],
+                 track_of_row: np.ndarray, ident: list[Identity]) -> pa.DictionaryArray:
+        width = len(cats) + 1
+        forced = [i.source for i in ident]
+        by_track = any(f is not None for f in forced)
+        key = name_col.astype(np.int64) * width + (cat_col + 1)
+        if by_track:  # a track that says its source overrides what names and categories say
+            key = key * len(forced) + track_of_row
+        codes, combos = pd.factorize(key)
+        texts: list[str | None] = []
+        for k in combos.tolist():
+            pair, track = divmod(k, len(forced)) if by_track else (k, None)
+            f = forced[track] if track is not None else None
+            texts.append(f if f is not None else
+                         event_source(names[pair // width], cats[pair % width - 1] if pair % width else None))
+        src_codes, values = pd.factorize(pd.Series(texts, dtype=object))
+        return pa.DictionaryArray.from_arrays(pa.array(src_codes.astype(np.int32)[codes]),
+                                              pa.array(list(values), pa.string()))
+
+    def _args(self, begin: np.ndarray, end: np.ndarray, n: int) -> PerfettoArgs:
+        from .args import PerfettoArgs
+
+        ev = self.scan.events
+        empty = self.n_events  # the blobs' trailing empty entry
+        # An instant's annotations are read once; an unended slice has only its begin's.
+        end_blob = np.where((end == begin) | (end < 0), empty, end)
+        flows = self._flows(begin, end, n)
+        return PerfettoArgs(ev.blobs, begin, end_blob.astype(begin.dtype, copy=False), ev.gen[begin],
+                            self.state.arg_names, self.state.arg_strings, flows)
+
+    def _flows(self, begin: np.ndarray, end: np.ndarray, n: int) -> pa.Array:
+        ev = self.scan.events
+        if ev.flow_id.size == 0:
+            return pa.nulls(n, pa.list_(pa.string()))
+        row_of_event = np.full(self.n_events, -1, np.int64)
+        rows = np.arange(n)
+        row_of_event[begin] = rows
+        closed = end >= 0
+        row_of_event[end[closed]] = rows[closed]
+        row = np.where(ev.flow_event >= 0, row_of_event[np.maximum(ev.flow_event, 0)], -1)
+        bound = row >= 0
+        self.warnings.add(f"{self.origin}: flow ids on events that are not drawn (arrows not drawn)", int((~bound).sum()))
+        return flow_lists(row[bound], ev.flow_id[bound], n)
+
+    def _counters(self, ts: np.ndarray, identities: dict[int, Identity]) -> Callable[[], pd.DataFrame] | None:
+        """The counter samples, as a frame built on first use (until then ~20 bytes a sample)."""
+        ev = self.scan.events
+        if ev.counter_event.size == 0:
+            return None
+        codes, tracks = pd.factorize(ev.track[ev.counter_event])
+        order = np.argsort(ts[ev.counter_event], kind="stable")
+        when, code, value = ts[ev.counter_event][order], codes.astype(np.int32)[order], ev.counter_value[order]
+        label = np.array([identities[u].label or f"counter {u}" for u in tracks.tolist()], dtype=object)
+        instance = np.array([identities[u].instance_id or self.instance for u in tracks.tolist()], dtype=object)
+        pid = np.array([identities[u].process_id or 0 for u in tracks.tolist()], np.int64)
+
+        def frame() -> pd.DataFrame:
+            return pd.DataFrame({"timestamp": when, "instance_id": instance[code], "process_id": pid[code],
+                                 "name": label[code], "series": label[code], "value": value})
+
+        return frame
+
+
+def _strings(per_track: list[Any], track_of_row: np.ndarray) -> pa.DictionaryArray:
+    # Coded on the texts shown, so that two values written alike (1 and "1") share one entry.
+    codes, uniques = pd.factorize(pd.Series([None if v is None else str(v) for v in per_track], dtype=object))
+    row_codes = codes[track_of_row] if len(codes) else np.zeros(0, np.int64)
+    return pa.DictionaryArray.from_arrays(pa.array(row_codes.astype(np.int32), mask=row_codes < 0),
+                                          pa.array(list(uniques) or [""], pa.string()))
+
+
+def _ints(per_track: list[int | None], track_of_row: np.ndarray, fill: int | None) -> pa.Array:
+    values = [fill if v is None else v for v in per_track]
+    if fill is not None or all(v is not None for v in values):
+        arr = np.array(values, dtype=np.int64) if values else np.zeros(0, np.int64)
+        return pa.array(arr[track_of_row] if arr.size else np.zeros(track_of_row.size, np.int64))
+    arr = pa.array(values, pa.int64())
+    return arr.take(pa.array(track_of_row.astype(np.int64))) if len(arr) else pa.nulls(track_of_row.size, pa.int64())
+
+
+def _instance_name(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".pftrace", ".perfetto-trace", ".pb", ".trace"):
+        name = name.removesuffix(suffix)
+    return name or "host"

@@ -1,0 +1,227 @@
+"""Perfetto's per-sequence state: interned strings, track descriptors, defaults and clocks.
+
+These come from the few packets that are not plain TrackEvents; they are read with the
+compiled protobuf classes and turned into lookup tables the bulk columns are mapped through.
+Interned data and packet defaults belong to a sequence's "generation": they are dropped when
+a packet sets SEQ_INCREMENTAL_STATE_CLEARED (or incremental_state_cleared) on that sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+import numpy as np
+from google.protobuf.message import DecodeError
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from ...errors import LoadWarnings
+from .tracks import Track
+from .wire import KIND_BOTH, KIND_SPECIAL, Packets
+
+BOOTTIME = 6
+
+
+@dataclass
+class State:
+    """Everything the special packets say, keyed for the bulk mapping."""
+
+    names: dict[tuple[int, int], str] = field(default_factory=dict)  # (seqgen, iid) -> event name
+    categories: dict[tuple[int, int], str] = field(default_factory=dict)
+    arg_names: dict[int, dict[int, str]] = field(default_factory=dict)  # seqgen -> iid -> annotation name
+    arg_strings: dict[int, dict[int, str]] = field(default_factory=dict)  # seqgen -> iid -> interned string value
+    tracks: dict[int, Track] = field(default_factory=dict)
+    default_track: dict[int, int] = field(default_factory=dict)  # seqgen -> track uuid
+    default_clock: dict[int, int] = field(default_factory=dict)  # seqgen -> clock id
+    seq_thread: dict[int, tuple[int, int]] = field(default_factory=dict)  # sequence -> (pid, tid) of its writer
+    process_names: dict[int, str] = field(default_factory=dict)
+    thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    snapshots: list[tuple[int, int, dict[int, tuple[int, bool, int]]]] = field(default_factory=list)
+    # (packet, sequence, {clock_id: (value, incremental, unit ns)}) in file order
+    primary_clock: int = BOOTTIME
+    process_tracks: dict[int, Track] = field(default_factory=dict)  # pid -> its process track
+    undecodable: int = 0  # special packets the protobuf classes could not read
+    bad_text: int = 0  # names that were not UTF-8 (the protobuf classes give their bytes): replaced
+
+    def text(self, v: str | bytes) -> str:
+        """A name as text: bytes that are not UTF-8 replaced by U+FFFD, and counted."""
+        if isinstance(v, str):
+            return v
+        self.bad_text += 1
+        return bytes(v).decode("utf-8", "replace")
+
+
+class Generations:
+    """Each packet's (sequence, number of state clears so far on it) as a dense code, chunk by chunk.
+
+    A packet that clears the state opens the new generation it belongs to.
+    """
+
+    def __init__(self) -> None:
+        self.clears: dict[int, int] = {}  # sequence -> clears seen so far
+        self.codes: dict[tuple[int, int], int] = {}
+
+    def chunk(self, seq: np.ndarray, cleared: np.ndarray) -> np.ndarray:
+        n = seq.size
+        if n == 0:
+            return np.zeros(0, np.int32)
+        useq, inv = np.unique(seq, return_inverse=True)
+        inv = inv.reshape(-1)
+        order = np.argsort(inv, kind="stable")
+        flag = cleared[order].astype(np.int64)
+        run = np.cumsum(flag)
+        starts = np.r_[0, np.flatnonzero(np.diff(inv[order])) + 1]
+        group_len = np.diff(np.r_[starts, n])
+        within = np.empty(n, np.int64)
+        within[order] = run - np.repeat(run[starts] - flag[starts], group_len)
+        base = np.array([self.clears.get(int(s), 0) for s in useq.tolist()], np.int64)
+        count = base[inv] + within
+        totals = base + np.bincount(inv, weights=cleared.astype(np.int64), minlength=useq.size).astype(np.int64)
+        for s, t in zip(useq.tolist(), totals.tolist(), strict=True):
+            self.clears[int(s)] = int(t)
+        width = int(count.max()) + 1
+        keys, kinv = np.unique(inv.astype(np.int64) * width + count, return_inverse=True)
+        codes = np.array([self.codes.setdefault((int(useq[k // width]), int(k % width)), len(self.codes))
+                          for k in keys.tolist()], np.int32)
+        return codes[kinv.reshape(-1)]
+
+
+def absorb(state: State, buf: bytes, off: np.ndarray, length: np.ndarray, p: Packets, gen: np.ndarray,
+           first: int) -> None:
+    """Read one chunk's descriptor, interning, defaults and clock packets into the carried state.
+
+    `first` is the chunk's first packet's number in the file (snapshots are kept by it).
+    """
+    special = np.flatnonzero((p.kind == KIND_SPECIAL) | (p.kind == KIND_BOTH))
+    for i in special.tolist():
+        try:
+            packet = pb.TracePacket.FromString(buf[off[i]: off[i] + length[i]])
+        except DecodeError:
+            state.undecodable += 1
+            continue
+        g = int(gen[i])
+        seq = int(p.seq[i])
+        if packet.HasField("interned_data"):
+            _intern(state, g, packet.interned_data)
+        if packet.HasField("trace_packet_defaults"):
+            d = packet.trace_packet_defaults
+            if d.HasField("timestamp_clock_id"):
+                state.default_clock[g] = d.timestamp_clock_id
+            if d.HasField("track_event_defaults") and d.track_event_defaults.HasField("track_uuid"):
+                state.default_track[g] = d.track_event_defaults.track_uuid
+        if packet.HasField("track_descriptor"):
+            _describe(state, packet.track_descriptor)
+        if packet.HasField("process_descriptor"):
+            pd_ = packet.process_descriptor
+            if pd_.process_name or pd_.cmdline:
+                state.process_names[pd_.pid] = state.text(pd_.process_name or pd_.cmdline[0])
+        if packet.HasField("thread_descriptor"):
+            td = packet.thread_descriptor
+            state.seq_thread[seq] = (td.pid, td.tid)
+            if td.thread_name:
+                state.thread_names[(td.pid, td.tid)] = state.text(td.thread_name)
+        if packet.HasField("process_tree"):
+            for proc in packet.process_tree.processes:
+                if proc.cmdline:
+                    state.process_names.setdefault(proc.pid, state.text(proc.cmdline[0]))
+            for th in packet.process_tree.threads:
+                if th.name:
+                    state.thread_names.setdefault((th.tgid, th.tid), state.text(th.name))
+        if packet.HasField("clock_snapshot"):
+            snap = packet.clock_snapshot
+            clocks = {c.clock_id: (c.timestamp, c.is_incremental, c.unit_multiplier_ns or 1) for c in snap.clocks}
+            state.snapshots.append((first + i, seq, clocks))
+            if snap.HasField("primary_trace_clock"):
+                state.primary_clock = int(snap.primary_trace_clock)
+
+
+def finish(state: State, warnings: LoadWarnings, origin: str) -> None:
+    """After the last chunk: what could not be decoded, and each process's own track."""
+    warnings.add(f"{origin}: descriptor or interning packets that could not be decoded (skipped)", state.undecodable)
+    warnings.add(f"{origin}: names that are not UTF-8 text (bytes replaced by \N{REPLACEMENT CHARACTER})", state.bad_text)
+    state.process_tracks = {t.pid: t for t in state.tracks.values() if t.pid is not None and t.tid is None}
+
+
+def _intern(state: State, g: int, data: Any) -> None:
+    text = state.text
+    for e in data.event_names:
+        state.names[(g, e.iid)] = text(e.name)
+    for e in data.event_categories:
+        state.categories[(g, e.iid)] = text(e.name)
+    if data.debug_annotation_names:
+        names = state.arg_names.setdefault(g, {})
+        for e in data.debug_annotation_names:
+            names[e.iid] = text(e.name)
+    if data.debug_annotation_string_values:
+        values = state.arg_strings.setdefault(g, {})
+        for e in data.debug_annotation_string_values:
+            values[e.iid] = e.str.decode("utf-8", "replace")
+
+
+def _describe(state: State, d: Any) -> None:
+    t = state.tracks.get(d.uuid) or Track(uuid=d.uuid)
+    text = state.text
+    t.name = text(d.name or d.static_name or d.atrace_name) or t.name
+    if d.HasField("parent_uuid"):
+        t.parent = d.parent_uuid
+    if d.description:
+        t.description = text(d.description)
+    if d.HasField("process"):
+        t.pid = d.process.pid
+        t.process_name = text(d.process.process_name or (d.process.cmdline[0] if d.process.cmdline else ""))
+        if t.process_name:
+            state.process_names.setdefault(t.pid, t.process_name)
+    if d.HasField("thread"):
+        t.pid, t.tid = d.thread.pid, d.thread.tid
+        if d.thread.thread_name:
+            thread_name = text(d.thread.thread_name)
+            t.name = t.name or thread_name
+            state.thread_names.setdefault((t.pid, t.tid), thread_name)
+    if d.HasField("counter"):
+        t.counter = True
+    state.tracks[d.uuid] = t
+
+
+class Strings:
+    """Every distinct event name (or category) of a trace once, coded in the order first seen.
+
+    Interned names are found by (generation, iid); inline ones by their text. The interned
+    table grows chunk by chunk, so its sorted keys are extended with what each chunk added.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+        self.texts: list[str] = []
+        self._keys = np.zeros(0, np.int64)
+        self._codes = np.zeros(0, np.int32)
+        self._seen = 0
+
+    def of(self, words: list[str]) -> np.ndarray:
+        code, texts = self.code, self.texts
+        out = np.empty(len(words), np.int32)
+        for k, w in enumerate(words):
+            c = code.get(w)
+            if c is None:
+                c = code[w] = len(texts)
+                texts.append(w)
+            out[k] = c
+        return out
+
+    def interned(self, table: dict[tuple[int, int], str], gen: np.ndarray, iid: np.ndarray) -> np.ndarray:
+        """Codes of interned ids; -1 where an id was never interned in that generation."""
+        if len(table) > self._seen:
+            added = list(islice(table.items(), self._seen, None))
+            keys = np.array([(g << 32) | (i & 0xFFFFFFFF) for (g, i), _ in added], np.int64)
+            keys = np.concatenate([self._keys, keys])
+            codes = np.concatenate([self._codes, self.of([t for _, t in added])])
+            order = np.argsort(keys, kind="stable")
+            self._keys, self._codes, self._seen = keys[order], codes[order], len(table)
+        out = np.full(gen.size, -1, np.int32)
+        if self._keys.size == 0 or gen.size == 0:
+            return out
+        want = (gen.astype(np.int64) << 32) | (iid.astype(np.int64) & 0xFFFFFFFF)
+        pos = np.clip(np.searchsorted(self._keys, want), 0, self._keys.size - 1)
+        hit = self._keys[pos] == want
+        out[hit] = self._codes[pos[hit]]
+        return out
