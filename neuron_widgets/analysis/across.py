@@ -122,7 +122,11 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
             return {**hit, "part": spec.name, "path": spec.path, "status": "cached",
                     "seconds": time.perf_counter() - t0}
         profile = spec.load()
-        tables = {name: _call(_function(name), profile, kw) for name in wanted}
+        _let_go()  # the load's scratch (decoded pages, Arrow's pool) is not held under the analyses' peak
+        tables = {}
+        for name in wanted:
+            tables[name] = _call(_function(name), profile, kw)
+            _let_go()  # nor one analysis's temporaries under the next one's
         start, end = (profile.start_ts, profile.end_ts) if len(profile) else (None, None)
         done = {"part": spec.name, "path": spec.path, "tables": tables, "events": len(profile), "start_ts": start,
                 "end_ts": end, "error": None}

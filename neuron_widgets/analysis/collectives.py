@@ -79,26 +79,28 @@ def neuron_arrivals(fr: Frame) -> Arrivals:
     neff = np.where(found, neff_code[np.maximum(match, 0)] if exs.size else NO_KEY, NO_KEY)
     key = np.where(own >= 0, own, np.where(found, ex_key[np.maximum(match, 0)] if exs.size else NO_KEY, NO_KEY))
 
-    ev = pd.DataFrame({"row": rows, "core": core, "kind": kind, "neff": neff, "key": key,
-                       "start": fr.start[rows], "end": fr.end[rows], "open": fr.incomplete[rows]})
-    ev = ev.sort_values(["core", "neff", "key", "start", "kind", "row"], ignore_index=True)
-    same = (ev[["core", "neff", "key"]].to_numpy()[1:] == ev[["core", "neff", "key"]].to_numpy()[:-1]).all(axis=1)
+    # Sorted and paired as NumPy columns: a frame of every barrier and cc_running, sorted and filtered,
+    # was three copies of it at once (a part's peak memory; issue 35.11). `row` is unique: the order is total.
+    start, end, is_open = fr.start[rows], fr.end[rows], fr.incomplete[rows]
+    order = np.lexsort((rows, kind, start, key, neff, core))
+    rows, core, kind, neff, key, start, end, is_open = (a[order] for a in (rows, core, kind, neff, key, start, end, is_open))
+    del order
+    same = (core[1:] == core[:-1]) & (neff[1:] == neff[:-1]) & (key[1:] == key[:-1])
     # A barrier and the cc_running right after it in its execution are one collective.
-    paired_next = np.r_[same & (ev["kind"].to_numpy()[:-1] == 0) & (ev["kind"].to_numpy()[1:] == 1), False]
-    consumed = np.r_[False, paired_next[:-1]]
-    col = ev[~consumed].reset_index(drop=True)
-    is_bar = col["kind"].to_numpy() == 0
-    col["arrive"] = col["start"]
+    paired_next = np.r_[same & (kind[:-1] == 0) & (kind[1:] == 1), False]
+    keep = ~np.r_[False, paired_next[:-1]]
+    group = np.cumsum(np.r_[True, ~same])[keep]  # (core, neff, key) runs are contiguous: a code per run
+    del same, paired_next
+    rows, core, kind, neff, key, start, end, is_open = (a[keep] for a in (rows, core, kind, neff, key, start, end, is_open))
+    is_bar = kind == 0
     # A barrier releases at its end; a cc_running alone waited 0 (released on arrival).
-    col["release"] = np.where(is_bar & ~col["open"].to_numpy(), col["end"], np.where(is_bar, -1, col["start"]))
-    col["length"] = np.where(is_bar & ~col["open"].to_numpy(), col["end"] - col["start"], 0)
-    col["k"] = ordinal(pd.MultiIndex.from_frame(col[["core", "neff", "key"]]).factorize()[0], col["start"].to_numpy(),
-                       col["row"].to_numpy())
-    step_code, steps = pd.MultiIndex.from_frame(col[["neff", "key", "k"]]).factorize()
-    col["step"] = step_code
+    release = np.where(is_bar & ~is_open, end, np.where(is_bar, -1, start))
+    length = np.where(is_bar & ~is_open, end - start, 0)
+    k = ordinal(group, start, rows)
+    step_code, steps = pd.MultiIndex.from_arrays([neff, key, k]).factorize()
     # One arrival per core and step: a core's collectives in one execution differ by their ordinal.
-    table = pd.DataFrame({"step": col["step"], "dev": col["core"], "arrive": col["arrive"], "length": col["length"],
-                          "release": col["release"], "id": ids[col["row"].to_numpy()]})
+    table = pd.DataFrame({"step": step_code, "dev": core, "arrive": start, "length": length, "release": release,
+                          "id": ids[rows]})
 
     labels = pd.DataFrame({"neff": [s[0] for s in steps], "key": [s[1] for s in steps], "collective": [s[2] for s in steps]})
     names = np.array([*neffs, None], dtype=object)

@@ -155,8 +155,11 @@ class Frame:
     def _store(self, column: str) -> pa.Array:
         """One read of a lazy column at every row of `read_rows()`, kept."""
         def build() -> pa.Array:
-            if column == "extra_attributes_json" and self.read_rows().size:
-                self._prefetch_flows()  # while this thread reads the arguments (none to read: no thread)
+            if column == "extra_attributes_json" and self.read_rows().size and pa.cpu_count() > 1:
+                # While this thread reads the arguments (none to read: no thread). Not where Arrow was told
+                # to decode on one thread (a job's worker): it would contend with it, and hold flow ids no
+                # analysis asked for beside the arguments (a part's peak, issue 35.11); read when asked.
+                self._prefetch_flows()
             return self.profile.values_at(column, self.read_rows())
 
         return self._cached(("store", column), build)
