@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 
 # Name -> module that defines it, imported when the name is first asked for.
 _LAZY = {
-    "Timeline": ".widgets", "EventDetails": ".widgets", "GroupingSelector": ".widgets",
+    "Timeline": ".widgets", "JobTimeline": ".widgets", "EventDetails": ".widgets", "GroupingSelector": ".widgets",
     "DeviceTraceViewer": ".widgets", "DeviceProfilePicker": ".widgets", "Summary": ".widgets", "link": ".widgets",
     "export_html": ".export", "export_profile": ".export", "export_perfetto": ".export.perfetto",
     "export_parquet": ".export.parquet", "load_job": ".job", "Job": ".job",

@@ -300,7 +300,7 @@ import sys
 
 import neuron_widgets as nw
 from neuron_widgets.analysis import across
-from neuron_widgets.widgets import Summary, Timeline
+from neuron_widgets.widgets import JobTimeline, Summary
 
 print("top of the script", flush=True)  # printed once: the workers must not run the script again
 job = nw.load_job(sys.argv[1], results=sys.argv[2])
@@ -309,7 +309,7 @@ print("across", ",".join(got["parts"]["status"]), got["stragglers"]["part"].iat[
 s = Summary(job)
 assert s.done.wait(300), s.status.value
 print("summary", s.charts is not None, "node-02" in s.charts.sentence.text, flush=True)
-tl = Timeline(job)
+tl = JobTimeline(job)
 assert tl.summarised.wait(300), tl.status
 print("timeline", len(tl.density), repr(tl.error), flush=True)
 '''

@@ -140,8 +140,17 @@ def job4(tmp_path_factory: pytest.TempPathFactory) -> nw.Job:
                        results=root / "results")
 
 
+def test_timeline_of_a_job_is_asked_for_by_name(job4: nw.Job) -> None:
+    """Timeline takes one profile; a job is JobTimeline's, and saying so beats a quiet swap of class."""
+    with pytest.raises(TypeError, match=r"nw\.JobTimeline\(job\)"):
+        nw.Timeline(job4)
+    from neuron_widgets.widgets import JobTimeline as exported
+
+    assert exported is JobTimeline and nw.JobTimeline is JobTimeline
+
+
 def test_timeline_of_a_job_draws_one_track_per_part_then_their_density(job4: nw.Job) -> None:
-    tl = nw.Timeline(job4, height=400)
+    tl = nw.JobTimeline(job4, height=400)
     assert isinstance(tl, JobTimeline)
     # At once: each part's span from the job's metadata, one track each, in part order.
     assert [t["label"] for t in tl.tracks] == ["node-00", "node-01", "node-02", "node-03"]
@@ -159,13 +168,13 @@ def test_timeline_of_a_job_draws_one_track_per_part_then_their_density(job4: nw.
     ev = tl.profile.event(row=0)
     assert ev["args"]["part"] == ev["instance_id"] and ev["args"]["busy"].endswith("%")
     assert ev["args"]["NeuronCores"] == 3
-    again = nw.Timeline(job4)
+    again = nw.JobTimeline(job4)
     assert again.summarised.wait(60) and "4 of 4 parts summarised" in again.status
     assert (across(job4, ["busy_density"])["parts"]["status"] == "cached").all()
 
 
 def test_opening_a_part_shows_its_events_under_its_name_and_keeps_the_view(job4: nw.Job) -> None:
-    tl = nw.Timeline(job4)
+    tl = nw.JobTimeline(job4)
     assert tl.summarised.wait(120)
     lo, hi = tl.profile.start_ts, tl.profile.end_ts
     window = (lo + (hi - lo) // 4, lo + (hi - lo) // 2)
@@ -190,7 +199,7 @@ def test_opening_a_part_shows_its_events_under_its_name_and_keeps_the_view(job4:
 
 
 def test_a_click_on_a_parts_track_opens_it(job4: nw.Job) -> None:
-    tl = nw.Timeline(job4)
+    tl = nw.JobTimeline(job4)
     assert tl.summarised.wait(120)
     src = np.asarray(tl.profile.column("instance_id").to_pylist())
     row = int(np.flatnonzero(src == "node-01")[0])
@@ -214,7 +223,7 @@ def test_a_click_on_a_parts_track_opens_it(job4: nw.Job) -> None:
 def test_opened_parts_are_published_with_their_tracks(job4: nw.Job) -> None:
     """Read from another thread, `opened` never names a part whose tracks are not drawn yet (opening),
     nor leaves out one whose tracks are still drawn (closing)."""
-    tl = nw.Timeline(job4)
+    tl = nw.JobTimeline(job4)
     assert tl.summarised.wait(120)
     wrong: list[str] = []
     for part in ("node-01", "node-02", "node-01"):
@@ -241,7 +250,7 @@ def test_a_bad_part_is_named_and_the_rest_drawn(tmp_path: Path) -> None:
     bad = root / "node-01" / "SystemProfileEvents.parquet"
     bad.write_bytes(bad.read_bytes()[:200])
     job = nw.load_job(root, results=tmp_path / "results")
-    tl = nw.Timeline(job)
+    tl = nw.JobTimeline(job)
     assert tl.summarised.wait(120)
     assert "node-01" in " ".join(tl.notes) and "left out" in " ".join(tl.notes)
     assert set(tl.density) == {"node-00", "node-02"}
@@ -279,7 +288,7 @@ def test_job_view_of_an_empty_overview_and_of_parts_without_metadata() -> None:
 
 
 def test_export_of_a_job_timeline_opens_offline(job4: nw.Job, tmp_path: Path) -> None:
-    tl = nw.Timeline(job4)
+    tl = nw.JobTimeline(job4)
     assert tl.summarised.wait(120)
     tl.open_part("node-03")
     out = tl.to_html(tmp_path / "job.html", time_range="all")

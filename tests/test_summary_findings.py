@@ -18,7 +18,7 @@ import neuron_widgets as nw
 from neuron_widgets import analysis as A
 from neuron_widgets.export import summary_item
 from neuron_widgets.summary.findings import TOP, gain_text
-from neuron_widgets.widgets import DeviceTraceViewer, Summary, Timeline
+from neuron_widgets.widgets import DeviceTraceViewer, JobTimeline, Summary, Timeline
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -239,8 +239,8 @@ def test_job_findings_open_their_part(tmp_path: Path) -> None:
     assert s.part_timeline.time_range == (int(f["start_ts"].iloc[0]), int(f["end_ts"].iloc[0]))
     item = json.dumps(summary_item(s))
     assert "nw-findings-table" in item and "nw-critical-fig" in item
-    # Following a Timeline(job), the finding opens its part in that timeline, at its range.
-    jt = Timeline(job)
+    # Following a JobTimeline(job), the finding opens its part in that timeline, at its range.
+    jt = JobTimeline(job)
     s2 = Summary(jt)
     assert s2.done.wait(300) and s2.timeline is jt, s2.status.value
     click(s2.charts.findings.source, 0)

@@ -121,7 +121,7 @@ def test_a_kineto_trace_gets_its_findings_marked() -> None:
 def test_a_job_timeline_marks_the_jobs_findings_each_on_its_part(tmp_path: Path) -> None:
     job = nw.load_job(write_job(tmp_path / "job", nodes=3, events=6_000, processes=1, cores=2, seed=11),
                       results=tmp_path / "results")
-    tl = nw.Timeline(job)
+    tl = nw.JobTimeline(job)
     assert tl.summarised.wait(120), tl.status
     marks = shown(tl)
     found = findings(job)

@@ -1,12 +1,13 @@
-"""The widgets: Timeline, GroupingSelector, EventDetails, Summary, link() between timelines, and the device-trace widgets."""
+"""The widgets: Timeline, JobTimeline, GroupingSelector, EventDetails, Summary, link() between timelines, device viewers."""
 
 from .details import EventDetails
 from .device_picker import DeviceProfilePicker
 from .device_viewer import DeviceTraceViewer
 from .grouping_selector import GroupingSelector
+from .job.timeline import JobTimeline
 from .linking import TimelineLink, link
 from .summary import Summary
 from .timeline import Timeline
 
-__all__ = ["DeviceProfilePicker", "DeviceTraceViewer", "EventDetails", "GroupingSelector", "Summary", "Timeline",
+__all__ = ["DeviceProfilePicker", "DeviceTraceViewer", "EventDetails", "GroupingSelector", "JobTimeline", "Summary", "Timeline",
            "TimelineLink", "link"]

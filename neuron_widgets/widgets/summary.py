@@ -14,11 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anywidget
 import ipywidgets as W
 import numpy as np
 import pandas as pd
-import traitlets as t
 
 from ..analysis import (
     comm_comp_overlap,
@@ -33,67 +31,17 @@ from ..analysis.device_profiles import device_profile_summary
 from ..analysis.devices import rank_codes, trace_kind
 from ..analysis.frame import frame_of
 from ..analysis.threads import event_breakdown, longest_events, thread_breakdown
-from ..bundle import asset
 from ..model.device.trace import DeviceTrace
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.data import duration
+from .bokeh_host import ThemeProbe, bokehjs_here, load_bokehjs, source_of
 from .delivery import Delivered, keep_in_order
 from .job.summary import JobSummaryMixin, is_job
 from .summary_findings import FindingsMixin, findings_steps
 from .timeline import Timeline
 
 DEBOUNCE_S = 0.3
-_BOKEHJS_LOADED = False
-
-
-def load_bokehjs() -> None:
-    """Put BokehJS on the notebook page (jupyter_bokeh draws with it), inline: no network is needed.
-
-    Once per kernel: the load travels in the output of the cell that first shows a Summary.
-    """
-    global _BOKEHJS_LOADED
-    if _BOKEHJS_LOADED:
-        return
-    try:
-        from IPython import get_ipython
-
-        if get_ipython() is None or not hasattr(get_ipython(), "kernel"):
-            return  # not in a notebook: nothing to draw on
-    except ImportError:
-        return
-    _publish_bokehjs()
-    _BOKEHJS_LOADED = True
-
-
-def _publish_bokehjs() -> None:
-    from bokeh.io import output_notebook
-    from bokeh.resources import Resources
-
-    output_notebook(Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"]), hide_banner=True)
-
-
-def bokehjs_here(out: W.Output) -> None:
-    """Load BokehJS (inline) into this Output, on a page that lacks it."""
-    out.clear_output()
-    with out:
-        _publish_bokehjs()
-
-
-class ThemeProbe(Delivered, anywidget.AnyWidget):
-    """Reports whether JupyterLab shows a dark theme (canvas-drawn chart text needs real colours)."""
-
-    _esm = asset("theme.js")
-    dark = t.Bool(False).tag(sync=True)
-    bokeh_ready = t.Bool(False).tag(sync=True)  # the Summary's chart view is drawn in the browser
-    # BokehJS tables drawn before the page holds them wait for it (see js/src/common/bokehtables.ts);
-    # until the page has that, the Summary keeps its chart view off the page.
-    tables_ready = t.Bool(False).tag(sync=True)
-    # The page has no BokehJS (reloaded, or another tab, on a kernel that loaded it for an earlier
-    # page): the Summary then puts the load on this page, in an output of its own.
-    bokeh_missing = t.Bool(False).tag(sync=True)
-
-
 class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
     """The analyses of a profile as charts and tables: `Summary(tl)`, `Summary(profile)`, `Summary(a, compare=b)`.
 
@@ -194,7 +142,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
         with self._lock:
             self.results, self.charts = results, charts
             charts.theme(self._dark)
-            layers = _source_of(charts.layers)
+            layers = source_of(charts.layers)
             layers.selected.on_change("indices", lambda _a, _o, new: self._layer_clicked(layers, new))
             self._wire_findings(charts)
             old = None if first else self.bokeh
@@ -417,12 +365,12 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
         c = self.charts
         for fig, action in ((c.temporal, self._device_clicked), (c.stragglers, self._select_clicked),
                             (c.top_a, self._top_clicked), (c.steps, self._step_clicked)):
-            src = _source_of(fig)
+            src = source_of(fig)
             src.selected.on_change("indices", lambda _a, _o, new, src=src, action=action: action(src, new))
         c.problems.source.selected.on_change("indices", lambda _a, _o, new: self._select_clicked(c.problems.source, new))
         self._wire_findings(c)
         if getattr(c, "fix", None) is not None and c.fix.chart is not None:  # a step's bar: that step of this run
-            fix = _source_of(c.fix.chart)
+            fix = source_of(c.fix.chart)
             fix.selected.on_change("indices", lambda _a, _o, new: self._step_clicked(fix, new))
 
     def _select_clicked(self, src: Any, indices: list[int]) -> None:
@@ -497,11 +445,6 @@ def _chrome_steps(p: Profile) -> tuple:
             ("kernels", lambda: {"kernels": (event_breakdown(p), None), "longest": longest_events(p)}, ("kernels",)),
             ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
 
-
-def _source_of(fig: Any) -> Any:
-    from bokeh.models import ColumnDataSource
-
-    return fig.select_one({"type": ColumnDataSource})
 
 
 def _clicked(src: Any, indices: list[int], column: str) -> str | None:

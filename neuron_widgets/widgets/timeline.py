@@ -23,6 +23,7 @@ from ..model.profile import Profile
 from . import wire
 from .delivery import Delivered
 from .finding_marks import FindingMarks
+from .job.kind import is_job
 from .range_summary import range_summary
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
@@ -79,17 +80,10 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     critical_info = t.Dict({}).tag(sync=True)
     _snapshot = t.Bytes(b"").tag(sync=True)
 
-    def __new__(cls, profile: Any = None, *args: Any, **kwargs: Any) -> Timeline:
-        from .job.summary import is_job
-
-        if cls is Timeline and is_job(profile):
-            from .job.timeline import JobTimeline
-
-            return super().__new__(JobTimeline, profile, *args, **kwargs)
-        return super().__new__(cls, profile, *args, **kwargs)
-
     def __init__(self, profile: Profile, grouping: str | None = None, *, height: int = 480, color_by: str = "name",
                  time_range: tuple[int, int] | None = None, **kwargs: Any) -> None:
+        if is_job(profile):  # a job is drawn by its own class, said here rather than swapped in quietly
+            raise TypeError("Timeline takes one profile; for a job (nw.load_job) use nw.JobTimeline(job)")
         grouping = profile.check_grouping(grouping or profile.default_grouping)
         self.profile = profile
         self._counter_data: CounterSeries | None = None

@@ -60,7 +60,7 @@ def test_job_timeline_tracks_density_and_a_click_into_a_node(page: Page, lab: st
     notebook(lab_root, "job_timeline.ipynb", [
         "import neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\n"
         "job = nw.load_job(write_job('jobtl', nodes=3, events=30_000, processes=1, cores=3, seed=4), results='results-tl')",
-        "tl = nw.Timeline(job, height=420)\ntl"])
+        "tl = nw.JobTimeline(job, height=420)\ntl"])
     open_notebook(page, lab, "job_timeline.ipynb")
     run_all(page)
     wait_cells_done(page)

@@ -1,4 +1,4 @@
-"""The widgets over a multi-node job: Timeline(job) and Summary(job)'s part."""
+"""The widgets over a multi-node job: JobTimeline(job) and Summary(job)'s part."""
 
 from importlib import import_module
 from typing import Any
@@ -8,7 +8,7 @@ from typing import Any
 _LAZY = {
     "JobTimeline": ".timeline",
     "JobSummaryMixin": ".summary",
-    "is_job": ".summary",
+    "is_job": ".kind",
 }
 
 __all__ = sorted(_LAZY)

@@ -1,5 +1,5 @@
 """Summary(job): a multi-node job's answers, computed part by part on Dask, and a way into any part.
-`Summary(Timeline(job))` follows the job's timeline: a finding opens its part there.
+`Summary(JobTimeline(job))` follows the job's timeline: a finding opens its part there.
 
 The analyses run in a thread (`analysis.across`), so the cell returns at once and the charts
 appear when every part is done. A click on the lag heat map (a core at a step) or on a core's
@@ -17,24 +17,22 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 
+from ..bokeh_host import ThemeProbe, load_bokehjs, source_of
 from ..timeline import Timeline
+from .kind import is_job
+
+__all__ = ["JOB_ANALYSES", "JobSummaryMixin", "is_job"]
 
 JOB_ANALYSES = ["temporal_breakdown", "stragglers", "errors_and_hangs"]
-
-
-def is_job(source: Any) -> bool:
-    return hasattr(source, "specs") and hasattr(source, "load") and hasattr(source, "parts")
 
 
 class JobSummaryMixin:
     """The job path of Summary (its methods use the Summary's status line, probe and chart view)."""
 
     def _job_init(self, source: Any, client: Any = None, **kwargs: Any) -> None:
-        from ..summary import ThemeProbe, load_bokehjs
-
         load_bokehjs()
         self.kind = "job"
-        # Following a Timeline(job), a finding's part opens in that timeline, else below the charts.
+        # Following a JobTimeline(job), a finding's part opens in that timeline, else below the charts.
         self.timeline = source if isinstance(source, Timeline) else None
         job = source.job if self.timeline is not None else source
         self.job, self.client = job, client if client is not None or self.timeline is None else self.timeline.client
@@ -63,7 +61,6 @@ class JobSummaryMixin:
         from ...analysis.across import across
         from ...summary.charts import apply_theme
         from ...summary.job import JobSummaryCharts
-        from ..summary import _source_of
 
         started = time.perf_counter()
         try:
@@ -77,7 +74,7 @@ class JobSummaryMixin:
         with self._lock:
             self.results, self.charts = results, charts
             charts.cells.selected.on_change("image_indices", lambda _a, _o, new: self._cell_clicked(new))
-            src = _source_of(charts.stragglers)
+            src = source_of(charts.stragglers)
             src.selected.on_change("indices", lambda _a, _o, new: self._core_clicked(src, new))
             charts.problems.source.selected.on_change("indices", lambda _a, _o, new: self._problem_clicked(new))
             self._wire_findings(charts)  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""Timeline(job): a multi-node job on one timeline, one track per part, events loaded only for the parts opened.
+"""JobTimeline(job): a multi-node job on one timeline, one track per part, events loaded only for the parts opened.
 
 Opening draws each part's time span from the job's metadata at once; each part's busy density
 (analysis.busy_density, computed in the part's Dask task and kept by content with its other
@@ -21,7 +21,7 @@ from ..timeline import Timeline
 
 
 class JobTimeline(Timeline):
-    """The Timeline of a `Job` (from `nw.load_job`); made by `Timeline(job)`."""
+    """The Timeline of a `Job` (from `nw.load_job`); `JobTimeline(job)` (`Timeline` takes one profile)."""
 
     def __init__(self, job: Any, grouping: str | None = None, *, client: Any = None, height: int = 480,
                  bins: int = BINS, **kwargs: Any) -> None:
