@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .messages import ResyncRequest, request_class
+
 
 def _where_the_page_sent_it(_data: Any, default: str | None) -> str | None:
     return default
@@ -30,7 +32,7 @@ def keep_in_order(comm: Any) -> None:
 
 
 def _resync(widget: Any, content: Any, _buffers: Any) -> None:
-    if isinstance(content, dict) and content.get("type") == "resync":
+    if request_class(content) is ResyncRequest:
         widget.send_state()
 
 

@@ -12,6 +12,7 @@ from ..bundle import asset
 from ..model.timefmt import duration
 from ..model.timefmt import offset as time_text
 from .delivery import Delivered
+from .messages import FocusRequest, request_class
 from .timeline import Timeline
 
 MAX_TEXT = 2000
@@ -87,5 +88,5 @@ class EventDetails(Delivered, anywidget.AnyWidget):
         return export_html(path, self.timeline, self, time_range=time_range, max_mb=max_mb, title=title)
 
     def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
-        if content.get("type") == "focus":
+        if request_class(content) is FocusRequest:
             self.timeline.select(row=int(content["row"]), focus=True)

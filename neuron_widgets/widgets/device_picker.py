@@ -13,6 +13,7 @@ from ..bundle import asset
 from ..model.profile import Profile
 from .delivery import Delivered
 from .device_viewer import DeviceTraceViewer
+from .messages import SubmitRequest, request_class
 from .timeline import Timeline
 
 COLUMNS = (("device_profile_name", "Name"), ("instance_id", "Instance"), ("process_id", "Process"),
@@ -59,7 +60,7 @@ class DeviceProfilePicker(Delivered, w.VBox):
         super().__init__(children=[self.list], **kwargs)
 
     def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
-        if content.get("type") != "submit":
+        if request_class(content) is not SubmitRequest:
             return
         try:
             self.submit(self.table["device_profile_name"].iat[int(content["index"])])

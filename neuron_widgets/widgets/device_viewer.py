@@ -25,6 +25,7 @@ from ..model.device.summary import engine_strip
 from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
 from .device_tree import tree_payload
+from .messages import ViewportRequest, request_class
 from .timeline import Timeline
 
 # Hardware events that stand for one execution of a NEFF on a NeuronCore, and so have a device trace.
@@ -188,7 +189,7 @@ class DeviceTraceViewer(Timeline):
 
     def _on_msg(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
         super()._on_msg(widget, content, buffers)
-        if content.get("type") == "viewport":
+        if request_class(content) is ViewportRequest:
             self._replied.set()
 
     def _describe(self, trace: DeviceTrace) -> None:

@@ -6,7 +6,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anywidget
 import numpy as np
@@ -20,10 +20,12 @@ from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
 from ..model.overview import overview
 from ..model.problems import error_rows, incomplete_rows
 from ..model.profile import Profile
+from . import messages as M
 from . import wire
 from .delivery import Delivered
 from .finding_marks import FindingMarks
 from .job.kind import is_job
+from .messages import request_class
 from .range_summary import range_summary
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
@@ -236,38 +238,53 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
 
     # -- requests from the browser ------------------------------------------------------
     def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
-        kind = content.get("type")
+        kind = request_class(content)
+        answer = {M.ViewportRequest: self._viewport, M.CountersRequest: self._counters,
+                  M.CounterAtRequest: self._counter_at, M.HoverRequest: self._hover_reply,
+                  M.FindRequest: self._find_reply}.get(kind)  # type: ignore[arg-type]
+        if answer is None:
+            return
         uuid = content.get("uuid")
         generation = self.generation  # read before the profile: a retarget sets the profile first
         try:
-            if kind == "viewport":
-                drawn = self._drawn  # read once: the preview thread may swap it meanwhile
-                meta, buffers = wire.viewport_reply(drawn, content.get("grouping", self.grouping),
-                                                    float(content["t0"]), float(content["t1"]), int(content["width"]),
-                                                    content.get("tracks"), self._marked, self._color,
-                                                    drawn.source_rows, self._node)
-                if self._color is not None:
-                    meta["color_keys"] = self._color_keys
-                self.send({**meta, "uuid": uuid, "revision": self.revision, "generation": generation}, buffers)
-                self._painted.set()
-            elif kind == "counters":
-                data = self._counter_data or CounterSeries()
-                keys = set(content.get("keys") or [])
-                series = [s for s in data.series if s["key"] in keys]
-                meta, buffers = wire.counters_reply(series, data.data, float(content["t0"]), float(content["t1"]),
-                                                    int(content["width"]))
-                self.send({**meta, "uuid": uuid, "generation": generation}, buffers)
-            elif kind == "counter_at":
-                data = self._counter_data or CounterSeries()
-                self.send({"type": "counter_at", "uuid": uuid, "key": content.get("key"), "at": float(content.get("t", 0)),
-                           **data.at(str(content.get("key")), float(content.get("t", 0)))})
-            elif kind == "hover":
-                self.send({"type": "hover", "uuid": uuid, **self._hover(int(content["row"]))})
-            elif kind == "find":
-                self.send({"type": "find", "uuid": uuid, **self._find(content)})
+            answer(content, uuid, generation)
         except Exception as exc:  # the view shows it: a failed request must not kill the widget
-            self.send({"type": "error", "uuid": uuid, "message": f"{type(exc).__name__}: {exc}"})
+            self.send(M.ErrorReply(type="error", uuid=uuid, message=f"{type(exc).__name__}: {exc}"))
             self.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+
+    # The handlers read the request with .get and defaults: a page built before a field was added still gets
+    # an answer (the fields are declared in messages.py, which js/src/common/messages.ts is made from).
+    def _viewport(self, content: M.ViewportRequest, uuid: str, generation: int) -> None:
+        drawn = self._drawn  # read once: the preview thread may swap it meanwhile
+        meta, buffers = wire.viewport_reply(drawn, content.get("grouping", self.grouping),
+                                            float(content["t0"]), float(content["t1"]), int(content["width"]),
+                                            content.get("tracks"), self._marked, self._color,
+                                            drawn.source_rows, self._node)
+        reply = cast(M.ViewportReply, {**meta, "uuid": uuid, "revision": self.revision, "generation": generation})
+        if self._color is not None:
+            reply["color_keys"] = self._color_keys
+        self.send(reply, buffers)
+        self._painted.set()
+
+    def _counters(self, content: M.CountersRequest, uuid: str, generation: int) -> None:
+        data = self._counter_data or CounterSeries()
+        keys = set(content.get("keys") or [])
+        series = [s for s in data.series if s["key"] in keys]
+        meta, buffers = wire.counters_reply(series, data.data, float(content["t0"]), float(content["t1"]),
+                                            int(content["width"]))
+        self.send(cast(M.CountersReply, {**meta, "uuid": uuid, "generation": generation}), buffers)
+
+    def _counter_at(self, content: M.CounterAtRequest, uuid: str, _generation: int) -> None:
+        data = self._counter_data or CounterSeries()
+        at = float(content.get("t", 0))
+        self.send(cast(M.CounterAtReply, {"type": "counter_at", "uuid": uuid, "key": content.get("key"), "at": at,
+                                          **data.at(str(content.get("key")), at)}))
+
+    def _hover_reply(self, content: M.HoverRequest, uuid: str, _generation: int) -> None:
+        self.send(cast(M.HoverReply, {"type": "hover", "uuid": uuid, **self._hover(int(content["row"]))}))
+
+    def _find_reply(self, content: M.FindRequest, uuid: str, _generation: int) -> None:
+        self.send(cast(M.FindReply, {"type": "find", "uuid": uuid, **self._find(content)}))
 
     def _hover(self, row: int) -> dict[str, Any]:
         if not 0 <= row < len(self.profile):
@@ -276,7 +293,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         shown = {str(k): _text(v) for k, v in list(args.items())[:8]}
         return {"row": row, "args": shown, "id": str(self.profile.array("id")[row])}
 
-    def _find(self, content: dict[str, Any]) -> dict[str, Any]:
+    def _find(self, content: M.FindRequest) -> dict[str, Any]:
         codes = np.asarray(content.get("codes") or [], dtype=np.int64)
         if codes.size == 0:
             return {"row": -1, "total": 0}
