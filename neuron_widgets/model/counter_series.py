@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +55,7 @@ class CounterSeries:
         return out
 
 
-def _groups(df: pd.DataFrame, keys: list[str]):
+def _groups(df: pd.DataFrame, keys: list[str]) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
     keys = [k for k in keys if k in df.columns]
     if not keys:
         yield (), df
@@ -103,12 +104,12 @@ def counter_series(profile: Profile, transfers: bool = True) -> CounterSeries:
         if {"name", "series", "value"} <= set(df.columns):
             # As chrome://tracing draws them: a counter per process (the same name in two processes
             # is two counters), each series a line.
-            names = profile.track_names
+            track_names = profile.track_names
             for key, part in _groups(df, ["instance_id", "process_id", "name", "series"]):
                 parts = [str(k) for k in key]
                 if "process_id" in df.columns and len(key) == 4:
                     inst, pid = key[0], key[1]
-                    parts[1] = names.process_label(inst, pid) or f"PID:{pid}"
+                    parts[1] = track_names.process_label(inst, pid) or f"PID:{pid}"
                 label = "/".join(parts)
                 kind = "bandwidth" if any(w in label.lower() for w in ("bandwidth", "transfer", "dma")) else "counter"
                 out.add(f"{name}:{label}", label, kind, "", part, "value", origin=origin)

@@ -4,7 +4,7 @@ and the device trace of a hardware event. A part of `Profile`, kept apart for it
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import orjson
@@ -18,6 +18,7 @@ from .schema import ROW
 if TYPE_CHECKING:
     from .device.trace import DeviceTrace
     from .lazy import LazyColumns
+    from .profile import Profile
 
 
 class EventAccess:
@@ -35,6 +36,7 @@ class EventAccess:
         def array(self, name: str) -> np.ndarray: ...
         def column(self, name: str) -> pa.ChunkedArray: ...
         def _joined(self, name: str) -> pa.ChunkedArray: ...
+        def __len__(self) -> int: ...
         @property
         def column_names(self) -> list[str]: ...
         @property
@@ -121,7 +123,7 @@ class EventAccess:
         Read on first use and cached; for an event, device times are put on the host clock with
         the execution's timestamp_sync_point (see `DeviceTrace.alignment`).
         """
-        return device_trace_of(self, key)
+        return device_trace_of(cast("Profile", self), key)  # an EventAccess is always a Profile's part
 
     def link_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Pairs of rows that share a flow id, each pair once (the edges behind `dependencies`).

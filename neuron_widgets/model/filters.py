@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -146,7 +147,9 @@ class Filters:
     time_range: tuple[int | float | str, int | float | str] | None = None
 
     @classmethod
-    def make(cls, neuron_cores=None, event_types=None, instances=None, time_range=None) -> Filters:
+    def make(cls, neuron_cores: str | int | Iterable[int] | None = None, event_types: str | Sequence[str] | None = None,
+             instances: str | Iterable[str] | None = None,
+             time_range: Sequence[int | float | str] | None = None) -> Filters:
         if isinstance(instances, str):
             instances = [i.strip() for i in instances.split(",") if i.strip()]
         if time_range is not None and len(time_range) != 2:
@@ -155,10 +158,10 @@ class Filters:
             neuron_cores=parse_cores(neuron_cores) if neuron_cores is not None else None,
             event_types=NamePattern.parse(event_types) if event_types is not None else None,
             instances=tuple(instances) if instances is not None else None,
-            time_range=tuple(time_range) if time_range is not None else None,  # type: ignore[arg-type]
+            time_range=(time_range[0], time_range[1]) if time_range is not None else None,
         )
 
-    def as_kwargs(self) -> dict:
+    def as_kwargs(self) -> dict[str, Any]:
         """The filter as keyword arguments of load_profile / Profile.filter."""
         return {"neuron_cores": sorted(self.neuron_cores) if self.neuron_cores is not None else None,
                 "event_types": [*self.event_types.include, *("^" + e for e in self.event_types.exclude)]
@@ -237,7 +240,7 @@ def _overlaps(start: np.ndarray, end: np.ndarray, t0: int, t1: int) -> np.ndarra
     return (start < t1) & ((end > t0) | (start >= t0))
 
 
-def dict_mask(col: pa.ChunkedArray, allowed_of) -> np.ndarray:
+def dict_mask(col: pa.ChunkedArray, allowed_of: Callable[[list[Any]], np.ndarray]) -> np.ndarray:
     """Rows whose (dictionary) value passes `allowed_of`, decided once per distinct value."""
     chunk = col.combine_chunks()
     if not pa.types.is_dictionary(chunk.type):

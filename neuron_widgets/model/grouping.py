@@ -9,19 +9,18 @@ so each grouping mode is computed on that small table and mapped back to events 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .grouping_labels import (  # noqa: F401 - readers, job, export import ASYNC_STREAM, SUMMARY_SOURCE from here
-    ASYNC_STREAM,
-    COMBO_COLUMNS,
-    SUMMARY_SOURCE,
-    combo_label,
-    mixed_sources,
-)
+# Re-exported: readers, job, export import ASYNC_STREAM, SUMMARY_SOURCE from here.
+from .grouping_labels import ASYNC_STREAM as ASYNC_STREAM
+from .grouping_labels import COMBO_COLUMNS as COMBO_COLUMNS
+from .grouping_labels import SUMMARY_SOURCE as SUMMARY_SOURCE
+from .grouping_labels import combo_label, mixed_sources
 from .grouping_many import tracks_by_templates
 from .track_names import TrackNames
 from .track_order import sortable
@@ -163,7 +162,7 @@ def tracks_by_rows(combos: pd.DataFrame, mode: str, names: TrackNames) -> tuple[
                 for r in rows]
     order = sorted(range(len(rows)), key=lambda i: (sortable(labelled[i][1]), labelled[i][0]))
     track_of_label: dict[str, int] = {}
-    track_rows: list[dict] = []
+    track_rows: list[dict[str, Any]] = []
     for i in order:
         label = labelled[i][0]
         if label not in track_of_label:

@@ -27,7 +27,7 @@ DEVICE_SOURCES = frozenset({"neuron_hw", "device"})
 ASYNC_STREAM = "async:"
 
 
-def _tier(row: dict, thread: tuple[str | None, Any]) -> tuple[str, tuple]:
+def _tier(row: dict[str, Any], thread: tuple[str | None, Any]) -> tuple[str, tuple[Any, ...]]:
     """The last label segment of the Default mode, and its sort key."""
     src, nc, pcore, tid, stream = (row["trace_event_source"], row["nc_idx"], row["pcore_idx"],
                                    row["thread_id"], row["framework_stream_id"])
@@ -48,8 +48,8 @@ def _tier(row: dict, thread: tuple[str | None, Any]) -> tuple[str, tuple]:
     return thread_name or f"TID:{tid}", (0, thread_key, 0, 0)
 
 
-def combo_label(row: dict, mode: str, names: TrackNames, neuron: bool,
-           thread: tuple[str | None, Any]) -> tuple[str, tuple]:
+def combo_label(row: dict[str, Any], mode: str, names: TrackNames, neuron: bool,
+           thread: tuple[str | None, Any]) -> tuple[str, tuple[Any, ...]]:
     """A combo's track label and sort key; `thread`: its thread's name (None: unnamed) and sort key."""
     inst, pid, tid, src = row["instance_id"], row["process_id"], row["thread_id"], row["trace_event_source"]
     if src == SUMMARY_SOURCE:

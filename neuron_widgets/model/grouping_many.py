@@ -94,7 +94,7 @@ class _Prepared:
     threads: tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray] | None
 
 
-_prepared: dict[int, tuple[weakref.ref, TrackNames, _Prepared]] = {}
+_prepared: dict[int, tuple[weakref.ref[Any], TrackNames, _Prepared]] = {}
 _prepared_lock = threading.Lock()
 
 
@@ -114,10 +114,10 @@ def _prepare(combos: pd.DataFrame, names: TrackNames) -> _Prepared:
     return prepared
 
 
-def _templates(prepared: _Prepared, mode: str, names: TrackNames) -> tuple[list[tuple], list] | None:
+def _templates(prepared: _Prepared, mode: str, names: TrackNames) -> tuple[list[tuple[Any, ...]], list[Any]] | None:
     """Each template's key (THREAD_SLOT for the thread's) and label form; None where keys do not allow it."""
     cols, neuron = prepared.cols, prepared.neuron
-    keys: list[tuple] = []
+    keys: list[tuple[Any, ...]] = []
     forms: list[tuple[str, str, str, str] | str] = []  # (name before, after, id before, after) or the label
     for i in prepared.first.tolist():
         row = {c: v[i] for c, v in cols.items()}

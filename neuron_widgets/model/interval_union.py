@@ -17,13 +17,13 @@ NONE = np.iinfo(np.int64).min  # a group's run end before its first interval
 
 
 @numba.njit(cache=True, nogil=True)
-def joins(run_end, s):  # pragma: no cover - numba
+def joins(run_end: int, s: int) -> bool:  # pragma: no cover - numba
     """Whether an interval starting at `s` (in start order) belongs to the run ending at `run_end`."""
     return s <= run_end
 
 
 @numba.njit(cache=True, nogil=True)
-def step(run_start, run_end, s, e):  # pragma: no cover - numba
+def step(run_start: int, run_end: int, s: int, e: int) -> tuple[int, int, int]:  # pragma: no cover - numba
     """[s, e), the next interval of a group in start order, against the group's open run:
     (the run's start, its end, the length of a run this closes, else 0).
 
@@ -36,7 +36,7 @@ def step(run_start, run_end, s, e):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def close(run_start, run_end, total):  # pragma: no cover - numba
+def close(run_start: np.ndarray, run_end: np.ndarray, total: np.ndarray) -> None:  # pragma: no cover - numba
     """Add every group's still open run to its total."""
     for g in range(total.size):
         if run_end[g] != NONE:
@@ -44,7 +44,7 @@ def close(run_start, run_end, total):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _lengths(group, start, end, n):  # pragma: no cover - numba
+def _lengths(group: np.ndarray, start: np.ndarray, end: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover - numba
     total = np.zeros(n, np.int64)
     run_start = np.zeros(n, np.int64)
     run_end = np.full(n, NONE)
@@ -64,7 +64,8 @@ def grouped_busy(group: np.ndarray, start: np.ndarray, end: np.ndarray, n_groups
     if s.size > 1 and np.any(s[1:] < s[:-1]):  # device tables usually come in time order: no sort then
         order = np.argsort(s, kind="stable")
         g, s, e = g[order], s[order], e[order]
-    return _lengths(g, s, e, n_groups)
+    total: np.ndarray = _lengths(g, s, e, n_groups)  # numba's functions are untyped to mypy
+    return total
 
 
 def busy_ns(start: np.ndarray, end: np.ndarray) -> int:
@@ -76,7 +77,8 @@ def busy_ns(start: np.ndarray, end: np.ndarray) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def merge(group, start, end, order, og, os_, oe):  # pragma: no cover - numba
+def merge(group: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray,
+          og: np.ndarray, os_: np.ndarray, oe: np.ndarray) -> int:  # pragma: no cover - numba
     """The runs themselves: intervals visited in `order` (by group, then start) written to og/os_/oe;
     returns how many."""
     n = 0

@@ -99,7 +99,8 @@ def _find(data: np.ndarray, lo: int, hi: int, key: np.ndarray) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def _ints(data, offsets, valid, key, out, state, r0, r1):
+def _ints(data: np.ndarray, offsets: np.ndarray, valid: np.ndarray, key: np.ndarray, out: np.ndarray, state: np.ndarray,
+          r0: int, r1: int) -> None:
     for r in range(r0, r1):
         if not valid[r]:
             continue
@@ -128,7 +129,8 @@ def _ints(data, offsets, valid, key, out, state, r0, r1):
 
 
 @numba.njit(cache=True, nogil=True)
-def _strings(data, offsets, valid, key, begin, end, state, r0, r1):
+def _strings(data: np.ndarray, offsets: np.ndarray, valid: np.ndarray, key: np.ndarray, begin: np.ndarray, end: np.ndarray,
+             state: np.ndarray, r0: int, r1: int) -> None:
     for r in range(r0, r1):
         if not valid[r]:
             continue
@@ -147,7 +149,7 @@ def _strings(data, offsets, valid, key, begin, end, state, r0, r1):
 
 
 @numba.njit(cache=True, nogil=True)
-def _hashes(data, begin, end, state, out, r0, r1):
+def _hashes(data: np.ndarray, begin: np.ndarray, end: np.ndarray, state: np.ndarray, out: np.ndarray, r0: int, r1: int) -> None:
     for r in range(r0, r1):
         if state[r] != 1:
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -449,7 +449,7 @@ class Profile(EventAccess):
         return thread
 
     def viewport(self, grouping: str, start_ts: int, end_ts: int, width_px: int,
-                 tracks=None) -> dict[str, np.ndarray]:
+                 tracks: Sequence[int] | np.ndarray | None = None) -> dict[str, np.ndarray]:
         """What to draw for [start_ts, end_ts) at `width_px`: NumPy columns, at most ~2 items per pixel per lane.
 
         Columns: `start_ts`, `end_ts` (absolute ns), `offset_start`, `offset_end` (float64 ns from
@@ -502,7 +502,9 @@ class Profile(EventAccess):
         return next(iter(self.groupings))
 
     # -- filters ---------------------------------------------------------------------
-    def filter(self, neuron_cores=None, event_types=None, instances=None, time_range=None) -> Profile:
+    def filter(self, neuron_cores: str | int | Iterable[int] | None = None,
+               event_types: str | Sequence[str] | None = None, instances: str | Iterable[str] | None = None,
+               time_range: Sequence[int | float | str] | None = None) -> Profile:
         """A new Profile with only the matching events (a mask over columns, shared lazies).
 
         neuron_cores: "0,2-3" or ints (events not tied to a core are kept);
@@ -571,7 +573,7 @@ class Profile(EventAccess):
                 f"warnings={sum(self.warnings.counts.values())}>")
 
 
-def _pandas_types(t: pa.DataType):
+def _pandas_types(t: pa.DataType) -> pd.Int64Dtype | None:
     if pa.types.is_integer(t):
         return pd.Int64Dtype() if t == pa.int64() else None
     return None

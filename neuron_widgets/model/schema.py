@@ -176,17 +176,17 @@ def normalise(table: pa.Table, warnings: LoadWarnings, origin: str) -> pa.Table:
         nulls = cols[name].null_count
         if nulls:
             warnings.add(f"{origin}: events with no {name}, shown under an empty value", nulls)
-            fill = "" if EVENT_COLUMNS[name][0] == STRING else 0
-            filled = cols[name].cast(pa.string()) if fill == "" else cols[name]
-            cols[name] = filled.fill_null(fill)
-            if fill == "":
+            blank = "" if EVENT_COLUMNS[name][0] == STRING else 0
+            filled = cols[name].cast(pa.string()) if blank == "" else cols[name]
+            cols[name] = filled.fill_null(blank)
+            if blank == "":
                 cols[name] = _as_string_dict(cols[name])
 
     # Other columns stay as the reader delivered them; the Profile joins their chunks on first use.
     extras = {c: table.column(c) for c in table.column_names if c not in EVENT_COLUMNS}
     if open_end.any() or INCOMPLETE in extras:
-        given = extras[INCOMPLETE].fill_null(False).to_numpy(zero_copy_only=False) if INCOMPLETE in extras else False
-        extras[INCOMPLETE] = pa.chunked_array([pa.array(open_end | given)])
+        flagged = extras[INCOMPLETE].fill_null(False).to_numpy(zero_copy_only=False) if INCOMPLETE in extras else False
+        extras[INCOMPLETE] = pa.chunked_array([pa.array(open_end | flagged)])
     out = pa.table({**cols, **extras})
     if keep is not None:
         out = out.filter(pa.array(keep))

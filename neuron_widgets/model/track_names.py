@@ -43,13 +43,13 @@ class TrackNames:
                 if rest and rest[0]:
                     out.text_pids.add(key)
             for inst, pid, tid, label, sort, *rest in names.get("thread", []):
-                key = (str(inst), int(pid), int(tid))
+                tkey = (str(inst), int(pid), int(tid))
                 if label:
-                    out.thread[key] = str(label)
+                    out.thread[tkey] = str(label)
                 if sort is not None:
-                    out.thread_sort[key] = float(sort)
+                    out.thread_sort[tkey] = float(sort)
                 if rest and rest[0]:
-                    out.text_tids.add(key)
+                    out.text_tids.add(tkey)
             for inst, tid, text in names.get("thread_texts", []):
                 out.tid_texts[(str(inst), int(tid))] = str(text)
         return out
@@ -60,14 +60,14 @@ class TrackNames:
     def thread_label(self, inst: Any, pid: Any, tid: Any) -> str | None:
         return self.thread.get((str(inst), _int(pid), _int(tid))) or self.tid_texts.get((str(inst), _int(tid)))
 
-    def process_key(self, inst: Any, pid: Any) -> tuple:
+    def process_key(self, inst: Any, pid: Any) -> tuple[Any, ...]:
         """Sort key: processes with a sort index by it, then the others by id, text ids last."""
         key = (str(inst), _int(pid))
         if key in self.process_sort:
             return (0, self.process_sort[key])
         return (2, 0) if key in self.text_pids else (1, key[1])
 
-    def thread_key(self, inst: Any, pid: Any, tid: Any) -> tuple:
+    def thread_key(self, inst: Any, pid: Any, tid: Any) -> tuple[Any, ...]:
         key = (str(inst), _int(pid), _int(tid))
         if key in self.thread_sort:
             return (0, self.thread_sort[key])

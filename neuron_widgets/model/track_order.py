@@ -27,7 +27,7 @@ class ThreadSlot:
 THREAD_SLOT = ThreadSlot()
 
 
-def sortable(key: tuple) -> tuple:
+def sortable(key: tuple[Any, ...]) -> tuple[Any, ...]:
     """A key that always compares: numbers, then nested keys (a process's sort key), then text (None too)."""
     return tuple((0, v, ()) if isinstance(v, int | float) else (1, 0, sortable(v)) if isinstance(v, tuple)
                  else (2, 0, (str(v),)) for v in key)
@@ -44,7 +44,7 @@ def _dense(cls: np.ndarray, real: np.ndarray, whole: np.ndarray) -> tuple[np.nda
     return ranks, int(new.sum())
 
 
-def order(keys: list[tuple], template: np.ndarray, thread_class: np.ndarray, thread_real: np.ndarray,
+def order(keys: list[tuple[Any, ...]], template: np.ndarray, thread_class: np.ndarray, thread_real: np.ndarray,
           thread_int: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
     """Combos in the order of `sorted(range(n), key=lambda i: (sortable(key_i), label_i))`.
 

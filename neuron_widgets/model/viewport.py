@@ -10,6 +10,7 @@ per event, so device traces can use it too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,11 +79,12 @@ def build(track: np.ndarray, lane: np.ndarray, lanes_per_track: np.ndarray, star
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     lvl_off = np.stack([lv[7] + s for lv, s in zip(levels, starts, strict=True)])
     cat = [np.concatenate([lv[j] for lv in levels]) for j in range(7)]
-    return LodIndex(lane_order, seg_off, track_segs, origin, shift0, *cat, lvl_off)
+    key, lo, best, maxend, fs, bs, be = cat
+    return LodIndex(lane_order, seg_off, track_segs, origin, shift0, key, lo, best, maxend, fs, bs, be, lvl_off)
 
 
 def query(lod: LodIndex, start: np.ndarray, end: np.ndarray, t0: int, t1: int, width_px: int,
-          tracks: np.ndarray | None = None) -> dict[str, np.ndarray]:
+          tracks: Sequence[int] | np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Items for window [t0, t1) drawn `width_px` wide: rows, times, segment and count per item."""
     if t1 <= t0:
         raise ValueError(f"the window must end after it starts ({t0} .. {t1})")

@@ -59,8 +59,8 @@ def _with_core(df: pd.DataFrame, several: bool, label: tuple[np.ndarray, list[st
 
 def _parts(trace: DeviceTrace) -> list[_Part]:
     cores: set[int] = set()
-    for name in ("instructions", "dma"):
-        df = getattr(trace, name)
+    for table in ("instructions", "dma"):
+        df = getattr(trace, table)
         if "pcore_idx" in df and not df.empty:
             cores |= set(pd.unique(df["pcore_idx"].dropna()).astype(int).tolist())
     several = len(cores) > 1
@@ -70,7 +70,8 @@ def _parts(trace: DeviceTrace) -> list[_Part]:
         engine = engine_tracks(ins, trace)
         codes = encode(engine) if engine is not None else (np.zeros(len(ins), np.int32), ["engine"])
         label = _with_core(ins, several, (codes[0], [f"Engines/{e}" for e in codes[1]]))
-        name = encode(ins["opcode"]) if "opcode" in ins else (np.zeros(len(ins), np.int32), ["instruction"])
+        name: tuple[np.ndarray, list[str]] = (encode(ins["opcode"]) if "opcode" in ins
+                                              else (np.zeros(len(ins), np.int32), ["instruction"]))
         out.append(_Part("instructions", *_times(ins), *name, *label))
     dma = trace.dma
     if not dma.empty:
@@ -130,7 +131,10 @@ class DeviceEvents(Profile):
         self.trace = trace
         parts = _parts(trace)
         n = sum(p.start.size for p in parts)
-        cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))  # noqa: E731
+
+        def cat(xs: list[np.ndarray]) -> np.ndarray:
+            return np.concatenate(xs) if xs else np.zeros(0, np.int64)
+
         start, end = cat([p.start for p in parts]), cat([p.end for p in parts])
         # Rows are put in time order here, column by column, rather than by the Profile taking
         # the whole table once more. An event's id is its row in the tables' concatenation.

@@ -153,15 +153,15 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     info: list[tuple[str, str, str, int, str]] = []  # path, name, parent, level, kind
     chains: list[list[int]] = []
     for triple in triples:
-        chain = []
+        links: list[int] = []
         parent = ""
         for level, (path, name, kind) in enumerate(_chain(*triple)):
             if path not in nodes:
                 nodes[path] = len(info)
                 info.append((path, name, parent, level, kind))
-            chain.append(nodes[path])
+            links.append(nodes[path])
             parent = path
-        chains.append(chain)
+        chains.append(links)
     n = len(info)
     start = ins["start_ts"].to_numpy(np.int64)
     end = ins["end_ts"].to_numpy(np.int64)
@@ -174,7 +174,10 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     for i, c in enumerate(chains):
         chain[i, :len(c)] = c
     order = np.argsort(start, kind="stable") if start.size > 1 and np.any(start[1:] < start[:-1]) else None
-    pick = (lambda a: a[order]) if order is not None else (lambda a: a)
+
+    def pick(a: np.ndarray) -> np.ndarray:
+        return a[order] if order is not None else a
+
     first, last, count, flop_sum, active, busy = _tree_stats(
         pick(start), pick(end), pick(ec.astype(np.int64)), pick(inv.astype(np.int64)), chain, n, len(engines),
         pick(flops) if flops is not None else np.zeros(len(start)), pick(wait))
@@ -208,7 +211,9 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
 
 
 @numba.njit(cache=True, nogil=True)
-def _tree_stats(start, end, engine, combo, chain, n, n_eng, flops, wait):  # pragma: no cover - numba
+def _tree_stats(start: np.ndarray, end: np.ndarray, engine: np.ndarray, combo: np.ndarray, chain: np.ndarray, n: int,
+                n_eng: int, flops: np.ndarray, wait: np.ndarray,
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
     """One pass over the instructions in start order: each node's first start, last end, count, FLOPs,
     and per engine the length of the union of its instructions that are not semaphore waits (active)
     and of all of them (busy); runs kept open per node and engine."""

@@ -17,7 +17,7 @@ import numpy as np
 from . import resolve as dr
 
 if TYPE_CHECKING:
-    from ..event_access import EventAccess
+    from ..profile import Profile
     from .trace import DeviceTrace
 
 # Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up.
@@ -37,7 +37,7 @@ def load_device_trace(path: Path) -> DeviceTrace:
     return _loader(path)
 
 
-def device_trace_of(profile: EventAccess, key: int | str) -> DeviceTrace:
+def device_trace_of(profile: Profile, key: int | str) -> DeviceTrace:
     """The device trace of a hardware event of `profile` (an int: its event id) or of a device profile (a str:
     its name), read on first use and kept in the profile's caches; for an event, on the host clock."""
     event = None
