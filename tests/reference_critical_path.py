@@ -351,7 +351,7 @@ class ChromeModel(Model):
         self.t, self.preds, self.gap_of, self.step = {}, defaultdict(list), {}, {}
         for e in self.evs:
             e["modelled"] = e["category"] not in ("Trace", "gpu_user_annotation", "user_annotation", "cuda_sync") and \
-                (e["thread"][1] or 0) >= 0
+                (e["thread"][1] or 0) >= 0 and e["end"] > e["start"]  # instants are markers
 
         def kind(e: dict) -> str:
             if e["category"] in DEVICE_CATEGORIES:

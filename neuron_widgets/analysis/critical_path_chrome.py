@@ -70,8 +70,8 @@ def chrome_graph(fr: Frame) -> Graph:
     thread = np.asarray(fr.combo_codes(cols), np.int64)
     used = _modelled(fr)
     if used.size < n_rows:
-        notes.append(f"{n_rows - used.size} events are markers the model leaves out (Kineto's trace span, step and GPU "
-                     "annotation spans, its cuda_sync records, events of negative process ids)")
+        notes.append(f"{n_rows - used.size} events are markers the model leaves out (instants, Kineto's trace span, step "
+                     "and GPU annotation spans, its cuda_sync records, events of negative process ids)")
     src_rows, dst_rows = _flow_pairs(fr, used)
     if src_rows.size == 0:
         notes.append("no flows: each thread's path stands alone, joined only where one thread's work ends the run")
@@ -245,8 +245,10 @@ def _next_in_group(group: np.ndarray, start: np.ndarray, g: np.ndarray, t: np.nd
 
 
 def _modelled(fr: Frame) -> np.ndarray:
-    """Rows the model reads: all but Kineto's markers (the trace's span, GPU annotations, negative process ids)."""
-    keep = np.ones(len(fr), bool)
+    """Rows the model reads: all but markers (instants, Kineto's trace span, GPU annotations, negative process ids)."""
+    # An instant takes no time: a global one (pid 0, tid 0) at the trace's end would otherwise end the run on a
+    # thread of its own, the path one gap across the whole span.
+    keep = fr.end > fr.start
     if "category" in fr.profile.column_names and len(fr):
         codes, cats = fr.column_codes("category")
         drop = np.array([c in SKIPPED_CATEGORIES for c in cats] + [False])
