@@ -126,7 +126,33 @@ def export_profile(path: str | Path, profile: Profile, *, grouping: str | None =
                       name, max_mb)
 
 
+SETTLE_S = 120.0  # as long as an exported Summary waits for its analyses
+
+
+def _settled(tl: Any) -> None:
+    """Wait for the critical path and findings the timeline is still computing: a page exported right after
+    `findings=True` would otherwise carry the toggle without its marks."""
+    def busy() -> list[str]:
+        out = []
+        if getattr(tl, "critical_path", False) and (getattr(tl, "critical_info", {}) or {}).get("state") == "computing":
+            out.append("critical path")
+        if getattr(tl, "findings", False) and (getattr(tl, "findings_info", {}) or {}).get("state") == "computing":
+            out.append("findings")
+        return out
+
+    timeout_s = SETTLE_S
+    end = time.monotonic() + timeout_s
+    while busy() and time.monotonic() < end:
+        time.sleep(0.05)  # the work runs on the widget's own thread; nothing to join
+    if left := busy():
+        import warnings
+
+        warnings.warn(f"export_html: the timeline's {' and '.join(left)} still computing after {timeout_s:.0f} s; "
+                      "the page leaves them out (export again once the toolbar shows them)", stacklevel=3)
+
+
 def _source_of(tl: Any) -> Source:
+    _settled(tl)
     v = tl.view
     choices = [dict(c) for c in getattr(tl, "color_choices", [])]
     st = ViewState(tl.grouping, (float(v[0]), float(v[1])), list(tl.brush), int(tl.selected_row), bool(tl.show_cpu),
