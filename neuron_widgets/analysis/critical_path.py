@@ -160,6 +160,11 @@ def _tuple_codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
     return packed
 
 
+def _percent(pct: float) -> str:
+    """A share to two significant digits below 10% (a real 0.09% saving is not "0%")."""
+    return f"{pct:.0f}%" if pct >= 10 or pct == 0 else f"{pct:.2g}%"
+
+
 def critical_path_headline(profile: Profile, scale: float = 0.5) -> dict:
     """The worker whose work is longest on the path, how often it is on it, and what scaling that work saves.
 
@@ -185,7 +190,10 @@ def critical_path_headline(profile: Profile, scale: float = 0.5) -> dict:
                                     is not None else None, name) if x)
     change = {0.5: "halving", 0.0: "removing", 2.0: "doubling"}.get(scale, f"scaling by {scale:g}")
     steps = f" in {int(top['steps_on_path']):,} of {int(top['steps']):,} steps" if int(top["steps"]) else ""
-    sentence = (f"{who} is on the critical path{steps}; {change} its {kind} would save "
-                f"{_duration(w.saved_ns)} ({w.saved_pct:.0f}%)")
+    if w.saved_ns > 0:
+        gain = f"{change} its {kind} would save {_duration(w.saved_ns)} ({_percent(w.saved_pct)})"
+    else:  # its work on the path waits on others' (or the change is off the path): no saving to offer
+        gain = f"{change} its {kind} would not shorten the run"
+    sentence = f"{who} is on the critical path{steps}; {gain}"
     return {"sentence": sentence, **worker, "kind": kind, "steps_on_path": int(top["steps_on_path"]),
             "steps": int(top["steps"]), "saved_ns": int(w.saved_ns), "saved_pct": float(w.saved_pct)}

@@ -1,0 +1,30 @@
+"""The critical-path headline never offers a saving of nothing, and a small real saving is not shown as 0%."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import neuron_widgets as nw
+from neuron_widgets import analysis as A
+
+CATAPULT = Path(__file__).parent / "data" / "traces" / "catapult"
+
+
+def test_a_small_saving_keeps_its_digits() -> None:
+    h = A.critical_path_headline(nw.load_profile(CATAPULT / "flow.json"))
+    assert 0 < h["saved_pct"] < 1, h
+    shown = re.search(r"\(([\d.]+)%\)$", h["sentence"])
+    assert shown is not None, h["sentence"]
+    assert float(shown.group(1)) > 0 and abs(float(shown.group(1)) - h["saved_pct"]) <= 0.01 * h["saved_pct"] + 1e-9
+
+
+def test_no_saving_is_said_as_such() -> None:
+    for name in ("main_thread_has_unclosed_slices.json", "flow.json", "simple_trace.json", "big_trace.json"):
+        h = A.critical_path_headline(nw.load_profile(CATAPULT / name))
+        if not h:
+            continue
+        if h["saved_ns"] == 0:
+            assert "would not shorten the run" in h["sentence"] and "0 ns" not in h["sentence"], h
+        else:
+            assert "would save" in h["sentence"] and "(0%)" not in h["sentence"], h
