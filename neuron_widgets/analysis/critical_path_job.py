@@ -57,17 +57,31 @@ def part_pieces(profile: Any) -> dict[str, Any]:
     workers = pd.DataFrame({c: objects(*column_at(fr, c, used[first])) for c in WORKER_COLS})
     name_code, names = pd.factorize(fr.name[used])
     all_names = np.array([*fr.names, None], dtype=object)
+    # The smallest int types that hold each column (widened again in the join): a part's pieces are pickled,
+    # shipped to the parent and held there with every other part's until the join has copied them.
     return {
         "empty": False, "notes": list(g.notes),
         "t": g.t, "row": renum(g.row), "grow": renum(g.grow), "role": g.role, "gkind": g.gkind, "gevent": g.gevent,
-        "lane_core": g.lane_core.astype(np.int32), "src": g.src.astype(small), "dst": g.dst.astype(small),
+        "lane_core": narrow(g.lane_core), "src": g.src.astype(small), "dst": g.dst.astype(small),
         "wkind": g.wkind, "wrow": renum(g.wrow),
-        "cls": g.cls, "ex_start": g.ex_start, "ex_end": g.ex_end, "neffs": list(g.neffs),
-        "row_start": fr.start[used], "row_end": fr.end[used], "row_combo": combo_local.astype(np.int32),
-        "workers": workers, "row_id": profile.array("id")[used], "row_name": name_code.astype(np.int32),
-        "names": list(all_names[np.asarray(names, np.int64)]), "row_step": g.row_step[used],
-        "row_neff": g.row_neff[used], **join,
+        "cls": g.cls, "ex_start": g.ex_start.astype(small), "ex_end": g.ex_end.astype(small), "neffs": list(g.neffs),
+        "row_start": fr.start[used], "row_end": fr.end[used], "row_combo": narrow(combo_local),
+        "workers": workers, "row_id": narrow(profile.array("id")[used]), "row_name": narrow(name_code),
+        "names": list(all_names[np.asarray(names, np.int64)]), "row_step": narrow(g.row_step[used]),
+        "row_neff": narrow(g.row_neff[used]), **join,
     }
+
+
+def narrow(a: np.ndarray) -> np.ndarray:
+    """`a` (integers, -1 for none) in the smallest signed int type that holds its values."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return a.astype(np.int8)
+    lo, hi = int(a.min()), int(a.max())
+    for t in (np.int8, np.int16, np.int32):
+        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
+            return a.astype(t)
+    return a.astype(np.int64)
 
 
 INTERNAL[TASK] = part_pieces  # a building block `across` runs in its part tasks
@@ -116,7 +130,7 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     part_of = np.repeat(np.arange(len(ps)), n_rows)
     order = np.lexsort((np.arange(start.size), part_of, -end, start))
     n_all = int(start.size)
-    rank = np.empty(n_all, np.int64)
+    rank = np.empty(n_all, np.int32 if n_all < 2**31 - 1 else np.int64)
     rank[order] = np.arange(n_all)
     del order, start, end  # per row, and the joined graph is yet to be built: not held through it
     # NEFF names job-wide; step labels (NEFF, execution, ordinal) job-wide.
@@ -137,26 +151,35 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     m_base = n_real
     lane_base = np.r_[0, np.cumsum([int(p["lane_core"].max()) + 1 if p["lane_core"].size else 0 for p in ps])]
 
+    # Indices in int32 where the job's rows and instants fit: the joined graph is the parent's peak.
+    idx = np.int32 if max(n_all, n_real + n_steps, int(lane_base[-1])) < 2**31 - 1 else np.int64
+
     def inst(i: int, v: np.ndarray) -> np.ndarray:
         b, v = own[i], v.astype(np.int64)
-        return np.where(v < b, inst_base[i] + v, m_base + step_glob[step_base[i] + np.maximum(v - b, 0)])
+        return np.where(v < b, inst_base[i] + v, m_base + step_glob[step_base[i] + np.maximum(v - b, 0)]).astype(idx)
 
     def rows(i: int, r: np.ndarray) -> np.ndarray:
         r = r.astype(np.int64)
-        return np.where(r >= 0, rank[row_base[i] + np.maximum(r, 0)], -1)
+        return np.where(r >= 0, rank[row_base[i] + np.maximum(r, 0)], -1).astype(idx)
 
     def cat(name: str, i_fn: Any = None) -> np.ndarray:
         return np.concatenate([i_fn(i, p.pop(name)[:own[i]]) if i_fn else p.pop(name)[:own[i]]
                                for i, p in enumerate(ps)])
 
-    t = np.r_[cat("t"), np.zeros(n_steps, np.int64)]
-    row = np.r_[cat("row", rows), np.full(n_steps, -1)]
-    grow = np.r_[cat("grow", rows), np.full(n_steps, -1)]
-    role = np.r_[cat("role"), np.full(n_steps, LAST_ARRIVAL)].astype(np.int8)
-    gkind = np.r_[cat("gkind"), np.full(n_steps, COLLECTIVE)].astype(np.int8)
-    gevent = np.r_[cat("gevent"), np.zeros(n_steps, bool)]
-    lane = np.r_[np.concatenate([np.where(p["lane_core"][:own[i]] >= 0, p["lane_core"][:own[i]] + np.int64(lane_base[i]), -1)
-                                 for i, p in enumerate(ps)]), np.full(n_steps, -1)]
+    def tail(a: np.ndarray, fill: Any, dtype: Any) -> np.ndarray:  # the last-arrival block after the own instants
+        out = np.empty(a.size + n_steps, dtype)
+        out[:a.size] = a
+        out[a.size:] = fill
+        return out
+
+    t = tail(cat("t"), 0, np.int64)
+    row = tail(cat("row", rows), -1, idx)
+    grow = tail(cat("grow", rows), -1, idx)
+    role = tail(cat("role"), LAST_ARRIVAL, np.int8)
+    gkind = tail(cat("gkind"), COLLECTIVE, np.int8)
+    gevent = tail(cat("gevent"), False, bool)
+    lane = tail(np.concatenate([np.where(p["lane_core"][:own[i]] >= 0, p["lane_core"][:own[i]] + idx(lane_base[i]), -1)
+                                for i, p in enumerate(ps)]).astype(idx), -1, idx)
     src = np.concatenate([inst(i, p.pop("src")) for i, p in enumerate(ps)])
     dst = np.concatenate([inst(i, p.pop("dst")) for i, p in enumerate(ps)])
     wkind = np.concatenate([p.pop("wkind") for p in ps])
@@ -175,8 +198,8 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     t[m_base:] = last
     w = np.where(wkind != DEPENDENCY, t[dst] - t[src], 0).astype(np.int64)  # work: the time between its moments
     row_neff = np.concatenate([np.where(p["row_neff"] >= 0, m[np.maximum(p.pop("row_neff"), 0)], -1)
-                               for p, m in zip(ps, neff_maps, strict=True)])
-    row_step = np.concatenate([p.pop("row_step") for p in ps])
+                               for p, m in zip(ps, neff_maps, strict=True)]).astype(np.int64)
+    row_step = np.concatenate([p.pop("row_step") for p in ps]).astype(np.int64)
     g = Graph(t, row, grow, role, gkind, gevent, lane, src, dst, w, wkind, wrow, cls, n_all, [],
               _by_rank(row_step, rank), _by_rank(row_neff, rank), neffs,
               np.concatenate([inst_base[i] + p["ex_start"] for i, p in enumerate(ps)]),
@@ -189,7 +212,7 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     names = np.array([n for p in ps for n in p["names"]] + [None], dtype=object)
     return JobGraph(g, _by_rank(part_of, rank), parts, _by_rank(combo, rank),
                     pd.concat([p["workers"] for p in ps], ignore_index=True), _by_rank(np.concatenate(
-                        [p.pop("row_id") for p in ps]), rank), _by_rank(name, rank), names)
+                        [p.pop("row_id") for p in ps]).astype(np.int64), rank), _by_rank(name, rank), names)
 
 
 def _by_rank(a: np.ndarray, rank: np.ndarray) -> np.ndarray:
