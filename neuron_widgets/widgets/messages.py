@@ -140,7 +140,7 @@ class HoverReply(TypedDict):
     type: Literal["hover"]
     uuid: str
     row: NotRequired[int]
-    args: NotRequired[dict[str, Any]]
+    args: NotRequired[dict[str, str]]  # the first eight, each as text
     id: NotRequired[str]
 
 

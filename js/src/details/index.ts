@@ -1,9 +1,10 @@
 // EventDetails: the selected event's properties, arguments and dependency chain, as text.
 
 import { h } from "../common/dom";
+import type { DetailsTraits, ViewModel } from "../common/messages";
 import { initialize } from "../common/resync";
 
-type Model = any;
+type Model = ViewModel<DetailsTraits>;
 
 interface Dep {
   row: number;

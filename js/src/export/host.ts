@@ -2,6 +2,14 @@
 // (viewport, counters, hover, find) from the embedded data, and keeps the derived state
 // (tracks, selection details, brush summary) up to date as the view changes.
 
+import type {
+  CountersReply,
+  CountersRequest,
+  DetailsTraits,
+  DeviceViewerTraits,
+  TimelineTraits,
+  ToKernel,
+} from "../common/messages";
 import { formatDuration, formatTime } from "../common/time";
 import type { FindingMark } from "../timeline/findings";
 import { LocalModel } from "./model";
@@ -55,11 +63,11 @@ export interface Meta {
     height: number;
     title: string;
     notes: string[];
-    strip: unknown[];
+    strip: Record<string, unknown>[]; // the summary chips: {label, value, share}
     color_by: string;
     hierarchy?: Record<string, unknown>;
     picked_node?: string;
-    color_choices?: unknown[];
+    color_choices?: Record<string, unknown>[]; // [{value, label}] for the colour menu
     // The critical path when the notebook showed it: its text and jumps as page rows and times.
     critical?: { text: string; jumps: number[] }; // [row_from, t_from, row_to, t_to, ...]
     critical_available?: boolean; // false for a device trace: no toggle
@@ -93,8 +101,8 @@ export function coverageNote(m: Meta): string[] {
 }
 
 export class TimelineHost {
-  readonly model: LocalModel;
-  readonly details = new LocalModel({ event: {} });
+  readonly model: LocalModel<TimelineTraits & Partial<DeviceViewerTraits>>;
+  readonly details = new LocalModel<DetailsTraits>({ event: {} });
   readonly store: EventStore;
   private fields: Map<string, { f: Field; read: (i: number) => string }>;
   private args: Int32Array;
@@ -117,6 +125,7 @@ export class TimelineHost {
       tracks: this.store.index(grouping).tracks,
       names: meta.names,
       span: meta.span,
+      home: meta.span, // what the view falls back to without one: Reset shows the whole span
       overview: meta.overview ?? {},
       origin_ns: meta.origin_ns,
       view: st.view,
@@ -261,7 +270,7 @@ export class TimelineHost {
   }
 
   // -- requests from the view ------------------------------------------------------------
-  private request(c: any): void {
+  private request(c: ToKernel): void {
     const m = this.model;
     try {
       if (c.type === "viewport") {
@@ -303,11 +312,11 @@ export class TimelineHost {
         m.reply({ type: "find", uuid: c.uuid, ...got, ...place });
       }
     } catch (e) {
-      m.reply({ type: "error", uuid: c.uuid, message: String(e) });
+      m.reply({ type: "error", uuid: "uuid" in c ? c.uuid : null, message: String(e) });
     }
   }
 
-  private counters(c: any): [Record<string, unknown>, ArrayBuffer[]] {
+  private counters(c: CountersRequest): [CountersReply, ArrayBuffer[]] {
     const keys = new Set<string>(c.keys ?? []);
     const t0 = Number(c.t0);
     const t1 = Number(c.t1);

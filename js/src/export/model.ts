@@ -1,23 +1,25 @@
 // A widget model that lives in the page: the same get/set/on/send surface the views use with a
 // kernel, with the kernel's side played by a local host (see host.ts).
 
+import type { ToBrowser, ToKernel } from "../common/messages";
+
 type Handler = (...args: any[]) => void;
 
-export class LocalModel {
+export class LocalModel<T extends Record<string, any>> {
   private handlers = new Map<string, Set<Handler>>();
-  onSend: (content: any) => void = () => {};
+  onSend: (content: ToKernel) => void = () => {};
 
-  constructor(private state: Record<string, unknown>) {}
+  constructor(private state: T) {}
 
-  get(key: string): unknown {
+  get<K extends keyof T>(key: K): T[K] {
     return this.state[key];
   }
 
-  set(key: string, value: unknown): void {
+  set<K extends keyof T>(key: K, value: T[K]): void {
     const old = this.state[key];
     if (old === value || (typeof value === "object" && JSON.stringify(old) === JSON.stringify(value))) return;
     this.state[key] = value;
-    this.emit(`change:${key}`);
+    this.emit(`change:${String(key)}`);
   }
 
   save_changes(): void {}
@@ -27,16 +29,16 @@ export class LocalModel {
     this.handlers.get(event)!.add(f);
   }
 
-  off(event: string, f: Handler): void {
-    this.handlers.get(event)?.delete(f);
+  off(event?: string | null, f?: Handler | null): void {
+    if (event && f) this.handlers.get(event)?.delete(f);
   }
 
-  send(content: any): void {
+  send(content: ToKernel): void {
     this.onSend(content);
   }
 
   /** A reply from the host, delivered after the current task like a message from a kernel. */
-  reply(msg: Record<string, unknown>, buffers: ArrayBuffer[] = []): void {
+  reply(msg: ToBrowser, buffers: ArrayBuffer[] = []): void {
     setTimeout(() => this.emit("msg:custom", msg, buffers), 0);
   }
 

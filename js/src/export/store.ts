@@ -1,6 +1,7 @@
 // The events of an exported page, and the kernel's queries answered in the page: grouping
 // (events to tracks, lanes), the level-of-detail viewport, search, range summaries and details.
 
+import type { ViewportReply } from "../common/messages";
 import { COLUMN_TYPES, FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, FLAG_MARKER } from "../timeline/data";
 import type { TrackInfo } from "../timeline/layout";
 import type { Place } from "../timeline/render";
@@ -35,6 +36,9 @@ function countingSort(keys: Int32Array, order: Int32Array, nKeys: number): { per
   for (let k = 0; k < order.length; k++) perm[fill[keys[order[k]]]++] = order[k];
   return { perm, off };
 }
+
+/** A viewport reply as the kernel's, less what the host adds; `merged`: the events merged into blocks. */
+type ViewportMeta = Omit<ViewportReply, "uuid" | "revision" | "generation" | "color_keys"> & { merged: number };
 
 export class EventStore {
   readonly n: number;
@@ -190,7 +194,7 @@ export class EventStore {
     t1: number,
     width: number,
     tracks: number[],
-  ): { meta: Record<string, unknown>; buffers: ArrayBuffer[] } {
+  ): { meta: ViewportMeta; buffers: ArrayBuffer[] } {
     const g = this.index(grouping);
     width = Math.min(Math.max(Math.round(width), 1), 16384);
     const px = Math.max((t1 - t0) / width, 1e-9);
@@ -247,7 +251,7 @@ export class EventStore {
       out.flush(FLAG_MARKER);
       markers++;
     }
-    const meta = {
+    const meta: ViewportMeta = {
       type: "viewport",
       grouping,
       t0,

@@ -3,10 +3,11 @@
 // the kernel. The modal is a native <dialog>, so it sits above JupyterLab and traps focus.
 
 import { button, h } from "../common/dom";
+import type { PickerTraits, ViewModel } from "../common/messages";
 import { initialize } from "../common/resync";
 import { parseFilter, rowMatches } from "./match";
 
-type Model = any;
+type Model = ViewModel<PickerTraits>;
 
 interface Column {
   key: string;

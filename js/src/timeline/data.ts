@@ -3,6 +3,16 @@
 // superseded ones are dropped), and what is on screen keeps being drawn meanwhile.
 
 import { typed } from "../common/dom";
+import type {
+  CounterAtRequest,
+  CountersRequest,
+  FindRequest,
+  HoverRequest,
+  ToBrowser,
+  ToKernel,
+  ViewportReply,
+  ViewportRequest,
+} from "../common/messages";
 
 export interface Items {
   t0: number;
@@ -49,9 +59,9 @@ export const COLUMN_TYPES: Record<string, { new (n: number): Column; new (b: Arr
   node: Int32Array,
 };
 
-export function decodeItems(msg: any, buffers: (DataView | ArrayBuffer)[], tracks: number[]): Items {
+export function decodeItems(msg: ViewportReply, buffers: (DataView | ArrayBuffer)[], tracks: number[]): Items {
   const cols: Record<string, any> = {};
-  (msg.columns as string[]).forEach((c, i) => {
+  msg.columns.forEach((c, i) => {
     cols[c] = typed(buffers[i], COLUMN_TYPES[c]);
   });
   return {
@@ -78,16 +88,25 @@ export function decodeItems(msg: any, buffers: (DataView | ArrayBuffer)[], track
   };
 }
 
-export interface Wish {
-  type: string;
-  key: string; // what the reply would hold; the same key twice is one request
-  payload: Record<string, any>;
-}
+/** A request the Timeline makes of the kernel, as messages.ts declares it, less what the channel adds. */
+type Asked<R extends { type: string; uuid: string }> = { type: R["type"]; payload: Omit<R, "type" | "uuid"> };
 
-type Reply = (msg: any, buffers: (DataView | ArrayBuffer)[], asked: Record<string, any>) => void;
+export type Wish = (
+  | Asked<ViewportRequest>
+  | Asked<CountersRequest>
+  | Asked<CounterAtRequest>
+  | Asked<HoverRequest>
+  | Asked<FindRequest>
+) & {
+  key: string; // what the reply would hold; the same key twice is one request
+};
+
+export type Payload = Wish["payload"];
+
+type Reply = (msg: ToBrowser, buffers: (DataView | ArrayBuffer)[], asked: Payload) => void;
 
 interface ModelLike {
-  send(content: any, callbacks?: any, buffers?: any): void;
+  send(content: ToKernel, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void;
 }
 
 let counter = 0;
@@ -98,7 +117,7 @@ export function uuid(): string {
 
 /** One channel of requests (viewport, counters...): at most one in flight, latest wish wins. */
 export class Channel {
-  private inflight: { uuid: string; key: string; sent: number; payload: Record<string, any> } | null = null;
+  private inflight: { uuid: string; key: string; sent: number; payload: Payload } | null = null;
   private pending: Wish | null = null;
   private lastKey = "";
   constructor(
@@ -125,11 +144,11 @@ export class Channel {
     const id = uuid();
     this.inflight = { uuid: id, key: w.key, sent: performance.now(), payload: w.payload };
     this.lastKey = w.key;
-    this.model.send({ type: w.type, uuid: id, ...w.payload });
+    this.model.send({ type: w.type, uuid: id, ...w.payload } as ToKernel);
   }
 
   /** A message arrived: true if it was this channel's reply. */
-  handle(msg: any, buffers: (DataView | ArrayBuffer)[]): boolean {
+  handle(msg: ToBrowser, buffers: (DataView | ArrayBuffer)[]): boolean {
     if (!this.inflight || msg.uuid !== this.inflight.uuid) return false;
     const asked = this.inflight.payload;
     this.inflight = null;

@@ -2,6 +2,7 @@
 // profile, the view and brush set from Python, the selection, the kernel's revisions, counters,
 // height, errors, the analysis toggles, and the kernel's replies.
 
+import type { TimelineModel, ToBrowser } from "../common/messages";
 import type { Items } from "./data";
 import { type CounterInfo, defaultCollapsed, type LayoutState } from "./layout";
 import type { Replies } from "./replies";
@@ -11,7 +12,7 @@ import { clampView, type Range } from "./viewmath";
 
 /** What following the model reads and calls on the view (TimelineView). */
 export interface FollowHost {
-  readonly model: any;
+  readonly model: TimelineModel;
   readonly root: HTMLElement;
   readonly scroll: HTMLElement;
   readonly groupingSelect: HTMLSelectElement;
@@ -82,7 +83,7 @@ export function followModel(v: FollowHost, on: (event: string, f: (...args: any[
   on("change:height", () => (v.root.style.height = `${m.get("height")}px`));
   on("change:error", () => v.showError(m.get("error")));
   v.toggles.bind(on);
-  on("msg:custom", (msg: Record<string, unknown>, buffers: DataView[]) => v.replies.handle(msg, buffers));
+  on("msg:custom", (msg: ToBrowser, buffers: DataView[]) => v.replies.handle(msg, buffers));
   const b = m.get("brush") as number[];
   v.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
   v.summary.set((m.get("brush_summary") as RangeSummary) ?? null);

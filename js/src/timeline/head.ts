@@ -2,6 +2,7 @@
 // warnings) and the summary chips (the device viewer's engine strip). Text only.
 
 import { h } from "../common/dom";
+import type { TimelineModel } from "../common/messages";
 
 interface Chip {
   label: string;
@@ -10,7 +11,7 @@ interface Chip {
   title?: string;
 }
 
-export function renderHead(head: HTMLElement, model: any): boolean {
+export function renderHead(head: HTMLElement, model: TimelineModel): boolean {
   const title = (model.get("title") as string) || "";
   const notes = (model.get("notes") as string[]) || [];
   const strip = (model.get("strip") as Chip[]) || [];

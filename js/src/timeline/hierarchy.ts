@@ -4,10 +4,11 @@
 // tree down to its node and names its path. The colour menu (`color_by`) lives here too.
 
 import { button, h } from "../common/dom";
+import type { TimelineModel } from "../common/messages";
 import { formatDuration, formatTime } from "../common/time";
 import type { Range } from "./viewmath";
 
-type Model = any;
+type Model = TimelineModel;
 
 export interface TreeRow {
   path: string;

@@ -3,6 +3,7 @@
 
 import { readTheme, type Theme } from "../common/colors";
 import { button, h } from "../common/dom";
+import type { TimelineModel, ToBrowser } from "../common/messages";
 import { formatDuration, formatTime } from "../common/time";
 import { AXIS_H, axisLabels, drawAxis } from "./axis";
 import { counterText } from "./counterscale";
@@ -39,7 +40,7 @@ import { fillToolbar } from "./toolbar";
 import { Tooltip } from "./tooltip";
 import { clampView, findingView, fitRange, type Range } from "./viewmath";
 
-type Model = any;
+type Model = TimelineModel;
 
 const LABEL_W = 260;
 
@@ -406,9 +407,10 @@ export class TimelineView {
       });
   }
 
-  onSide(msg: any): void {
-    if (msg.type === "hover") this.tooltip.setArgs(msg.row, msg.args ?? {});
-    else if (msg.type === "counter_at") this.tooltip.setCounter(msg);
+  onSide(msg: ToBrowser): void {
+    if (msg.type === "hover") {
+      if (msg.row !== undefined) this.tooltip.setArgs(msg.row, msg.args ?? {});
+    } else if (msg.type === "counter_at") this.tooltip.setCounter(msg);
     else if (msg.type === "find") this.finder.found(msg);
     else if (msg.type === "error") this.showError(msg.message);
   }

@@ -4,18 +4,19 @@
 // shown before a retarget are dropped, and the view asks again.
 
 import { typed } from "../common/dom";
-import { Channel, decodeItems, type Items } from "./data";
+import type { TimelineModel, ToBrowser } from "../common/messages";
+import { Channel, decodeItems, type Items, type Payload } from "./data";
 import { readSnapshot, SnapshotKeeper } from "./snapshot";
 import { counterWish, type Held, viewportWish } from "./wishes";
 
-type Model = any;
+type Model = TimelineModel;
 
 /** What the replies call back on the view. */
 export interface RepliesHost {
   request(): void; // draw again
   showError(text: string): void;
   setWaiting(ms: number): void;
-  onSide(msg: any): void; // hover details, counter values, search results
+  onSide(msg: ToBrowser): void; // hover details, counter values, search results
 }
 
 export class Replies {
@@ -47,7 +48,7 @@ export class Replies {
   }
 
   /** A message from the kernel: the channel that asked takes it. */
-  handle(msg: Record<string, unknown>, buffers: DataView[]): void {
+  handle(msg: ToBrowser, buffers: DataView[]): void {
     if (this.viewport.handle(msg, buffers)) return;
     if (this.counters.handle(msg, buffers)) return;
     this.side.handle(msg, buffers);
@@ -103,21 +104,22 @@ export class Replies {
   }
 
   /** A reply computed for the profile shown before a retarget: dropped, and the view asks again. */
-  private stale(msg: any, channel: Channel): boolean {
-    if (msg.generation === undefined || msg.generation === this.model.get("generation")) return false;
+  private stale(msg: ToBrowser, channel: Channel): boolean {
+    if (!("generation" in msg) || msg.generation === this.model.get("generation")) return false;
     channel.invalidate();
     this.host.request();
     return true;
   }
 
-  private onViewport(msg: any, buffers: DataView[], asked: Record<string, any>): void {
+  private onViewport(msg: ToBrowser, buffers: DataView[], asked: Payload): void {
     if (this.stale(msg, this.viewport)) return;
     if (msg.type === "error") {
       this.host.showError(msg.message);
       return;
     }
+    if (msg.type !== "viewport" || !("tracks" in asked)) return; // the viewport channel asks for nothing else
     this.marks.reply ??= Date.now();
-    this.items = decodeItems(msg, buffers, asked.tracks as number[]);
+    this.items = decodeItems(msg, buffers, asked.tracks ?? []);
     this.replyBytes.push(buffers.reduce((n, b) => n + b.byteLength, 0));
     if (this.replyBytes.length > 1000) this.replyBytes.splice(0, 500);
     this.snapshot = null;
@@ -125,15 +127,16 @@ export class Replies {
     this.keeper.schedule();
   }
 
-  private onCounters(msg: any, buffers: DataView[]): void {
+  private onCounters(msg: ToBrowser, buffers: DataView[]): void {
     if (this.stale(msg, this.counters)) return;
     if (msg.type === "error") {
       this.host.showError(msg.message);
       return;
     }
+    if (msg.type !== "counters") return; // the counters channel asks for nothing else
     let b = 0;
     const keys: string[] = [];
-    for (const s of msg.series as { key: string; n: number }[]) {
+    for (const s of msg.series) {
       this.counterData.set(s.key, { t: typed(buffers[b], Float64Array), v: typed(buffers[b + 1], Float64Array) });
       keys.push(s.key);
       b += 2;

@@ -2,6 +2,8 @@
 // and stepping through the matching events, which the kernel finds in time order.
 
 import { h } from "../common/dom";
+import type { FindReply } from "../common/messages";
+import type { Wish } from "./data";
 import type { Range } from "./viewmath";
 
 /** What the search reads and moves on the timeline. */
@@ -10,7 +12,7 @@ export interface SearchHost {
   names(): string[];
   selectedStart(): number | undefined;
   visibleTrackIds(): number[];
-  ask(msg: { type: string; key: string; payload: Record<string, unknown> }): void;
+  ask(w: Wish): void;
   setView(v: Range): void;
   scrollToTrack(track: number): void;
   select(row: number): void;
@@ -43,18 +45,19 @@ export class Search {
     });
   }
 
-  found(msg: any): void {
+  found(msg: FindReply): void {
     if (msg.row < 0) {
       this.info.textContent = "no match";
       return;
     }
-    this.info.textContent = `${msg.index + 1} / ${msg.total.toLocaleString()}`;
-    const dur = Math.max(msg.end - msg.start, 1000);
-    const mid = (msg.start + msg.end) / 2;
+    // A match (row >= 0) comes with its place: index, start, end and track are there.
+    this.info.textContent = `${msg.index! + 1} / ${msg.total.toLocaleString()}`;
+    const dur = Math.max(msg.end! - msg.start!, 1000);
+    const mid = (msg.start! + msg.end!) / 2;
     const v = this.host.view();
     const w = Math.max(v.t1 - v.t0, 3 * dur);
     this.host.setView({ t0: mid - w / 2, t1: mid + w / 2 });
-    this.host.scrollToTrack(msg.track);
+    this.host.scrollToTrack(msg.track!);
     this.host.select(msg.row);
   }
 }

@@ -1,9 +1,11 @@
 // The last view kept as a small PNG in the widget's state, shown when a notebook is reopened
 // without its kernel (the widget state is saved with the notebook; replies are not).
 
+import type { TimelineModel } from "../common/messages";
+
 const MAX_BYTES = 400_000;
 
-export function saveSnapshot(canvas: HTMLCanvasElement, model: any): void {
+export function saveSnapshot(canvas: HTMLCanvasElement, model: TimelineModel): void {
   canvas.toBlob(async (blob) => {
     if (!blob || blob.size > MAX_BYTES) return;
     model.set("_snapshot", new DataView(await blob.arrayBuffer()));
@@ -11,7 +13,7 @@ export function saveSnapshot(canvas: HTMLCanvasElement, model: any): void {
   }, "image/png");
 }
 
-export async function readSnapshot(model: any): Promise<ImageBitmap | null> {
+export async function readSnapshot(model: TimelineModel): Promise<ImageBitmap | null> {
   const snap = model.get("_snapshot") as DataView | undefined;
   if (!snap || snap.byteLength === 0) return null;
   const bytes = snap.buffer.slice(snap.byteOffset, snap.byteOffset + snap.byteLength) as ArrayBuffer;
@@ -28,7 +30,7 @@ export class SnapshotKeeper {
 
   constructor(
     private canvas: HTMLCanvasElement,
-    private model: any,
+    private model: TimelineModel,
     private busy: () => boolean,
   ) {}
 

@@ -3,10 +3,11 @@
 // what is shown or why nothing is, and what a frame draws of it; the kernel computes both.
 
 import { button, h } from "../common/dom";
+import type { TimelineModel } from "../common/messages";
 import type { FindingMark } from "./findings";
 import type { Scene } from "./render";
 
-type Model = any;
+type Model = TimelineModel;
 
 interface Info {
   state?: string;
@@ -26,7 +27,7 @@ export class AnalysisToggles {
     private root: HTMLElement,
     private request: () => void,
   ) {
-    const flip = (key: string) => () => {
+    const flip = (key: "critical_path" | "findings") => () => {
       this.model.set(key, !this.model.get(key));
       this.model.save_changes();
     };
@@ -63,11 +64,16 @@ export class AnalysisToggles {
     this.request();
   }
 
-  private showOne(key: string, name: "critical" | "findings", btn: HTMLButtonElement, line: HTMLElement): void {
+  private showOne(
+    key: "critical_path" | "findings",
+    name: "critical" | "findings",
+    btn: HTMLButtonElement,
+    line: HTMLElement,
+  ): void {
     const on = !!this.model.get(key);
-    const info = (this.model.get(`${name}_info`) ?? {}) as Info;
+    const info = (this.model.get(`${name}_info` as const) ?? {}) as Info;
     // Not offered where it cannot be computed (a device trace has no path): the toolbar keeps to one line.
-    btn.style.display = this.model.get(`${name}_available`) === false ? "none" : "";
+    btn.style.display = this.model.get(`${name}_available` as const) === false ? "none" : "";
     btn.classList.toggle("nw-on", on);
     btn.setAttribute("aria-pressed", String(on));
     line.textContent = info.text ?? "";

@@ -1,6 +1,7 @@
 // The hover tooltip. Names and arguments are profile text: set as textContent only.
 
 import { h } from "../common/dom";
+import type { CounterAtReply } from "../common/messages";
 import { formatDuration, formatTime } from "../common/time";
 import { FLAG_COARSE, FLAG_ERROR, FLAG_INCOMPLETE } from "./data";
 import type { CounterInfo } from "./layout";
@@ -122,7 +123,7 @@ export class Tooltip {
     this.place(cx, cy);
   }
 
-  setCounter(msg: any): void {
+  setCounter(msg: CounterAtReply): void {
     if (!this.counter || msg.key !== this.counter.key) return;
     const box = this.el.querySelector(".nw-tt-value");
     if (!box) return;
@@ -137,7 +138,8 @@ export class Tooltip {
             : `${formatValue(msg.value, unit)} at ${formatTime(at)}`,
       }),
     ];
-    if (msg.value !== undefined) parts.push(h("div", { class: "nw-tt-note", text: `sampled at ${formatTime(msg.t)}` }));
+    if (msg.value !== undefined)
+      parts.push(h("div", { class: "nw-tt-note", text: `sampled at ${formatTime(msg.t!)}` }));
     for (const [k, v] of Object.entries((msg.breakdown ?? {}) as Record<string, number>)) {
       parts.push(
         h("div", {}, [h("span", { class: "nw-tt-key", text: `${k}: ` }), h("span", { text: formatValue(v, "B") })]),

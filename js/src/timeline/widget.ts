@@ -1,9 +1,10 @@
 // The Timeline widget as anywidget loads it: the view, and the check that the kernel is heard.
 
+import type { TimelineModel } from "../common/messages";
 import { initialize } from "../common/resync";
 import { TimelineView } from "./index";
 
-type Model = any;
+type Model = TimelineModel;
 
 export default {
   initialize,
