@@ -1,6 +1,7 @@
 """Findings of a multi-node job, from `across` (each part's small tables, stragglers matched job-wide):
 the core that is last in many steps, a node slower on all its cores, parts that could not be read,
-and every part's errors and hangs. A job has no joined dependency graph, so no gain is predicted."""
+and every part's errors and hangs. No gain is predicted: `what_if(job)` replays the joined parts, but a
+straggler's lateness or a slow node is not one kind of work it scales."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from .findings_rows import pct, row
 
 JOB_LAST_SHARE = 0.5     # as the profile's straggler rule: last in at least half the steps
 SLOW_NODE_RATIO = 1.10   # every core of a node computes >= 10% longer than the other nodes' median core
-NO_JOB_GAIN = "a job's what-if is not modelled: what a fix would save is not known"
+# what_if(job, ...) replays the joined parts, but lateness or a slower node is not one kind of work it can scale.
+NO_JOB_GAIN = ("the gain is not modelled (lateness is not one kind of work to scale: try analysis.what_if(job, ...) "
+               "on that part's compute)")
 
 
 def is_job(x: Any) -> bool:

@@ -38,16 +38,34 @@ SYNC_WAIT_SHARE = 0.05      # the host waits in synchronising calls on the criti
 
 def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, Any]]:
     span = run_span(p)
-    ctx: dict[str, Any] = {"p": p, "span": span, "start": p.start_ts, "end": p.end_ts,
+    ctx: dict[str, Any] = {"p": p, "span": span, "start": p.start_ts, "end": p.end_ts, "notes": notes,
                            "label": lambda inst, pid, nc: f"{inst} pid {pid} NC{nc}"}
     out: list[dict[str, Any]] = []
     if kind == "kineto":
         for rule in (_late_rank, _gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path, _fusion):
             out.extend(rule(ctx))
     else:
-        notes.append("a plain trace: only errors and events that never ended are looked for")
+        notes.append("a plain trace: only errors and events that never ended are looked for (no rule predicts a gain)")
     out.extend(problem_findings(ctx))
     return out
+
+
+def off_path(ctx: dict[str, Any], rule: str, gain: float, what: str) -> bool:
+    """Whether a rule's what-if saves nothing: then it is no finding (nothing to fix first), only a note."""
+    if not (np.isfinite(gain) and gain <= 0):
+        return False
+    ctx.setdefault("notes", []).append(f"{rule}: {what}, but that time is not on the critical path (the what-if saves "
+                                       "nothing): not reported")
+    return True
+
+
+def _rank_span(p: Profile, rank: Any, fallback: tuple[Any, Any]) -> tuple[Any, Any]:
+    """The first start and last end of a rank's device kernels (where its GPU span is), else `fallback`."""
+    k = kineto_kernels(frame_of(p), round_us=False)
+    mine = np.asarray(k.ranks, dtype=object)[k.rank] == rank if k.rank.size else np.zeros(0, bool)
+    if not mine.any():
+        return fallback
+    return int(k.start[mine].min()), int(k.end[mine].max())
 
 
 def _rank(r: Any) -> str:
@@ -106,6 +124,8 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     all_idle = float(mine["idle_time_ns"].sum())
     threads = _host_threads(p)
     gain = gain_of(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
+    if off_path(ctx, "gpu_idle", gain, f"{_rank(worst['rank'])}'s GPU is idle {pct(share)} of its span"):
+        return []
     ranks = int((t["idle_time_pctg"] / 100.0 >= GPU_IDLE_SHARE).sum())
     title = (f"{_rank(worst['rank'])}'s GPU is idle {pct(share)} of its {duration(worst['span_ns'])} span "
              f"({duration(worst['idle_time_ns'])}; {pct(host / all_idle) if all_idle else '0%'} of the gaps wait on "
@@ -113,7 +133,8 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
              f"untraced time between their ops {saved(gain, span)}")
     evidence = {"rank": worst["rank"], "idle_ns": int(worst["idle_time_ns"]), "idle_share": share,
                 "host_wait_ns": host, "ranks_over_threshold": ranks}
-    return [row("gpu_idle", severity_of(gain, span, "medium"), title, gain, ctx["start"], ctx["end"], evidence,
+    start, end = _rank_span(p, worst["rank"], (ctx["start"], ctx["end"]))
+    return [row("gpu_idle", severity_of(gain, span, "medium"), title, gain, start, end, evidence,
                 "Keep the GPU fed: larger batches, CUDA graphs, data loading off the training thread.")]
 
 
@@ -146,14 +167,19 @@ def _overlap(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     worst = m.sort_values("comp_comm_overlap_pctg").iloc[0]
     gain = gain_of(p, {"kind": "collective"}, 0.0, span)
+    share = float(worst["comp_comm_overlap_pctg"])
+    if off_path(ctx, "low_overlap", gain, f"{_rank(worst['rank'])}'s communication runs {share:.0f}% under computation"):
+        return []
     exposed = float(worst["comm_time_ns"] - worst["overlap_time_ns"])
-    title = (f"Only {worst['comp_comm_overlap_pctg']:.0f}% of {_rank(worst['rank'])}'s communication runs under "
-             f"computation ({duration(exposed)} exposed of {duration(worst['comm_time_ns'])}"
+    under = "None" if share < 0.5 else f"Only {share:.0f}%"
+    title = (f"{under} of {_rank(worst['rank'])}'s communication runs under computation ({duration(exposed)} "
+             f"exposed of {duration(worst['comm_time_ns'])}"
              f"{f'; {len(m)} ranks under {OVERLAP_BELOW:.0f}%' if len(m) > 1 else ''}); hiding the NCCL kernels "
              f"entirely {saved(gain, span)}")
     evidence = {"rank": worst["rank"], "overlap_pct": float(worst["comp_comm_overlap_pctg"]),
                 "comm_ns": int(worst["comm_time_ns"]), "exposed_ns": exposed, "ranks": len(m)}
-    return [row("low_overlap", severity_of(gain, span), title, gain, ctx["start"], ctx["end"], evidence,
+    start, end = _rank_span(p, worst["rank"], (ctx["start"], ctx["end"]))
+    return [row("low_overlap", severity_of(gain, span), title, gain, start, end, evidence,
                 "Overlap communication with compute (bucketed all-reduce, communication on its own stream).")]
 
 
@@ -169,6 +195,8 @@ def _sync_copies(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     start, end = p.array("start_ts")[rows], p.array("end_ts")[rows]
     total = float(np.nansum(np.asarray(end, float) - np.asarray(start, float)))
     gain = gain_of(p, mask, 0.0, span)
+    if off_path(ctx, "sync_memcpy", gain, f"{rows.size:,} synchronous copies or sets"):
+        return []
     counts = pd.Series(np.asarray(fr.names, dtype=object)[fr.name[rows]]).value_counts()
     what = ", ".join(f"{c:,} {n}" for n, c in counts.items())
     title = (f"{what} synchronise the host with the GPU ({duration(total)} in the calls); making them "

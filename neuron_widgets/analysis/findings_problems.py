@@ -1,4 +1,5 @@
-"""Findings every trace kind shares: errors with their meaning, and executions or events that never ended."""
+"""Findings every trace kind shares: errors with their meaning, and executions or events that never ended
+(hangs, and events still open when the recording stopped)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def problem_findings(ctx: dict[str, Any], probs: pd.DataFrame | None = None) -> 
                            "nc_idx", "thread_id", "id", "start_ts") if c not in probs.columns]
     if missing:  # a job's parts of other kinds (Kineto ranks) list fewer columns
         probs = probs.assign(**{c: pd.Series([None] * len(probs), index=probs.index, dtype=object) for c in missing})
-    return _errors(ctx, probs) + _hangs(ctx, probs)
+    return _errors(ctx, probs) + _hangs(ctx, probs) + _unended(ctx, probs)
 
 
 def _part(r: Any) -> Any:
@@ -90,4 +91,44 @@ def _hangs(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
         out.append(row("hang", "high", title, float("nan"), h["start_ts"], ctx["end"], evidence,
                        "Look at the core's last events (analysis.last_events) and at the other cores' collectives "
                        "then: one waiting for a peer that never came.", _part(h)))
+    return out
+
+
+def _thread_words(ctx: dict[str, Any], r: Any) -> str:
+    """The thread as the trace names it ("CrBrowserMain (pid 12308 tid 12308)"), else its ids."""
+    where = _where(ctx, r)
+    names = getattr(ctx["p"], "track_names", None)
+    try:
+        label = names.thread_label(r["instance_id"], r["process_id"], r["thread_id"]) if names else None
+        proc = names.process_label(r["instance_id"], r["process_id"]) if names else None
+    except (KeyError, TypeError, ValueError):
+        label = proc = None
+    if label:
+        return f"{label} ({f'{proc}, ' if proc else ''}pid {r['process_id']} tid {r['thread_id']})"
+    return where
+
+
+def _unended(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
+    """Events still open when the recording stopped, one finding per part: their durations end at the trace's end,
+    so they are cut short and what they hold is not all in the trace."""
+    inc = probs[probs["kind"] == "incomplete"] if len(probs) else probs
+    out = []
+    if inc.empty:
+        return out
+    parts = inc["part"].astype(str) if "part" in inc else pd.Series("", index=inc.index)
+    for _, g in inc.groupby(parts, sort=False):
+        g = g.sort_values("start_ts", kind="stable")
+        first = g.iloc[0]
+        shown = [f"{n} on {w}" if w else str(n) for n, w in
+                 ((r["name"], _thread_words(ctx, r)) for _, r in g.head(3).iterrows())]
+        more = f" and {len(g) - 3:,} more" if len(g) > 3 else ""
+        part = f"{_part(first)}: " if _part(first) else ""
+        title = (f"{part}{len(g):,} event{'s' if len(g) > 1 else ''} still open when the recording stopped "
+                 f"({'; '.join(shown)}{more}, the first from {duration(int(first['start_ts']) - int(ctx['start']))} "
+                 "into the trace): their durations end at the trace's end, cut short; not a hang, no time gain")
+        evidence = {"events": len(g), "names": list(dict.fromkeys(str(n) for n in g["name"])),
+                    "ids": [int(v) for v in g["id"].head(20)]}
+        out.append(row("incomplete", "low", title, float("nan"), first["start_ts"], ctx["end"], evidence,
+                       "Record longer (stop the trace after the work ends), or read these events as lasting at least "
+                       "until the trace's end.", _part(first)))
     return out
