@@ -8,6 +8,7 @@ exported page find them to link clicks to the timeline.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -55,17 +56,34 @@ TABLE_ROWS = 8
 HEADER_PX = 30
 
 
+LINE_PX = 15  # a line of wrapped text in a cell (TABLE_CSS)
+CHAR_PX = 6.6  # a wide character of the cells' font (ASCII text averages ~6 px): lines are never undercounted
+CELL_PAD_PX = 12  # a cell's padding and border
+
+
+def per_line(width_px: int) -> int:
+    """Characters a line of a cell `width_px` wide holds."""
+    return max(int((width_px - CELL_PAD_PX) / CHAR_PX), 4)
+
+
+def wrapped_lines(text: object, per: int) -> int:
+    """Lines `text` takes wrapped at word boundaries into lines of `per` characters (a longer word broken, as the
+    cells' `overflow-wrap: anywhere` does)."""
+    return max(len(textwrap.wrap(str(text), width=per, break_long_words=True, break_on_hyphens=False)), 1)
+
+
 def table_height(n: int, row_px: int = ROW_PX) -> int:
     """A table's height for `n` rows: all of them up to TABLE_ROWS, then TABLE_ROWS and a scroll bar."""
     return HEADER_PX + row_px * min(max(n, 1), TABLE_ROWS) + 4
 
 
-def text_table(src: ColumnDataSource, columns: list, n: int, name: str, row_px: int = ROW_PX) -> DataTable:
+def text_table(src: ColumnDataSource, columns: list, n: int, name: str, row_px: int = ROW_PX,
+               autosize: str = "force_fit") -> DataTable:
     """A DataTable of wrapped text rows, tall enough for TABLE_ROWS of them (see table_height); `row_px` 28
-    for a table of one-line cells."""
+    for a table of one-line cells; `autosize` "none" keeps the columns' widths as given."""
     return DataTable(reorderable=False, source=src, columns=columns, height=table_height(n, row_px), row_height=row_px,
                      sizing_mode="stretch_width", index_position=None, stylesheets=[_table_css()], name=name,
-                     css_classes=[name])  # the page (and a test) tells the tables apart by it
+                     autosize_mode=autosize, css_classes=[name])  # the page (and a test) tells the tables apart by it
 
 
 def _table_css() -> InlineStyleSheet:

@@ -8,13 +8,14 @@ formatter, step labels on hover.
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, Div, HoverTool, StringFormatter, TableColumn
+from bokeh.models import ColumnDataSource, Div, FixedTicker, HoverTool, Range1d, StringFormatter, TableColumn
 
 from ..analysis import compare as compare_runs
 from ..model.profile import Profile
@@ -50,13 +51,33 @@ class FixSection:
         except Exception as exc:  # the rest of the Summary goes on; the section says why it is empty
             self.result = None
             said = f"The two profiles could not be compared step by step: {type(exc).__name__}: {exc}"
-        self.head = Div(text=said, render_as_text=True, sizing_mode="stretch_width", name="nw-fix-headline",
+        self.head = Div(text=singular_steps(said), render_as_text=True, sizing_mode="stretch_width", name="nw-fix-headline",
                         styles={"color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "13px"})
-        self.chart = step_chart(self.result.steps, after.origin_ts) if self.result is not None else None
+        # No matched step: no chart (an empty box with a title says nothing the headline does not).
+        self.chart = (step_chart(self.result.steps, after.origin_ts)
+                      if self.result is not None and matched_steps(self.result.steps) else None)
         self.table = findings_table(self.result.findings) if self.result is not None else None
-        self.parts = [p for p in (title, self.head, self.chart, self.table) if p is not None]
+        self.same = Div(text=same_text(self.result.findings), render_as_text=True, name="nw-fix-same",
+                        styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"}) \
+            if self.result is not None and same_text(self.result.findings) else None
+        self.parts = [p for p in (title, self.head, self.chart, self.table, self.same) if p is not None]
         self.figures = [self.chart] if self.chart is not None else []
         self.layout = column(*self.parts, sizing_mode="stretch_width", name="nw-fix")
+
+
+def singular_steps(said: str) -> str:
+    """'1 steps matched' said as '1 step matched' (the analysis words every count in the plural)."""
+    return re.sub(r"(?<![\d,.])1 steps\b", "1 step", said)
+
+
+def matched_steps(steps: pd.DataFrame) -> int:
+    return int((steps["status"] == "matched").sum()) if len(steps) and "status" in steps else 0
+
+
+def same_text(table: pd.DataFrame) -> str:
+    """'3 findings unchanged' (the rows the table leaves out), '' when none is."""
+    n = int((table["status"] == "same").sum()) if len(table) and "status" in table else 0
+    return f"{n} finding{'' if n == 1 else 's'} unchanged (not listed)" if n else ""
 
 
 def step_columns(steps: pd.DataFrame, origin: int) -> dict[str, list]:
@@ -96,6 +117,13 @@ def step_chart(steps: pd.DataFrame, origin: int, name: str = "nw-fix-steps") -> 
                                                       ("after", "@after"), ("change", "@delta")]))
     f.xgrid.grid_line_color = None
     f.ygrid.grid_line_color = C.THEMES["light"]["grid"]
+    # Whole steps on the axis, at least five steps' room so a lone bar is a bar, not the whole chart.
+    n = len(cols["x"])
+    room = max(n, 5)
+    f.x_range = Range1d(start=(n - 1) / 2 - room / 2, end=(n - 1) / 2 + room / 2)
+    every = max(1, -(-n // 20))
+    f.xaxis.ticker = FixedTicker(ticks=list(range(0, n, every)))
+    f.xaxis.minor_tick_line_color = None
     return f
 
 
@@ -114,6 +142,12 @@ def findings_columns(table: pd.DataFrame) -> dict[str, list]:
             "title": ["" if t is None or (isinstance(t, float) and np.isnan(t)) else str(t) for t in title]}
 
 
+# field: (header, width px); a width holds its header (headers do not wrap) and an instance/pid/core id whole.
+FINDING_COLUMNS = {"status": ("status", 60), "rule": ("rule", 100), "who": ("who", 235),
+                   "predicted": ("predicted gain (before)", 170), "measured": ("measured saving", 120),
+                   "after": ("gain left (after)", 125), "title": ("finding", 420)}
+
+
 def findings_table(table: pd.DataFrame, name: str = "nw-fix-findings") -> Any:
     """The findings of either run: status, rule, who, predicted gain (before), measured saving, gain left (after)."""
     shown = table[table["status"] != "same"] if len(table) else table
@@ -123,11 +157,10 @@ def findings_table(table: pd.DataFrame, name: str = "nw-fix-findings") -> Any:
     else:
         cols = findings_columns(shown)
     text = StringFormatter()
-    columns = [TableColumn(field="status", title="status", formatter=text, width=70),
-               TableColumn(field="rule", title="rule", formatter=text, width=120),
-               TableColumn(field="who", title="who", formatter=text, width=160),
-               TableColumn(field="predicted", title="predicted gain (before)", formatter=text, width=110),
-               TableColumn(field="measured", title="measured saving", formatter=text, width=100),
-               TableColumn(field="after", title="gain left (after)", formatter=text, width=100),
-               TableColumn(field="title", title="finding", formatter=text, width=520)]
-    return C.text_table(ColumnDataSource(data=cols, name=name), columns, len(cols["status"]), f"{name}-table")
+    columns = [TableColumn(field=k, title=t, formatter=text, width=w) for k, (t, w) in FINDING_COLUMNS.items()]
+    # Widths kept as given (a fitted table rescales them, and from no width makes them all equal); the rows
+    # as tall as the longest wrapped cell.
+    lines = max((C.wrapped_lines(v, C.per_line(FINDING_COLUMNS[k][1])) for k in ("who", "title") for v in cols[k]),
+                default=1)
+    return C.text_table(ColumnDataSource(data=cols, name=name), columns, len(cols["status"]), f"{name}-table",
+                        row_px=C.LINE_PX * min(max(lines, 2), 14) + 6, autosize="none")

@@ -19,7 +19,7 @@ from ..model.timefmt import duration
 from . import charts as C
 
 MAX_WORKERS = 12  # bars; the rest share one
-KIND_COLORS = {"compute": "#2f7ed8", "collective": "#8bbc21", "host": "#492970", "launch": "#f28f43",
+KIND_COLORS = {"compute": "#2f7ed8", "collective": "#8bbc21", "host": "#9467bd", "launch": "#f28f43",
                "gap": "#c7c7c7", "kernel": "#1aadce", "memcpy": "#77a1e5"}
 TITLE = "The critical path: its time per worker and kind (% of the run)"
 

@@ -33,9 +33,11 @@ from . import charts as C
 
 TOP = 5  # findings shown before "show all"
 LINE_PX = 15  # a line of wrapped text in a cell (charts.TABLE_CSS)
-# Characters per line of each column in a table about 1000 px wide (a notebook's output): a row is as tall
-# as the longest text needs there, so titles and advice are not cut (wider pages leave some room).
-PER_LINE = {"finding": 72, "advice": 44, "gain": 18}
+# Each column's width in px, kept as given (autosize "none"): a table fitted to its width scales the columns
+# from whatever widths it had, and a first layout at no width leaves them all equal (severity a quarter of
+# the table, titles cut). Fixed widths let the rows be as tall as the wrapped text really is.
+WIDTHS = {"severity": 64, "finding": 500, "gain": 150, "advice": 300}
+MAX_LINES = 14  # a row taller than this scrolls inside the table's rows (a title is 2-6 lines)
 SHOWN_ROWS = 12  # all shown: rows before the table scrolls
 SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
 LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
@@ -112,14 +114,14 @@ class FindingsSection:
         self.filter = IndexFilter(indices=list(range(min(n, TOP))), name=f"{name}-filter")
         columns = [TableColumn(field="severity", title="severity", formatter=StringFormatter(text_color="color",
                                                                                              font_style="bold"),
-                               width=56),
-                   TableColumn(field="finding", title="finding", formatter=text, width=470),
-                   TableColumn(field="gain", title="what a fix buys", formatter=text, width=120),
-                   TableColumn(field="advice", title="what to try", formatter=text, width=300)]
+                               width=WIDTHS["severity"]),
+                   TableColumn(field="finding", title="finding", formatter=text, width=WIDTHS["finding"]),
+                   TableColumn(field="gain", title="what a fix buys", formatter=text, width=WIDTHS["gain"]),
+                   TableColumn(field="advice", title="what to try", formatter=text, width=WIDTHS["advice"])]
         self.row_px = row_px(self.source.data)
         self.table = DataTable(reorderable=False, source=self.source, columns=columns, view=CDSView(filter=self.filter),
                                height=self._height(min(n, TOP)), row_height=self.row_px, sizing_mode="stretch_width",
-                               index_position=None, stylesheets=[C._table_css()], name=f"{name}-table",
+                               autosize_mode="none", index_position=None, stylesheets=[C._table_css()], name=f"{name}-table",
                                css_classes=[f"{name}-table"])
         self.more = Toggle(label=self._label(n, False), active=False, visible=n > TOP, name=f"{name}-more",
                            width=220, tags=[self._states(n)], stylesheets=[InlineStyleSheet(css=BUTTON_CSS)])
@@ -175,10 +177,16 @@ class FindingsSection:
         self.more.label = self._label(n, shown)
 
 
+def per_line(col: str) -> int:
+    """Characters a line of column `col` holds at its fixed width."""
+    return C.per_line(WIDTHS[col])
+
+
 def row_px(cols: dict[str, list]) -> int:
-    """The rows' height: the lines the longest cell needs (two to eight)."""
-    lines = max((math.ceil(len(str(v)) / per) for col, per in PER_LINE.items() for v in cols[col]), default=1)
-    return LINE_PX * min(max(lines, 2), 8) + 6
+    """The rows' height (one for all, as the grid draws them): the lines the longest wrapped cell needs."""
+    lines = max((C.wrapped_lines(v, per_line(col)) for col in ("finding", "gain", "advice") for v in cols[col]),
+                default=1)
+    return LINE_PX * min(max(lines, 2), MAX_LINES) + 6
 
 
 def _notes(f: pd.DataFrame | None) -> str:
