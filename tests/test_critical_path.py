@@ -174,7 +174,7 @@ def test_the_headline_names_the_worker_and_what_halving_its_work_saves(tmp_path)
     w = A.what_if(p, {"instance_id": h["instance_id"], "process_id": h["process_id"], "nc_idx": h["nc_idx"],
                       "kind": "compute"}, 0.5)
     assert h["saved_ns"] == w.saved_ns > 0
-    assert h["sentence"].startswith(f"{h['instance_id']} pid {h['process_id']} NC {h['nc_idx']} is on the critical path "
+    assert h["sentence"].startswith(f"{h['instance_id']} NC{h['nc_idx']} is on the critical path "
                                     f"in {h['steps_on_path']:,} of {h['steps']:,} steps; halving its compute would save ")
     assert A.critical_path_headline(p.filter(time_range=(p.end_ts + 10**9, p.end_ts + 2 * 10**9))) == {}
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..model.profile import Profile
 from ..model.timefmt import duration as _duration
+from ..model.track_names import TrackNames, thread_label
 from .critical_path_build import frame_for_path, graph_of, is_job
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, Graph
 from .critical_path_workers import column_at, nullable_ints, objects
@@ -160,6 +161,19 @@ def _tuple_codes(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
     return packed
 
 
+def _who(x: Any, b: pd.DataFrame, worker: dict[str, Any]) -> str:
+    """The worker in the trace's own words, as the findings name it: `<instance> NC<n>` (with the pid where the
+    instance has several processes), or the process and thread names the trace gives."""
+    inst, pid, tid = worker["instance_id"], worker["process_id"], worker["thread_id"]
+    if tid is None:
+        several = b.loc[b["instance_id"].astype(str) == str(inst), "process_id"].nunique() > 1
+        return f"{inst}/{pid} NC{worker['nc_idx']}" if several else f"{inst} NC{worker['nc_idx']}"
+    names = TrackNames.of(getattr(x, "metadata", None) or {})
+    process = names.process_label(inst, pid)
+    where = f"{inst} {process}" if process and str(inst) not in process else (process or f"{inst} pid {pid}")
+    return f"{where} {thread_label(names.thread_label(inst, pid, tid) or '', int(tid))}"
+
+
 def _percent(pct: float) -> str:
     """A share to two significant digits below 10% (a real 0.09% saving is not "0%")."""
     return f"{pct:.0f}%" if pct >= 10 or pct == 0 else f"{pct:.2g}%"
@@ -185,9 +199,7 @@ def critical_path_headline(profile: Profile, scale: float = 0.5) -> dict:
     where = {c: v for c, v in worker.items() if c != "nc_idx" or worker["thread_id"] is None}
     where = {**where, "kind": kind}
     w = what_if(profile, where, scale)
-    name = (f"NC {worker['nc_idx']}" if worker["thread_id"] is None else f"thread {worker['thread_id']}")
-    who = " ".join(str(x) for x in (worker["instance_id"], f"pid {worker['process_id']}" if worker["process_id"]
-                                    is not None else None, name) if x)
+    who = _who(profile, b, worker)
     change = {0.5: "halving", 0.0: "removing", 2.0: "doubling"}.get(scale, f"scaling by {scale:g}")
     steps = f" in {int(top['steps_on_path']):,} of {int(top['steps']):,} steps" if int(top["steps"]) else ""
     if w.saved_ns > 0:
