@@ -88,3 +88,12 @@ def test_readme_stragglers_example_is_the_samples():
     assert m.group(1) == top.instance_id and int(m.group(3)) == top.nc_idx
     assert int(m.group(5)) == top.times_last and int(m.group(9)) == top.wait_caused_ns
     assert int(m.group(7)) == top.max_lag_ns and int(m.group(8)) == top.steps
+
+
+def test_kineto_straggler_does_not_say_nccl_across_ranks_is_unmodelled():
+    import glob
+    p = nw.load_profile(sorted(glob.glob(str(TRACES / "param-dlrm-8rank" / "*.gz"))))
+    assert any("NCCL collectives matched across ranks" in n for n in A.critical_path(p).attrs["notes"])
+    f = A.findings(p)
+    title = f.loc[f.rule == "straggler", "title"].iloc[0]
+    assert "not in the what-if model" not in title and "not known" in title

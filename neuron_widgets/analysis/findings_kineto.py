@@ -100,7 +100,7 @@ def _late_rank(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     mine = per[per["rank"] == top["rank"]] if "rank" in per else per[:0]
     title = (f"{_rank(top['rank'])} arrives last at {int(top['times_last'])} of {steps} NCCL collectives, "
              f"{duration(top['mean_lag_ns'])} late on average (the other ranks wait {duration(top['wait_caused_ns'])} "
-             "in all); NCCL across ranks is not in the what-if model: what a fix would save is not known")
+             "in all); what a fix would save is not known (its lateness is not one kind of work a what-if scales)")
     evidence = {"rank": top["rank"], "times_last": int(top["times_last"]), "steps": steps,
                 "mean_lag_ns": float(top["mean_lag_ns"]), "max_lag_ns": int(top["max_lag_ns"]),
                 "wait_caused_ns": int(top["wait_caused_ns"]), "ranks": len(st)}
