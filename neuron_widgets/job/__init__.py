@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,10 @@ class Job:
         return profile
 
 
-def load_job(where: str | os.PathLike[str] | list | tuple, *, neuron_cores=None, event_types=None,
-             time_range=None, keep: int = 2, results: str | os.PathLike[str] | None = None) -> Job:
+def load_job(where: str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...], *,
+             neuron_cores: str | int | Iterable[int] | None = None, event_types: str | Sequence[str] | None = None,
+             time_range: Sequence[int | float | str] | None = None, keep: int = 2,
+             results: str | os.PathLike[str] | None = None) -> Job:
     """Open a job: a directory with one profile (directory or file) per node or rank, a glob
     (`"run/node-*"`), or a list of paths, in any format `load_profile` reads. A part given twice
     (the same file or directory, links followed) is kept once; a listed path that does not exist

@@ -86,7 +86,8 @@ class PartSpec:
         return h.hexdigest()
 
 
-def find_parts(where: str | os.PathLike[str] | list | tuple) -> tuple[list[Path], list[str]]:
+def find_parts(where: str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...],
+               ) -> tuple[list[Path], list[str]]:
     """The part paths of a job given as a directory of parts, a glob pattern or a list, and notes on
     what was set aside: a part given twice (the same resolved path) is kept once; a listed path that
     does not exist stays a part (left out by its task, and named) unless none of them exists."""

@@ -10,7 +10,8 @@ track of the part sorts under the part's name and two parts' instances never mer
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import orjson
@@ -65,7 +66,7 @@ def density_runs(density: pd.DataFrame) -> pd.DataFrame:
 def overview_profile(order: list[str], density: Mapping[str, pd.DataFrame], spans: Mapping[str, tuple[int, int]]) -> Profile:
     """One summary track per part: its density runs, or its span (from metadata) while it is not summarised."""
     names = [n for _, n in LEVELS] + [PENDING]
-    rows: dict[str, list] = {"name": [], "start_ts": [], "end_ts": [], "instance_id": [], "args": []}
+    rows: dict[str, list[Any]] = {"name": [], "start_ts": [], "end_ts": [], "instance_id": [], "args": []}
     for part in order:
         if part in density:
             runs = density_runs(density[part])
@@ -120,7 +121,7 @@ class HeldColumns:
     def take(self, name: str, rows: np.ndarray) -> pa.Array:
         return self._columns[name].take(pa.array(np.asarray(rows, np.int64)))
 
-    def value(self, name: str, event: Mapping[str, object]) -> object:
+    def value(self, name: str, event: Mapping[str, Any]) -> object:
         return self._columns[name][int(event[ROW])].as_py()
 
 
@@ -147,7 +148,7 @@ def under(profile: Profile, part: str) -> Profile:
                    counters=counters, device_profiles=devices, metadata=metadata, extra=profile.extra, _ordered=True)
 
 
-def _renamed_frame(df: pd.DataFrame, rename) -> pd.DataFrame:
+def _renamed_frame(df: pd.DataFrame, rename: Callable[[object], str]) -> pd.DataFrame:
     if "instance_id" not in df.columns:
         return df
     return df.assign(instance_id=[rename(v) for v in df["instance_id"].tolist()])

@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -78,7 +78,7 @@ def is_enabled() -> bool:
 
 
 @contextmanager
-def enabled(flag: bool):
+def enabled(flag: bool) -> Iterator[None]:
     token = _enabled.set(flag)
     try:
         yield
@@ -267,7 +267,7 @@ def write(entry: Path, profile: Profile) -> None:
                 cols = {name: lazy.column(name).combine_chunks() for name in lazy.names()}
                 lazy_kind = "columns"
             _ipc(work / "lazy.arrow", pa.table(cols))
-        counters = {}
+        counters: dict[str, str] = {}
         for name in profile.counters.names():
             df = profile.counters.get(name)
             if isinstance(df, pd.DataFrame) and not df.empty:
@@ -366,7 +366,7 @@ def _plain(v: Any) -> Any:
 
 def entries() -> list[dict[str, Any]]:
     """What the cache holds: one dict per entry (key, format, rows, bytes, last used)."""
-    out = []
+    out: list[dict[str, Any]] = []
     base = root()
     if not base.is_dir():
         return out

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -230,6 +230,7 @@ def document(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, An
     key = next((k for k in keys if k in top), None)
     if key is None:
         event_list(top, path, keys, what)  # raises: which keys the file has instead
+        raise AssertionError("event_list raises when none of the keys is there")
     try:
         raws = _RAWS.decode(top[key])
     except msgspec.ValidationError:
@@ -241,8 +242,11 @@ def document(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, An
         raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
 
 
-def batches(raws: list[msgspec.Raw], many: msgspec.json.Decoder, one: Callable[[msgspec.Raw], Any],
-            size: int) -> Iterator[tuple[list[msgspec.Raw], list[Any]]]:
+R = TypeVar("R", bytes, msgspec.Raw)  # an entry of an event list: its bytes, or msgspec's view of them
+
+
+def batches(raws: list[R], many: msgspec.json.Decoder[Any], one: Callable[[R], Any],
+            size: int) -> Iterator[tuple[list[R], list[Any]]]:
     """The entries `size` at a time, decoded by `many` (a list decoder) into structs: each batch's
     entries and their structs. When a batch does not decode whole, each entry is decoded by `one`,
     and those it gives None for (not objects) are left out of both."""
@@ -263,7 +267,7 @@ def valued_ints(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), ok
 
 
-def event_list(doc: Any, path: Path, keys: tuple[str, ...], what: str) -> list[dict]:
+def event_list(doc: Any, path: Path, keys: tuple[str, ...], what: str) -> list[dict[str, Any]]:
     """The list of event objects under the first of `keys`; non-objects are rejected by the caller."""
     if not isinstance(doc, dict):
         raise ProfileError(path, f"is JSON but holds a {type(doc).__name__}, not {what}",

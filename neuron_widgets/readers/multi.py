@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import LoadWarnings, ProfileError
+from ..model.filters import Filters
 from ..model.lazy import LazyColumns, take_lazy
 from ..model.profile import Counters, Profile
 from ..model.schema import ROW
@@ -151,11 +152,13 @@ def sniff(path: Path, readers: Sequence[Any]) -> bool:
     return path.is_dir() and bool(inputs_in(path, readers)[0])
 
 
-def read(path: Path, filters, load_profile: Load, readers: Sequence[Any]) -> Profile:
+def read(path: Path, filters: Filters, load_profile: Load, readers: Sequence[Any]) -> Profile:
     """Every input of the folder; one that cannot be read is left out and named in the warnings
     (all of them failing is the first one's error)."""
     found, left_out = inputs_in(path, readers)
-    profiles, names, failed = [], [], []
+    profiles: list[Profile] = []
+    names: list[Path] = []
+    failed: list[ProfileError] = []
     for p in found:
         try:
             profiles.append(load_profile(p, **filters.as_kwargs(), **_inner()))
@@ -166,15 +169,15 @@ def read(path: Path, filters, load_profile: Load, readers: Sequence[Any]) -> Pro
         raise failed[0]
     merged = profiles[0] if len(profiles) == 1 else merge(profiles, _unique_names(names), str(path))
     merged.extra["filters_applied"] = True
-    for exc in failed:
+    for err in failed:
         merged.warnings.add(f"{path.name}: inputs that could not be read, left out", 1,
-                            f"{Path(exc.path or '').name}: {exc.problem}")
+                            f"{Path(err.path or '').name}: {err.problem}")
     for name, why in left_out:
         merged.warnings.add(f"{path.name}: files no reader takes, left out ({why})", 1, name)
     return merged
 
 
-def load_many(paths: list[Path], filters, source: str, load_profile: Load) -> Profile:
+def load_many(paths: list[Path], filters: Filters, source: str, load_profile: Load) -> Profile:
     profiles = [load_profile(p, **filters.as_kwargs(), **_inner()) for p in paths]
     names = _unique_names(paths)
     merged = merge(profiles, names, source)

@@ -8,6 +8,7 @@ events whose arguments a reader needs (metadata, counters, merged B/E pairs).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -57,7 +58,7 @@ def parse_args(args: Any) -> Any:
     return args
 
 
-def as_dict(args: Any) -> dict:
+def as_dict(args: Any) -> dict[str, Any]:
     """Arguments as a dict; a trace's non-object `args` is kept under "args"."""
     value = parse_args(args)
     if isinstance(value, dict):
@@ -101,7 +102,7 @@ def async_id(e: Ev) -> Any:
 
 BEGIN_END = {"B": "E", "b": "e", "S": "F"}
 PAIR_OF = {"B": "B", "E": "B", "b": "b", "e": "b", "S": "S", "F": "S"}
-_KEYS = {
+_KEYS: dict[str, Callable[[Ev], tuple[Any, ...]]] = {
     "B": lambda e: ("t", h(e.pid), h(e.tid)),
     "b": lambda e: ("a", h(e.cat), async_id(e)),
     "S": lambda e: ("s", h(e.cat), h(e.name), async_id(e)),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -48,7 +50,8 @@ class SliceIndex:
         return out
 
 
-def _search(threads: np.ndarray, starts: np.ndarray, thread: np.ndarray, ts: np.ndarray, side: str) -> np.ndarray:
+def _search(threads: np.ndarray, starts: np.ndarray, thread: np.ndarray, ts: np.ndarray,
+            side: Literal["left", "right"]) -> np.ndarray:
     lo = min(int(starts.min()), int(ts.min()))
     span = max(int(starts.max()), int(ts.max())) - lo + 1
     if span * (int(max(threads.max(), thread.max())) + 1) < 2**62:

@@ -27,7 +27,7 @@ def _sort(v: Any) -> float | None:
 
 
 def track_names(instance: str, metadata_events: list[Ev], system: Any, pid_codes: dict[int, str],
-                tid_codes: dict[int, str]) -> dict[str, list]:
+                tid_codes: dict[int, str]) -> dict[str, list[list[Any]]]:
     """`{"process": [[instance, pid, label, sort, is_text]], "thread": [[instance, pid, tid, label, sort, is_text]],
     "thread_texts": [[instance, tid, text]]}` (a text tid's label in any process).
 
@@ -93,7 +93,8 @@ def track_names(instance: str, metadata_events: list[Ev], system: Any, pid_codes
     return {"process": out_p, "thread": out_t, "thread_texts": texts}
 
 
-def _fuchsia(system: Any, procs: dict, threads: dict, text_pid: dict, text_tid: dict, code: Any) -> None:
+def _fuchsia(system: Any, procs: dict[Any, Any], threads: dict[Any, Any], text_pid: dict[Any, Any], text_tid: dict[Any, Any],
+             code: Any) -> None:
     """Fuchsia's `systemTraceEvents`: `{"events": [{"ph": "p", "pid", "name"}, {"ph": "t", "pid", "tid", "name"}]}`."""
     if not isinstance(system, dict) or not isinstance(system.get("events"), list):
         return

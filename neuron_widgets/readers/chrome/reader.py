@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
@@ -93,7 +93,7 @@ def _top(path: Path, raw: bytes, warnings: LoadWarnings) -> tuple[list[Ev] | msg
 
 def _events(path: Path, data: bytes | msgspec.Raw, warnings: LoadWarnings) -> list[Ev]:
     try:
-        return EVENTS.decode(data)
+        return cast("list[Ev]", EVENTS.decode(data))  # list[_RawEv]: _RawEv is an Ev, and the list is only read
     except msgspec.ValidationError:
         pass  # entries of unusual shape: take the slow road below
     except msgspec.DecodeError as exc:
@@ -423,7 +423,7 @@ def _sources(names: pa.DictionaryArray, cats: pa.DictionaryArray) -> pa.Dictiona
                                           pa.array(list(src_values), pa.string()))
 
 
-def _flow_ids(ids: list, id2s: list) -> np.ndarray:
+def _flow_ids(ids: list[Any], id2s: list[Any]) -> np.ndarray:
     """Flow ids (id2 when given): integers kept as int64, anything else as its text."""
     fids = ids if set(map(type, id2s)) <= {type(None)} else [i if j is None else j for i, j in zip(ids, id2s, strict=True)]
     if set(map(type, fids)) == {int}:

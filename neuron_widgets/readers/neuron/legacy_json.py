@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -82,12 +83,12 @@ def read(path: Path, filters: Filters) -> Profile:
                    extra={"filters_applied": False})
 
 
-def _default_instance(doc: dict, path: Path) -> str:
+def _default_instance(doc: dict[str, Any], path: Path) -> str:
     v = doc.get("instance_id")
     return v if isinstance(v, str) and v else path.parent.name or "instance"
 
 
-def _series(doc: dict, warnings: LoadWarnings, origin: str) -> dict[str, pd.DataFrame]:
+def _series(doc: dict[str, Any], warnings: LoadWarnings, origin: str) -> dict[str, pd.DataFrame]:
     out = {}
     for key, name, rename in (("mem_usage", "host_memory", {"usage": "used_bytes", "percent_usage": "used_percent"}),
                               ("cpu_util", "cpu_usage", {"util": "util_percent"}),

@@ -54,7 +54,7 @@ _EVENTS = msgspec.json.Decoder(list[Event])
 _EVENT = msgspec.json.Decoder(Event)
 
 
-def _one(raw: msgspec.Raw) -> Event | None:
+def _one(raw: bytes | msgspec.Raw) -> Event | None:
     try:
         return _EVENT.decode(raw)
     except msgspec.ValidationError:  # not an object

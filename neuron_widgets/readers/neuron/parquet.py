@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+from tqdm import tqdm
 
 from ...errors import LoadWarnings, ProfileError
 from ...model.filters import Filters
@@ -296,9 +298,9 @@ def _origin(dataset: ds.Dataset, meta: dict[str, Any]) -> int:
     return int(min(lows)) if lows else 0
 
 
-def _scan(dataset: ds.Dataset, columns: list[str], expr: ds.Expression | None, bar) -> pa.Table:
+def _scan(dataset: ds.Dataset, columns: list[str], expr: ds.Expression | None, bar: tqdm) -> pa.Table:
     """The threaded scan, in a worker so the progress bar can tick while it runs."""
-    result: dict[str, object] = {}
+    result: dict[str, Any] = {}
 
     def run() -> None:
         try:
@@ -312,8 +314,8 @@ def _scan(dataset: ds.Dataset, columns: list[str], expr: ds.Expression | None, b
         worker.join(0.25)
         bar.update(0.25)
     if "error" in result:
-        raise result["error"]  # type: ignore[misc]
-    return result["table"]  # type: ignore[return-value]
+        raise result["error"]
+    return result["table"]
 
 
 def _read_small(files: list[Path], what: str, warnings: LoadWarnings) -> pd.DataFrame:
@@ -356,7 +358,7 @@ def read(path: Path, filters: Filters) -> Profile:
     table = normalise(table, warnings, origin_name)
     check_ids(table, warnings, origin_name)
     counters = Counters({
-        key: (lambda fs=tables[name], n=name: _read_small(fs, n, warnings))
+        key: partial(_read_small, tables[name], name, warnings)
         for key, name in COUNTER_TABLES.items() if name in tables
     })
     device_profiles = _read_small(tables["DeviceProfileList"], "DeviceProfileList", warnings) \

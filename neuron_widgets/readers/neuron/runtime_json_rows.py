@@ -55,7 +55,7 @@ _ANY_DATA = msgspec.json.Decoder(_AnyData)
 _NO_DATA = Data()
 
 
-def _one(raw: msgspec.Raw) -> Event | None:
+def _one(raw: bytes | msgspec.Raw) -> Event | None:
     """An entry decoded alone: None when it is not an object."""
     try:
         return _EVENT.decode(raw)
@@ -108,15 +108,15 @@ def joined(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         c[k] = np.concatenate([p.pop(k) for p in parts])
         if many:  # the pieces' pages back at once (in glibc's heap they would stay, scattered)
             trim()
-    parts = [c.pop("kval"), c.pop("kkind"), c.pop("ktype")]
-    order = np.lexsort(parts)
+    fields = [c.pop("kval"), c.pop("kkind"), c.pop("ktype")]
+    order = np.lexsort(fields)
     # A new code where any of the three differs from the row before in sorted order (one sorted copy
     # at a time, so that no more than one extra array is held).
     new = np.zeros(order.size, bool)
     if order.size:
         new[0] = True
-    while parts:
-        ranked = parts.pop()[order]
+    while fields:
+        ranked = fields.pop()[order]
         new[1:] |= ranked[1:] != ranked[:-1]
         del ranked
     key = np.empty(order.size, np.int64)
@@ -159,7 +159,8 @@ def _arrays(events: list[Event], doc_pid: Any, names: Codes, keys: tuple[Codes, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _pair(order, phase, key, n_keys):  # pragma: no cover - numba
+def _pair(order: np.ndarray, phase: np.ndarray, key: np.ndarray, n_keys: int,
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:  # pragma: no cover - numba
     """Starts and stops in time order: each stop closes the latest open start of its key."""
     top = np.full(n_keys, -1, np.int64)  # the latest open start of each key
     below = np.full(phase.size, -1, np.int64)  # the start opened before it, of the same key

@@ -78,7 +78,7 @@ class PerfettoArgs:
         args: dict[str, Any] = {}
         for blob in (begin, end):
             if blob:
-                args.update(annotations(blob, self.arg_names.get(gen, {}), self.arg_strings.get(gen, {})))
+                args.update(decoded_annotations(blob, self.arg_names.get(gen, {}), self.arg_strings.get(gen, {})))
         return orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS).decode() if args else None
 
     def cache_columns(self) -> tuple[dict[str, pa.Array], dict[str, Any]]:
@@ -106,7 +106,7 @@ def _one(a: pa.Array | pa.ChunkedArray) -> pa.Array:
     return a
 
 
-def annotations(blob: bytes, names: dict[int, str], strings: dict[int, str]) -> dict[str, Any]:
+def decoded_annotations(blob: bytes, names: dict[int, str], strings: dict[int, str]) -> dict[str, Any]:
     try:
         event = pb.TrackEvent.FromString(blob)
     except DecodeError:

@@ -10,6 +10,8 @@ and said in the warnings.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...errors import LoadWarnings
@@ -35,7 +37,7 @@ class Clocks:
         # (sequence, clock) -> [snapshot value, incremental, unit ns, primary-clock base, last local value]
         self.running: dict[tuple[int, int], list[int]] = {}
 
-    def chunk(self, p: Packets, gen: np.ndarray, state: State, snapshots: list) -> tuple[np.ndarray, np.ndarray]:
+    def chunk(self, p: Packets, gen: np.ndarray, state: State, snapshots: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         """The chunk's packets' times (sequence-scoped clocks resolved) and clock ids.
 
         `snapshots` are the chunk's own clock snapshots, (packet in chunk, sequence, clocks).
@@ -55,7 +57,7 @@ class Clocks:
             self._incremental(p, state, snapshots, clock, ts, c)
         return ts, clock
 
-    def _incremental(self, p: Packets, state: State, snapshots: list, clock: np.ndarray, ts: np.ndarray,
+    def _incremental(self, p: Packets, state: State, snapshots: list[Any], clock: np.ndarray, ts: np.ndarray,
                      c: int) -> None:
         on = np.flatnonzero(clock == c)
         for seq in sorted(set(np.unique(p.seq[on]).tolist()) | {s for _, s, cs in snapshots if c in cs}):

@@ -175,12 +175,12 @@ class _Builder:
         counters = self._counters(ts, identities)
         ev.track = ev.counter_event = ev.counter_value = _NONE  # the scan's columns go as soon as they are used
         n_ev = self.n_events = typ.size
-        index = np.int32 if n_ev < 2**31 - 1 else np.int64
+        index: type[np.signedinteger[Any]] = np.int32 if n_ev < 2**31 - 1 else np.int64
         begin = np.empty(n_ev, index)
         end = np.empty(n_ev, index)
-        order = np.lexsort((ts, codes)).astype(index)  # stable: ties keep file order
-        n, unmatched = _pair(codes, np.where(unknown | (typ == _COUNTER), 0, typ).astype(np.int8), order, begin, end)
-        del order, unknown
+        by_track = np.lexsort((ts, codes)).astype(index)  # stable: ties keep file order
+        n, unmatched = _pair(codes, np.where(unknown | (typ == _COUNTER), 0, typ).astype(np.int8), by_track, begin, end)
+        del by_track, unknown
         begin, end = begin[:n].copy(), end[:n].copy()
         w.add(f"{origin}: slice ends with no begin on their track (dropped)", unmatched)
         open_ = end < 0
@@ -242,7 +242,7 @@ class _Builder:
                        counters=Counters({"counters": counters}) if counters is not None else None,
                        metadata=meta, extra={"filters_applied": False})
 
-    def _names(self, ident: list[Identity]) -> dict[str, list]:
+    def _names(self, ident: list[Identity]) -> dict[str, list[list[Any]]]:
         """Perfetto's process and thread names for the grouping labels (model.track_names), where the
         track's columns came from its pid and tid, not from names that carry fields or our descriptions."""
         state = self.state
@@ -256,7 +256,7 @@ class _Builder:
             if pname and not fields_in(pname):
                 procs[(inst, i.process_id)] = process_label(pname, i.process_id)
             tname = state.thread_names.get((i.process_id, i.thread_id)) if i.thread_id is not None else None
-            if tname and not fields_in(tname):
+            if tname and i.thread_id is not None and not fields_in(tname):
                 threads[(inst, i.process_id, i.thread_id)] = thread_label(tname, i.thread_id)
         return {"process": [[k[0], k[1], v, None, False] for k, v in procs.items()],
                 "thread": [[k[0], k[1], k[2], v, None, False] for k, v in threads.items()]}

@@ -169,7 +169,7 @@ class _Collect:
         def cat(key: str, dtype: type) -> np.ndarray:
             parts = self.cols.pop(key, [])
             many = len(parts) > 1
-            whole = np.concatenate(parts).astype(dtype, copy=False) if many else \
+            whole: np.ndarray = np.concatenate(parts).astype(dtype, copy=False) if many else \
                 parts[0].astype(dtype, copy=False) if parts else np.zeros(0, dtype)
             del parts
             if many:  # the chunks' pieces sit in the heap: hand them back before the next column is joined
