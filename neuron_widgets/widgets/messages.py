@@ -176,7 +176,7 @@ TimelineRequest = ViewportRequest | CountersRequest | CounterAtRequest | HoverRe
 
 def kind_of(message: type) -> str:
     """The `type` a message class declares (its Literal)."""
-    return get_args(get_type_hints(message)["type"])[0]
+    return str(get_args(get_type_hints(message)["type"])[0])
 
 
 _BY_KIND = {kind_of(c): c for c in TO_KERNEL}
@@ -184,4 +184,7 @@ _BY_KIND = {kind_of(c): c for c in TO_KERNEL}
 
 def request_class(content: Any) -> type | None:
     """The declared browser -> kernel message `content` is (by its `type`), None for anything else."""
-    return _BY_KIND.get(content.get("type")) if isinstance(content, dict) else None
+    if not isinstance(content, dict):
+        return None
+    kind = content.get("type")
+    return _BY_KIND.get(kind) if isinstance(kind, str) else None

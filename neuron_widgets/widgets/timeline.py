@@ -238,11 +238,11 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
 
     # -- requests from the browser ------------------------------------------------------
     def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
-        kind = request_class(content)
-        answer = {M.ViewportRequest: self._viewport, M.CountersRequest: self._counters,
-                  M.CounterAtRequest: self._counter_at, M.HoverRequest: self._hover_reply,
-                  M.FindRequest: self._find_reply}.get(kind)  # type: ignore[arg-type]
-        if answer is None:
+        answers: dict[type | None, Callable[[Any, Any, int], None]] = {
+            M.ViewportRequest: self._viewport, M.CountersRequest: self._counters, M.CounterAtRequest: self._counter_at,
+            M.HoverRequest: self._hover_reply, M.FindRequest: self._find_reply}
+        answer = answers.get(request_class(content))
+        if answer is None:  # not a Timeline request (a resync, or nothing declared): others' handlers take it
             return
         uuid = content.get("uuid")
         generation = self.generation  # read before the profile: a retarget sets the profile first
