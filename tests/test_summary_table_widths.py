@@ -48,6 +48,7 @@ def test_kineto_findings_keep_a_narrow_severity_and_whole_titles(kineto_summary)
     table = kineto_summary.charts.findings.table
     width = {c.field: c.width for c in table.columns}
     assert width["severity"] <= 80 and width["severity"] <= 0.1 * sum(width.values())
+    assert width["severity"] >= len("medium") * 9 + 12  # the word in bold on one line
     assert width["finding"] >= 3 * width["severity"]
     check_fits(table, ["finding", "gain", "advice"])
 

@@ -54,6 +54,7 @@ ROW_PX = 50
 LONGEST_ROW_PX = 34  # event names and threads: two lines
 TABLE_ROWS = 8
 HEADER_PX = 30
+MIN_CHART_PX = 300
 
 
 LINE_PX = 15  # a line of wrapped text in a cell (TABLE_CSS)
@@ -91,7 +92,9 @@ def _table_css() -> InlineStyleSheet:
 
 
 def _figure(title: str, height: int, name: str = "", **kw: Any):
-    f = figure(title=title, height=height, sizing_mode="stretch_width", toolbar_location=None, name=f"{name}-fig",
+    # min_width: a chart first laid out at no width (legend above) leaves 1 px of that paint at its left edge.
+    f = figure(title=title, height=height, sizing_mode="stretch_width", min_width=MIN_CHART_PX, toolbar_location=None,
+               name=f"{name}-fig",
                background_fill_color=None, border_fill_color=None, outline_line_color=None, **kw)
     f.xgrid.grid_line_alpha = 0.5
     f.ygrid.grid_line_color = None

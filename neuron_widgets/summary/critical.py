@@ -71,7 +71,8 @@ def critical_columns(critical: dict[str, Any] | None, n: int = MAX_WORKERS) -> d
         cols["worker"].append(lab)
         cols["total"].append(f"{row_['worker_share_pct']:.1f}% ({duration(row_['worker_ns'])})")
         steps = int(row_["steps"])
-        cols["steps"].append(f"on it in {int(row_['steps_on_path']):,} of {steps:,} steps" if steps else "")
+        cols["steps"].append(f"on it in {int(row_['steps_on_path']):,} of {steps:,} step{'' if steps == 1 else 's'}"
+                            if steps else "")
         for k in KINDS:
             cols[k].append(float(shares.loc[w, k]) if k in shares.columns else 0.0)
     if rest:

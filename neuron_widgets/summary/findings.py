@@ -36,7 +36,7 @@ LINE_PX = 15  # a line of wrapped text in a cell (charts.TABLE_CSS)
 # Each column's width in px, kept as given (autosize "none"): a table fitted to its width scales the columns
 # from whatever widths it had, and a first layout at no width leaves them all equal (severity a quarter of
 # the table, titles cut). Fixed widths let the rows be as tall as the wrapped text really is.
-WIDTHS = {"severity": 64, "finding": 500, "gain": 150, "advice": 300}
+WIDTHS = {"severity": 76, "finding": 500, "gain": 150, "advice": 300}
 MAX_LINES = 14  # a row taller than this scrolls inside the table's rows (a title is 2-6 lines)
 SHOWN_ROWS = 12  # all shown: rows before the table scrolls
 SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
