@@ -30,7 +30,7 @@ def _part(r: Any) -> Any:
 
 def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
     errs = probs[probs["kind"] == "error"] if len(probs) else probs
-    out = []
+    out: list[dict[str, Any]] = []
     if errs.empty:
         return out
     code = errs["code"].astype(object).where(errs["code"].notna(), None)
@@ -112,7 +112,7 @@ def _unended(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
     """Events still open when the recording stopped, one finding per part: their durations end at the trace's end,
     so they are cut short and what they hold is not all in the trace."""
     inc = probs[probs["kind"] == "incomplete"] if len(probs) else probs
-    out = []
+    out: list[dict[str, Any]] = []
     if inc.empty:
         return out
     parts = inc["part"].astype(str) if "part" in inc else pd.Series("", index=inc.index)

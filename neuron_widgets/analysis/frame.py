@@ -8,8 +8,9 @@ ask about (`Profile.values_at`, once), then read per key by a byte scan (`model.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import orjson
@@ -251,7 +252,7 @@ class Frame:
     def flow_ids(self, rows: np.ndarray) -> pa.Array:
         return self._lazy_at("flow_id", rows)
 
-    def _cached(self, key, build):
+    def _cached(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """build() once per key: other threads asking meanwhile wait for it instead of building it again."""
         while True:
             with self._lock:

@@ -80,7 +80,8 @@ def thread_breakdown(profile: Profile) -> pd.DataFrame:
 
 
 @numba.njit(cache=True, nogil=True)
-def _child_time(order, group, start, end):  # pragma: no cover - numba
+def _child_time(order: np.ndarray, group: np.ndarray, start: np.ndarray,
+                end: np.ndarray) -> np.ndarray:  # pragma: no cover - numba
     """Per event, the time its direct children take (each clipped to the parent's end)."""
     child = np.zeros(start.size, np.int64)
     stack = np.empty(start.size, np.int64)

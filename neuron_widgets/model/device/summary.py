@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..timefmt import duration  # the one formatter; summary/ and analysis/ still import it from here
+from ..timefmt import duration as duration  # the one formatter; summary/ and analysis/ still import it from here
 from .engines import busy_ns, engine_times, grouped_busy, transfer_bytes  # noqa: F401 - their home is device_engines
 
 if TYPE_CHECKING:
