@@ -22,7 +22,6 @@ import pandas as pd
 from .. import __version__
 from ..memory import give_back
 from . import workers
-from .compare import totals
 from .density import busy_density
 from .frame import notes_of
 from .idle import idle_time_breakdown
@@ -32,6 +31,7 @@ from .overlap import comm_comp_overlap
 from .problems import errors_and_hangs
 from .stragglers_job import job_stragglers, part_arrivals
 from .temporal import temporal_breakdown
+from .totals import totals
 
 # Bumped when what a part's task returns or stores changes: results kept from before are not used
 # (3: entries hold no part name or path; 4: a part's stragglers are narrow columns, stragglers_job).

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from .devices import kind_of
-from .frame import frame_of, notes_of
-from .kernels import _by_neff, group_stats
+from .across import across
+from .frame import notes_of
 from .temporal import temporal_breakdown
+from .totals import totals
 
 BY = ("name", "neff", "core", "step")
 # by="step" is compare_steps' (it needs findings, which reach this module through across): it registers itself.
@@ -61,22 +61,6 @@ def compare(a: Any, b: Any, by: str = "name", client: Any = None, **job_kw: Any)
     return notes_of(df, ta.attrs.get("notes", []) + tb.attrs.get("notes", []))
 
 
-def totals(p: Profile, by: str) -> pd.DataFrame:
-    fr = frame_of(p)
-    if by == "neff":
-        if kind_of(fr) != "neuron":
-            return notes_of(pd.DataFrame(columns=["model_name", "count", "total_ns", "mean_ns"]),
-                            [f"{p.source}: no nc_exec_running, so no NEFFs to compare"])
-        t = _by_neff(fr)
-        return notes_of(t.rename(columns={"sum_ns": "total_ns"})[["model_name", "count", "total_ns", "mean_ns"]],
-                        t.attrs.get("notes", []))
-    st = group_stats(fr.name, fr.end - fr.start, len(fr.names))
-    st.insert(0, "name", fr.names)
-    st = st[st["count"] > 0].groupby("name", as_index=False).agg(count=("count", "sum"), total_ns=("sum_ns", "sum"))
-    st["mean_ns"] = st["total_ns"] / st["count"]
-    return notes_of(st, [])
-
-
 def _is_job(x: Any) -> bool:
     return not isinstance(x, Profile) and hasattr(x, "specs")
 
@@ -84,7 +68,6 @@ def _is_job(x: Any) -> bool:
 def _totals_of(x: Any, by: str, client: Any) -> pd.DataFrame:
     if not _is_job(x):
         return totals(x, by)
-    from .across import across
 
     got = across(x, [f"totals:{by}"], client)
     left = got["parts"].attrs.get("notes", [])
@@ -101,7 +84,6 @@ def _totals_of(x: Any, by: str, client: Any) -> pd.DataFrame:
 def _cores_of(x: Any, client: Any) -> pd.DataFrame:
     if not _is_job(x):
         return temporal_breakdown(x)
-    from .across import across
 
     got = across(x, ["temporal_breakdown"], client)
     return got["temporal_breakdown"]
