@@ -6,10 +6,8 @@ exporters and jobs are imported on first use, so `import neuron_widgets` for loa
 analyses does not pull in the widget stack (nor Dask).
 """
 
-from importlib import import_module
-from typing import Any
-
 from .errors import LoadWarnings, ProfileError
+from .faces import lazy_face
 from .model import GROUPINGS, HARDWARE_EVENTS, Profile
 from .model.device.trace import DeviceTrace
 from .readers import load_profile
@@ -30,13 +28,4 @@ __all__ = ["GROUPINGS", "HARDWARE_EVENTS", "DeviceTrace", "LoadWarnings", "Profi
            "load_device_trace", "load_profile", "sample_profile", "write_sample", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'neuron_widgets' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _LAZY, __all__)

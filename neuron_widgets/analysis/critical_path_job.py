@@ -25,6 +25,7 @@ from .critical_path_neuron import _codes, neuron_pieces
 from .critical_path_workers import codes_at, column_at, objects, used_rows
 from .devices import kind_of
 from .frame import frame_of, notes_of
+from .stragglers_job import narrow
 from .what_if import JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values, filtered, kind_matches
 
 TASK = "critical_graph:2"  # the part task's name in `across` (the number: the pieces' format)
@@ -70,18 +71,6 @@ def part_pieces(profile: Any) -> dict[str, Any]:
         "names": list(all_names[np.asarray(names, np.int64)]), "row_step": narrow(g.row_step[used]),
         "row_neff": narrow(g.row_neff[used]), **join,
     }
-
-
-def narrow(a: np.ndarray) -> np.ndarray:
-    """`a` (integers, -1 for none) in the smallest signed int type that holds its values."""
-    a = np.asarray(a)
-    if a.size == 0:
-        return a.astype(np.int8)
-    lo, hi = int(a.min()), int(a.max())
-    for t in (np.int8, np.int16, np.int32):
-        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
-            return a.astype(t)
-    return a.astype(np.int64)
 
 
 INTERNAL[TASK] = part_pieces  # a building block `across` runs in its part tasks

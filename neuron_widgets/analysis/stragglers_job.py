@@ -74,6 +74,7 @@ def narrow_part(kind: str, notes: list[str], table: pd.DataFrame, labels: pd.Dat
 
 def narrow(a: np.ndarray) -> np.ndarray:
     """The integers in the smallest type that holds each of them exactly."""
+    a = np.asarray(a)
     if a.size == 0:
         return a.astype(np.int8)
     lo, hi = int(a.min()), int(a.max())

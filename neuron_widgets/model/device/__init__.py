@@ -1,11 +1,9 @@
 """The device wing: a device profile's tables (DeviceTrace), its events as a Profile, hierarchy, colours, engine
 times and the strip, where its files are and how they are loaded."""
 
-from importlib import import_module
-from typing import Any
+from ...faces import lazy_face
 
-# Name -> the module that defines it, imported when the name is first asked for: callers inside the package import
-# the modules themselves, so the face costs nothing at start-up and makes no import circle.
+# Name -> the module that defines it (callers inside the package import the modules themselves).
 _LAZY = {
     "DeviceTrace": ".trace",
     "DeviceEvents": ".events",
@@ -20,14 +18,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _LAZY)

@@ -1,11 +1,9 @@
 """Chrome trace event JSON (and Kineto): sniff and read; the fast road, the byte scan, flows and names are its
 modules."""
 
-from importlib import import_module
-from typing import Any
+from ...faces import lazy_face
 
-# Name -> the module that defines it, imported when the name is first asked for: callers inside the package import
-# the modules themselves, so the face costs nothing at start-up and makes no import circle.
+# Name -> the module that defines it (callers inside the package import the modules themselves).
 _LAZY = {
     "sniff": ".reader",
     "read": ".reader",
@@ -14,14 +12,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _LAZY)
