@@ -15,7 +15,8 @@ import numpy as np
 from ...model.schema import HARDWARE_EVENTS
 from ..columns import Codes, LeftoverArgs, batches, json_text, valued_ints
 from . import legacy_json_rows as json_rows
-from .scan import ABSENT, ESC, FALSE, FLOAT, INT, NULL, STR, Batch, ListScan, Packed, Spec
+from .scan import Batch, ListScan, Packed, Spec
+from .scan_kernels import ABSENT, ESC, FALSE, FLOAT, INT, NULL, STR
 
 KEYS = ("id", "name", "timestamp", "duration", "timestamp_unit", "type", "group", "instance_id", "process_id",
         "thread_id", "nc_idx", "lnc_idx", "parent_id", "device_core_idx")

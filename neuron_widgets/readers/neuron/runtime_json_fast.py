@@ -14,7 +14,8 @@ import numpy as np
 
 from ..columns import Codes, batches, valued_ints
 from . import runtime_json_rows as rows
-from .scan import ABSENT, ESC, FALSE, INT, NULL, OBJ, STR, TRUE, Batch, Spec
+from .scan import Batch, Spec
+from .scan_kernels import ABSENT, ESC, FALSE, INT, NULL, OBJ, STR, TRUE
 
 KEYS = ("event_type", "phase", "tracking_id", "nc_idx", "timestamp_ns", "data")
 DATA = ("instance_id", "pid", "tid", "device_core_idx")
