@@ -193,7 +193,10 @@ def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[in
     origin = p.origin_ts
     if time_range is None:
         v = src.state.view
-        return origin + math.floor(v[0]), origin + math.ceil(v[1])
+        a, b = origin + math.floor(v[0]), origin + math.ceil(v[1])
+        # A view that reaches the last end shows an instant there (nccl_data's last event): the range
+        # is half-open, so it goes one past, as "all" does (the page said 26,934 events, the Summary 26,935).
+        return (a, max(b, p.end_ts + 1)) if len(p) and b >= p.end_ts else (a, b)
     if isinstance(time_range, str):
         if time_range != "all":
             parts = time_range.split(":")
