@@ -22,32 +22,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_reader_memory import _sample_events, legacy_json, runtime_json
-from common import OUT, in_child, machine
+from common import OUT, machine, rss_in_child
 
-CHILD = r"""
-import gc, json, threading, time
-import psutil
+WARM = """
 import neuron_widgets as nw
-proc = psutil.Process()
 t0 = time.perf_counter()
 nw.load_profile({warm!r}, cache=False, prepare=False)
 first = time.perf_counter() - t0
-gc.collect()
-base = proc.memory_info().rss
-peak = [base]
-stop = threading.Event()
-def watch():
-    while not stop.is_set():
-        peak[0] = max(peak[0], proc.memory_info().rss)
-        stop.wait(0.01)
-t = threading.Thread(target=watch, daemon=True); t.start()
-t0 = time.perf_counter()
-p = nw.load_profile({path!r}, cache=False, prepare=False)
-seconds = time.perf_counter() - t0
-stop.set(); t.join()
-print(json.dumps({{"events": len(p), "seconds": seconds, "peak": peak[0] - base, "profile": p.nbytes()["columns"],
-                   "warm_load": first}}))
 """
+LOAD = "p = nw.load_profile({path!r}, cache=False, prepare=False)"
+REPORT = 'out.update(events=len(p), profile=p.nbytes()["columns"], warm_load=first)'
 
 
 def chrome_same(events: int) -> Path:
@@ -93,7 +77,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for key in a.formats:
         path = make[key](a.events)
-        runs = [in_child(CHILD.format(path=str(path), warm=str(warm[key]))) for _ in range(a.repeat)]
+        runs = [rss_in_child(LOAD.format(path=str(path)), WARM.format(warm=str(warm[key])), REPORT)
+                for _ in range(a.repeat)]
         s = statistics.median(r["seconds"] for r in runs)
         peak = statistics.median(r["peak"] for r in runs)
         prof = runs[0]["profile"]

@@ -23,31 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_perfetto import chrome_trace, pftrace
-from common import OUT, in_child, machine, sample
+from common import OUT, machine, rss_in_child, sample
 
-CHILD = r"""
-import gc, json, resource, threading, time
-import psutil
-import neuron_widgets as nw
-proc = psutil.Process()
+LOAD = "p = nw.load_profile({path!r}, cache=False, prepare=False)"
+# What the Profile holds once the load's transients are collected, and the size of its columns.
+REPORT = """
 gc.collect()
-base = proc.memory_info().rss
-peak = [base]
-stop = threading.Event()
-def watch():
-    while not stop.is_set():
-        peak[0] = max(peak[0], proc.memory_info().rss)
-        stop.wait(0.02)
-t = threading.Thread(target=watch, daemon=True); t.start()
-t0 = time.perf_counter()
-p = nw.load_profile({path!r}, cache=False, prepare=False)
-{after}
-seconds = time.perf_counter() - t0
-stop.set(); t.join()
-gc.collect()
-held = proc.memory_info().rss - base
-size = p.nbytes()["columns"]
-print(json.dumps({{"events": len(p), "seconds": seconds, "peak": peak[0] - base, "held": held, "profile": size}}))
+out.update(events=len(p), held=proc.memory_info().rss - base, profile=p.nbytes()["columns"])
 """
 
 def main() -> None:
@@ -65,7 +47,7 @@ def main() -> None:
         for key in a.formats:
             fmt, make = cases[key]
             path = make(n)
-            r = in_child(CHILD.format(path=str(path), after=""))
+            r = rss_in_child(LOAD.format(path=str(path)), "import neuron_widgets as nw", REPORT, every=0.02)
             _row(fmt, path, r)
 
 

@@ -82,3 +82,38 @@ def tree_peak(child: subprocess.Popen) -> int:
         peak = max(peak, total)
         time.sleep(0.05)
     return peak
+
+
+_RSS_CHILD = """
+import gc, json, threading, time
+import psutil
+proc = psutil.Process()
+{setup}
+gc.collect()
+base = proc.memory_info().rss
+peak = [base]
+stop = threading.Event()
+def watch():
+    while not stop.is_set():
+        peak[0] = max(peak[0], proc.memory_info().rss)
+        stop.wait({every})
+watcher = threading.Thread(target=watch, daemon=True); watcher.start()
+t0 = time.perf_counter()
+{body}
+seconds = time.perf_counter() - t0
+stop.set(); watcher.join()
+out = {{"seconds": seconds, "peak": peak[0] - base, "base": base}}
+{report}
+print(json.dumps(out))
+"""
+
+
+def rss_in_child(body: str, setup: str = "", report: str = "", every: float = 0.01) -> dict:
+    """Run `body` in a fresh interpreter, its RSS sampled every `every` s by a thread: the result's "seconds"
+    (body's wall time), "peak" (the peak RSS over the body, less the RSS after `setup` and a gc, in bytes)
+    and "base" (that RSS). `report` adds entries to the dict `out` (names of setup and body in scope)."""
+    import textwrap
+
+    code = _RSS_CHILD.format(setup=textwrap.dedent(setup), body=textwrap.dedent(body), report=textwrap.dedent(report),
+                             every=every)
+    return in_child(code)
