@@ -1,7 +1,7 @@
 """neuron-widgets: Jupyter widgets for AWS Neuron profiles.
 
 `from neuron_widgets import Timeline, EventDetails, GroupingSelector, DeviceTraceViewer,
-DeviceProfilePicker, Summary, link, export_html, export_perfetto, load_job` works; the widgets,
+DeviceProfilePicker, Summary, link, align, export_html, export_perfetto, load_job` works; the widgets,
 exporters and jobs are imported on first use, so `import neuron_widgets` for loading and
 analyses does not pull in the widget stack (nor Dask).
 """
@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "Timeline": ".widgets", "JobTimeline": ".widgets", "EventDetails": ".widgets", "GroupingSelector": ".widgets",
     "DeviceTraceViewer": ".widgets", "DeviceProfilePicker": ".widgets", "Summary": ".widgets", "link": ".widgets",
+    "align": ".widgets",
     "export_html": ".export", "export_profile": ".export", "export_perfetto": ".export.perfetto",
     "export_parquet": ".export.parquet", "load_job": ".job", "Job": ".job",
 }

@@ -74,6 +74,10 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
         if not any(v["kind"] == "timeline" and v["source"] == i for v in layout):
             layout.insert(0, {"kind": "timeline", "source": i})
     sources = [_source_of(tl) for tl in timelines]
+    groups = [str((getattr(tl, "aligned", None) or {}).get("group", "")) for tl in timelines]
+    for src, tl, group in zip(sources, timelines, groups, strict=True):
+        if group and groups.count(group) == 2:  # an aligned pair exported together stays linked in the page
+            src.state.aligned = dict(tl.aligned)
     ranges = [_range_of(s, time_range) for s in sources]
     page_title = title or next((s.state.title for s in sources if s.state.title), "") or "neuron-widgets export"
     return write_page(path, sources, ranges, layout, page_title, max_mb, extras)

@@ -45,6 +45,8 @@ class ViewState:
     # The findings' marks when the timeline shows them: {"text", "marks": [{t0, t1 (ns from the origin), ...}]}.
     findings: dict[str, Any] = field(default_factory=dict)
     findings_available: bool = True
+    # Linked to another exported timeline on a step (widgets/timeline_align.py): the page keeps the link.
+    aligned: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -214,6 +216,7 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
                   "picked_node": st.picked_node, "color_choices": st.color_choices,
                   "critical_available": st.critical_available, "findings_available": st.findings_available,
                   **({"findings": st.findings} if st.findings else {}),
+                  **({"aligned": st.aligned} if st.aligned else {}),
                   **({"critical": _critical_state(st.critical, exact, origin)} if st.critical else {})},
     })
 

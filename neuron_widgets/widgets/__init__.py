@@ -1,4 +1,4 @@
-"""The widgets: Timeline, JobTimeline, GroupingSelector, EventDetails, Summary, link() between timelines, device viewers."""
+"""The widgets: Timeline, JobTimeline, GroupingSelector, EventDetails, Summary, link() and align() of timelines, device views."""
 
 from .details import EventDetails
 from .device_picker import DeviceProfilePicker
@@ -8,6 +8,7 @@ from .job.timeline import JobTimeline
 from .linking import TimelineLink, link
 from .summary import Summary
 from .timeline import Timeline
+from .timeline_align import TimelineAlignment, align
 
 __all__ = ["DeviceProfilePicker", "DeviceTraceViewer", "EventDetails", "GroupingSelector", "JobTimeline", "Summary", "Timeline",
-           "TimelineLink", "link"]
+           "TimelineAlignment", "TimelineLink", "align", "link"]

@@ -158,6 +158,7 @@ export type ToBrowser = ViewportReply | CountersReply | CounterAtReply | HoverRe
 /** The synced traits of neuron_widgets.widgets.timeline.Timeline. */
 export interface TimelineTraits {
   _snapshot: DataView;
+  aligned: Record<string, any>;
   brush: any[];
   brush_summary: Record<string, any>;
   color_by: string;
@@ -194,6 +195,7 @@ export interface TimelineTraits {
 /** The synced traits of neuron_widgets.widgets.device_viewer.DeviceTraceViewer. */
 export interface DeviceViewerTraits {
   _snapshot: DataView;
+  aligned: Record<string, any>;
   brush: any[];
   brush_summary: Record<string, any>;
   color_by: string;

@@ -74,6 +74,7 @@ export interface Meta {
     // The findings' marks when the notebook showed them (times from the profile's start, as the page's).
     findings?: { text: string; marks: FindingMark[] };
     findings_available?: boolean;
+    aligned?: Record<string, any>; // two runs' timelines exported together, linked on a step (timeline/align.ts)
   };
 }
 
@@ -154,6 +155,7 @@ export class TimelineHost {
       findings: !!st.findings,
       findings_available: st.findings_available !== false,
       findings_info: this.findingsInfo(),
+      aligned: st.aligned ?? {},
       _snapshot: new DataView(new ArrayBuffer(0)),
     });
     const m = this.model;

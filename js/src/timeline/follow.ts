@@ -29,6 +29,9 @@ export interface FollowHost {
   reset(): void; // another profile shown
   renderHead(): void;
   span(): [number, number];
+  bounds(): [number, number]; // where the view may go (an aligned partner's span too)
+  readonly viewPending: boolean; // a view of the user's not yet told to the kernel
+  readonly aligner: { update(): void };
   scrollToTrack(track: number): void;
   showError(text: string): void;
 }
@@ -50,10 +53,13 @@ export function followModel(v: FollowHost, on: (event: string, f: (...args: any[
   on("change:generation", () => v.reset());
   for (const key of ["title", "notes", "strip", "loading", "status"]) on(`change:${key}`, () => v.renderHead());
   on("change:overview", () => v.request());
+  on("change:aligned", () => v.aligner.update());
   on("change:view", () => {
     const r = m.get("view") as number[];
+    // The user's own newer view wins over one the kernel sent before it heard of it.
+    if (v.viewPending) return;
     if (Math.abs(r[0] - v.view.t0) > 1e-6 || Math.abs(r[1] - v.view.t1) > 1e-6) {
-      v.view = clampView({ t0: r[0], t1: r[1] }, v.span());
+      v.view = clampView({ t0: r[0], t1: r[1] }, v.bounds());
       v.request();
     }
   });

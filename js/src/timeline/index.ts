@@ -4,11 +4,12 @@
 import { readTheme, type Theme } from "../common/colors";
 import { button, h } from "../common/dom";
 import type { TimelineModel, ToBrowser } from "../common/messages";
-import { formatDuration, formatTime } from "../common/time";
-import { AXIS_H, axisLabels, drawAxis } from "./axis";
-import { counterText } from "./counterscale";
+import { formatTime } from "../common/time";
+import { AlignBar } from "./align";
+import { axisLabels } from "./axis";
 import type { Channel, Items, Wish } from "./data";
 import { followModel } from "./follow";
+import { type Detail, drawFrame, LABEL_W } from "./frame";
 import { renderHead } from "./head";
 import { HelpOverlay } from "./help";
 import { HierarchyPanel } from "./hierarchy";
@@ -22,15 +23,12 @@ import {
   moveTrack,
   newLayoutState,
   type Row,
-  rowsIn,
-  stickyGroups,
   type TrackInfo,
   totalHeight,
 } from "./layout";
 import { Legend } from "./legend";
-import { Overview, type OverviewData } from "./overview";
+import { Overview } from "./overview";
 import { clickAt, hoverAt } from "./pointer";
-import { type Place, paint, type Scene } from "./render";
 import { Replies } from "./replies";
 import { Search } from "./search";
 import { SummaryPanel } from "./summary";
@@ -42,14 +40,6 @@ import { clampView, findingView, fitRange, type Range } from "./viewmath";
 
 type Model = TimelineModel;
 
-const LABEL_W = 260;
-
-interface Detail extends Place {
-  id: string;
-  upstream: Place[];
-  downstream: Place[];
-}
-
 export class TimelineView {
   readonly root = h("div", { class: "nw-timeline", attrs: { tabindex: "0" } });
   private toolbar = h("div", { class: "nw-toolbar" });
@@ -57,7 +47,7 @@ export class TimelineView {
   private errorBar = h("div", { class: "nw-error" });
   private head = h("div", { class: "nw-head" });
   readonly axis = h("canvas", { class: "nw-axis" });
-  private corner = h("div", { class: "nw-corner" });
+  readonly corner = h("div", { class: "nw-corner" });
   readonly overview = new Overview(
     (t) => {
       const w = this.view.t1 - this.view.t0;
@@ -68,12 +58,12 @@ export class TimelineView {
   readonly scroll = h("div", { class: "nw-scroll" });
   private plotCol = h("div", { class: "nw-plot-col" });
   readonly canvas = h("canvas", { class: "nw-canvas" });
-  private labels: LabelPanel;
+  readonly labels: LabelPanel;
   readonly summary: SummaryPanel;
-  private tree: HierarchyPanel; // a device trace's layer -> HLO -> NKI panel (hidden for other profiles)
+  readonly tree: HierarchyPanel; // a device trace's layer -> HLO -> NKI panel (hidden for other profiles)
   readonly tooltip = new Tooltip(() => this.root.getBoundingClientRect());
   readonly help = new HelpOverlay();
-  private legend = new Legend(
+  readonly legend = new Legend(
     (k) => {
       this.pick = this.pick === k ? null : k;
       this.request();
@@ -85,7 +75,7 @@ export class TimelineView {
     class: "nw-input",
     attrs: { placeholder: "Search names (regex)", type: "search" },
   });
-  private finder: Search = new Search({
+  readonly finder: Search = new Search({
     view: () => this.view,
     names: () => this.names(),
     selectedStart: () => (this.model.get("selection_detail") as Partial<Detail>).start,
@@ -102,12 +92,13 @@ export class TimelineView {
   readonly filterInput = h("input", { class: "nw-input", attrs: { placeholder: "Filter tracks", type: "search" } });
   private hiddenBtn: HTMLButtonElement;
   readonly toggles: AnalysisToggles; // the critical path and the findings
+  readonly aligner: AlignBar; // linked to another run's timeline on a step
   readonly groupingSelect = h("select", { class: "nw-select", title: "Grouping" });
 
   layout = newLayoutState();
   rows: Row[] = [];
   view: Range;
-  private theme: Theme;
+  theme: Theme;
   readonly replies: Replies; // the kernel's answers held, and the channels that ask for them
   private frame = 0;
   private viewSync = 0;
@@ -115,8 +106,8 @@ export class TimelineView {
   private resize: ResizeObserver;
   drag: Drag | null = null;
   brushLocal: [number, number] | null = null;
-  private lastDrawMs = 0;
-  private paintedTheme = ""; // the theme of the last frame (dark and background)
+  lastDrawMs = 0;
+  paintedTheme = ""; // the theme of the last frame (dark and background)
   readonly frameTimes: number[] = []; // ms per draw, for benchmarks
   mouse: { x: number; y: number } | null = null;
   private cleanup: (() => void)[] = [];
@@ -156,6 +147,7 @@ export class TimelineView {
     for (const p of defaultCollapsed(model.get("counters") as CounterInfo[])) this.layout.collapsed.add(p);
     this.replies = new Replies(model, this.canvas, this);
     this.toggles = new AnalysisToggles(model, this.root, () => this.request());
+    this.aligner = new AlignBar(this);
     this.buildDom(el);
     // For tests and debugging from the console: the view behind a timeline element.
     (this.root as unknown as { __nwView: TimelineView }).__nwView = this;
@@ -182,6 +174,7 @@ export class TimelineView {
     this.replies.stop();
     this.resize.disconnect();
     this.tree.destroy();
+    this.aligner.destroy();
     for (const f of this.cleanup) f();
     this.tooltip.el.remove();
     this.overview.tip.remove();
@@ -232,6 +225,7 @@ export class TimelineView {
     this.scroll.append(this.labels.el, this.plotCol);
     this.root.append(
       this.head,
+      this.aligner.el,
       this.toolbar,
       this.errorBar,
       overviewRow,
@@ -417,109 +411,34 @@ export class TimelineView {
 
   // -- drawing ----------------------------------------------------------------------------
   private draw(): void {
-    this.theme = readTheme(this.root);
-    // Not laid out (a theme switch, a hidden tab): keep the canvas's size; the resize observer calls back.
-    if (this.scroll.clientWidth <= LABEL_W) return;
-    this.paintedTheme = `${this.theme.dark}${this.theme.background}`;
-    const t = performance.now();
-    const width = this.plotWidth();
-    const height = Math.max(this.scroll.clientHeight, 20);
-    const dpr = window.devicePixelRatio || 1;
-    for (const [c, w, hgt] of [
-      [this.canvas, width, height],
-      [this.axis, width, AXIS_H],
-    ] as const) {
-      if (c.width !== Math.round(w * dpr) || c.height !== Math.round(hgt * dpr)) {
-        c.width = Math.round(w * dpr);
-        c.height = Math.round(hgt * dpr);
-        c.style.width = `${w}px`;
-        c.style.height = `${hgt}px`;
-      }
-    }
-    this.replies.want({
-      rows: this.rows,
-      top: this.scroll.scrollTop,
-      height,
-      width,
-      view: this.view,
-      grouping: this.model.get("grouping"),
-      revision: this.model.get("revision"),
-    });
-    const top = this.scroll.scrollTop;
-    const onScreen = rowsIn(this.rows, top, top + height);
-    const trackY = new Map<number, number>();
-    for (const r of onScreen) if (r.kind === "track") trackY.set(r.track, r.y);
-    const pointerT = this.mouse ? this.timeAt(this.mouse.x) : null;
-    const pinned = stickyGroups(this.rows, top);
-    this.labels.render(this.rows, this.tracks(), top, top + height, totalHeight(this.rows), pinned, (k) =>
-      counterText(
-        this.counterData.get(k),
-        (this.model.get("counters") as CounterInfo[]).find((c) => c.key === k),
-        this.view,
-        pointerT,
-      ),
-    );
-    const ctx = this.canvas.getContext("2d")!;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const detail = this.model.get("selection_detail") as Detail | Record<string, never>;
-    const scene: Scene = {
-      view: { t0: this.view.t0, t1: this.view.t1, width },
-      rows: onScreen,
-      scrollTop: top,
-      height,
-      trackY,
-      items: this.items && this.items.grouping === this.model.get("grouping") ? this.items : null,
-      names: this.names(),
-      theme: this.theme,
-      match: this.finder.match,
-      selection:
-        "row" in detail
-          ? {
-              place: detail as Detail,
-              upstream: (detail as Detail).upstream,
-              downstream: (detail as Detail).downstream,
-            }
-          : null,
-      brush: this.brushLocal,
-      hoverRow: -1,
-      counters: this.counterData,
-      pick: this.pick,
-      nodeMask: this.tree.mask,
-      critical: this.toggles.criticalScene(),
-      pointerT,
-      pinned: pinned.length,
-    };
-    const { drawn, dimmed, jumps } = paint(ctx, scene);
-    this.root.dataset.dimmed = String(dimmed);
-    this.root.dataset.jumps = String(jumps);
-    this.legend.update(scene.items, scene.names, this.view, trackY, this.pick, this.theme);
-    if (!scene.items && this.replies.snapshot) ctx.drawImage(this.replies.snapshot, 0, 0, width, height);
-    this.drawAxis(width, dpr);
-    this.lastDrawMs = performance.now() - t;
-    this.frameTimes.push(this.lastDrawMs);
-    if (this.frameTimes.length > 1000) this.frameTimes.splice(0, 500);
-    if (drawn > 0 && !this.root.dataset.firstPaint) this.root.dataset.firstPaint = String(Date.now());
-    this.root.dataset.drawn = String(drawn);
-    this.root.dataset.drawMs = this.lastDrawMs.toFixed(2);
-    this.root.dataset.view = `${this.view.t0},${this.view.t1}`;
-  }
-
-  private drawAxis(width: number, dpr: number): void {
-    drawAxis(this.axis, this.view, this.brushLocal, width, dpr, this.theme);
-    this.overview.draw(
-      this.model.get("overview") as OverviewData | undefined,
-      this.view,
-      width,
-      dpr,
-      this.theme,
-      this.toggles.findingMarks(),
-    );
-    this.corner.textContent = `${formatDuration(this.view.t1 - this.view.t0)} shown`;
+    drawFrame(this);
   }
 
   // -- view changes -------------------------------------------------------------------------
   setView(v: Range): void {
-    this.view = clampView(v, this.span());
+    this.view = clampView(v, this.bounds());
+    this.aligner.moved(this.view);
+    this.showView();
+  }
+
+  /** A window the aligned partner moved to: shown as it is (the partner kept it in bounds), told to no one but the kernel. */
+  follow(v: Range): void {
+    if (!Number.isFinite(v.t0) || !Number.isFinite(v.t1) || v.t1 <= v.t0) return;
+    this.view = { t0: v.t0, t1: v.t1 };
+    this.showView();
+  }
+
+  /** Where the view may go: the profile's span, and an aligned partner's laid on this run's clock. */
+  bounds(): [number, number] {
+    return this.aligner.bounds(this.span());
+  }
+
+  /** The view changed here and the kernel has not heard yet: a view the kernel sends meanwhile is an echo. */
+  get viewPending(): boolean {
+    return !!this.viewSync;
+  }
+
+  private showView(): void {
     this.request();
     // The kernel hears about the view at most every 150 ms, not on every frame of a drag.
     window.clearTimeout(this.viewSync);
