@@ -118,8 +118,8 @@ def run(which: str, path: Path, results: Path) -> dict:
                              stdout=subprocess.PIPE, text=True)
     peak = tree_peak(child)
     out = json.loads(child.stdout.read().strip().splitlines()[-1])
-    out["peak_gb"] = round(peak / 1e9, 2)
-    print(f"{which}: {out['seconds']:.1f} s, tree peak RSS {out['peak_gb']:.2f} GB", flush=True)
+    out["peak_gb"] = round(peak / 1e9, 3)
+    print(f"{which}: {out['seconds']:.1f} s, tree peak RSS {out['peak_gb']:.3f} GB", flush=True)
     return out
 
 
