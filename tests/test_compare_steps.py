@@ -61,7 +61,7 @@ def test_the_fix_of_a_straggler_measured_against_its_prediction(straggler_runs) 
     gone = c.findings[c.findings["status"] == "gone"]
     assert list(gone["rule"]) == ["straggler"]
     inst, _pid, nc = job.cores[k]
-    assert gone.iloc[0]["who"].endswith(f"NC{nc}") and inst in gone.iloc[0]["who"]
+    assert gone.iloc[0]["who"] == f"{inst}/PID:{_pid}/neuron_rt/NC:{nc}"
     assert gone.iloc[0]["predicted_gain_ns"] == pytest.approx(c.saved_ns, rel=0.02)
     assert gone.iloc[0]["measured_saving_ns"] == c.saved_ns
     assert c.predicted_ns == gone.iloc[0]["predicted_gain_ns"]

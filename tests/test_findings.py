@@ -77,7 +77,7 @@ def test_a_slow_core_is_the_straggler_with_the_simulated_gain(tmp_path) -> None:
     assert len(st) == 1
     inst, pid, nc = job.cores[k]
     r = st.iloc[0]
-    assert r["evidence"]["core"].endswith(f"NC{nc}") and str(inst) in r["evidence"]["core"]
+    assert r["evidence"]["core"].endswith(f"NC:{nc}") and str(inst) in r["evidence"]["core"]
     steps = len(job.neff_of_step)
     assert r["evidence"]["times_last"] == steps and f"last at {steps} of {steps}" in r["title"]
     assert r["evidence"]["compute_scale"] == pytest.approx(100 / 160, rel=1e-3)
@@ -101,7 +101,7 @@ def test_a_core_fed_late_is_the_straggler_and_its_host_the_fix(tmp_path) -> None
     job.host_gap[k, :] = 150_000  # its host submits each execution late; its compute is as the others'
     p = _profile(job, tmp_path)
     r = A.findings(p).set_index("rule").loc["straggler"]
-    assert r["evidence"]["core"].endswith(f"NC{job.cores[k][2]}") and "start late" in r["title"]
+    assert r["evidence"]["core"].endswith(f"NC:{job.cores[k][2]}") and "start late" in r["title"]
     steps = len(job.neff_of_step)
     truth = span(simulate(job)) - span(simulate(job, no_host_gap={(k, s) for s in range(steps)}))
     assert r["gain_ns"] == pytest.approx(truth, rel=0.05) and r["gain_ns"] > 0
@@ -113,7 +113,7 @@ def test_imbalance_without_collectives(tmp_path) -> None:
     f = A.findings(_profile(job, tmp_path))
     im = f[f["rule"] == "compute_imbalance"]
     assert len(im) == 1 and im.iloc[0]["evidence"]["ratio"] == pytest.approx(1.3, rel=1e-3)
-    assert im.iloc[0]["evidence"]["core"].endswith(f"NC{job.cores[1][2]}")
+    assert im.iloc[0]["evidence"]["core"].endswith(f"NC:{job.cores[1][2]}")
     assert "straggler" not in _rules(f)
     job.compute[:, 1, :] = 105_000  # 5%: under the 10% threshold
     assert "compute_imbalance" not in _rules(A.findings(_profile(job, tmp_path, "q")))
@@ -165,7 +165,7 @@ def test_a_hang_names_its_core_and_step(tmp_path) -> None:
     f = A.findings(_profile(job, tmp_path))
     h = f[f["rule"] == "hang"]
     assert len(h) == 1
-    assert h.iloc[0]["evidence"]["exec_id"] == 6 and h.iloc[0]["evidence"]["core"].endswith(f"NC{job.cores[1][2]}")
+    assert h.iloc[0]["evidence"]["exec_id"] == 6 and h.iloc[0]["evidence"]["core"].endswith(f"NC:{job.cores[1][2]}")
     assert np.isnan(h.iloc[0]["gain_ns"]) and "never ended" in h.iloc[0]["title"]
     assert "error" not in _rules(f)
 
@@ -176,7 +176,8 @@ def test_the_sample() -> None:
     _check_frame(f, A.what_if(p, None, 1.0).span_ns)
     assert f.iloc[0]["rule"] == "host_wait"
     st = f[f["rule"] == "straggler"].iloc[0]
-    assert st["evidence"]["core"] == "i-0a88e4da06d80cbd2/2624383 NC1"  # the Summary's label of that core
+    # The Timeline's label of that core's track (what the track filter finds)
+    assert st["evidence"]["core"] == "i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1"
     err = f[f["rule"] == "error"]
     assert len(err) == 1 and "1003" in err.iloc[0]["title"] and "numerical error" in err.iloc[0]["title"]
     assert set(err.iloc[0]["evidence"]["names"]) == {"nrt_execute", "numerical_err"}
@@ -217,7 +218,7 @@ def test_job_a_slow_node_and_its_last_core(tmp_path) -> None:
     assert slow.iloc[0]["evidence"]["ratio"] == pytest.approx(1.3, rel=1e-3) and "all its 3 cores" in slow.iloc[0]["title"]
     last = f[f["rule"] == "job_straggler"].iloc[0]
     steps = len(job.neff_of_step)
-    assert last["part"] == NODES[7][0] and last["evidence"]["core"] == f"{NODES[7][0]} NC1"
+    assert last["part"] == NODES[7][0] and last["evidence"]["core"] == f"{NODES[7][0]}/PID:100/neuron_rt/NC:1"
     assert f"last at {steps} of {steps} collective steps across the job's 9 cores" in last["title"]
     assert f["gain_ns"].isna().all() and "not modelled" in last["title"]
 

@@ -152,7 +152,7 @@ def test_transfers_while_the_core_is_idle_with_the_simulated_gain(tmp_path) -> N
     assert ev["idle_transfer_ns"] == int(length.sum()) and ev["transfers"] == length.size
     assert ev["bytes"] == length.size * 2**20 and f"{length.size} transfers" in r["title"]
     inst, _pid, nc = job.cores[k]
-    assert ev["worst_core"].endswith(f"NC{nc}") and str(inst) in ev["worst_core"]
+    assert ev["worst_core"].endswith(f"NC:{nc}") and str(inst) in ev["worst_core"]
     assert ev["worst_core_ns"] == int(length[k].sum())
     assert r["title"].startswith("dmem_buf_copyin run while their NeuronCore executes nothing")
     # The fix the title names, simulated: each host gap without its transfer.

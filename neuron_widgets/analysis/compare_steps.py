@@ -17,18 +17,28 @@ import pandas as pd
 
 from ..model.profile import Profile
 from ..model.timefmt import duration
+from .across import across
 from .compare import STEP_COMPARE
+from .compare_findings import (
+    CHANGED_SHARE,
+    EVIDENCE_SHARE,
+    FINDING_COLUMNS,
+    STATUS_ORDER,
+    Roles,
+    match_findings,
+    roles_of,
+    subject,
+)
 from .devices import _STEP
 from .findings import findings
 from .frame import frame_of
+from .temporal import temporal_breakdown
 from .what_if import what_if
 
 STEP_COLUMNS = ["model_name", "ordinal", "step_before", "step_after", "start_before_ts", "start_after_ts",
                 "duration_before_ns", "duration_after_ns", "delta_ns", "delta_pct", "status"]
-FINDING_COLUMNS = ["status", "rule", "part", "who", "severity_before", "severity_after", "predicted_gain_ns",
-                   "gain_after_ns", "measured_saving_ns", "title_before", "title_after", "start_ts", "end_ts"]
-STATUS_ORDER = ("gone", "changed", "new", "same")
-CHANGED_SHARE = 0.10  # a finding in both runs whose gain moved by a tenth (or whose severity moved) changed
+__all__ = ["CHANGED_SHARE", "EVIDENCE_SHARE", "FINDING_COLUMNS", "STATUS_ORDER", "STEP_COLUMNS", "Comparison",
+           "compare_steps", "match_findings", "subject"]
 
 
 @dataclass
@@ -63,8 +73,9 @@ class Comparison:
         steps = self.steps.head(20)
         more = f"<p>… {len(self.steps) - 20:,} more steps in .steps</p>" if len(self.steps) > 20 else ""
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        shown = self.findings.drop(columns=["start_ts", "end_ts", "evidence_before", "evidence_after"])
         return (f"<div class='nw-comparison'><p><b>{html.escape(self.headline)}</b></p>"
-                f"{self.findings.drop(columns=['start_ts', 'end_ts']).to_html(escape=True, index=False)}"
+                f"{shown.to_html(escape=True, index=False)}"
                 f"{steps.to_html(escape=True, index=False)}{more}"
                 f"{f'<ul>{notes}</ul>' if notes else ''}</div>")
 
@@ -77,8 +88,22 @@ def compare_steps(before: Any, after: Any, client: Any = None, **job_kw: Any) ->
     steps = align(sb, sa)
     fb, fa = (findings(x, **_job_args(x, client, job_kw)) for x in (before, after))
     notes += [f"before: {n}" for n in fb.attrs.get("notes", [])] + [f"after: {n}" for n in fa.attrs.get("notes", [])]
-    table = match_findings(fb, fa, span_b - span_a)
+    rb, ra = (run_roles(x, notes, which, client, job_kw) for x, which in ((before, "before"), (after, "after")))
+    table = match_findings(fb, fa, span_b - span_a, rb, ra)
     return Comparison(steps, table, headline(steps, table, span_b, span_a), span_b, span_a, notes)
+
+
+def run_roles(x: Any, notes: list[str], which: str, client: Any = None, job_kw: dict[str, Any] | None = None) -> Roles:
+    """The run's workers by the labels findings name them, with their run-independent roles (compare_findings)."""
+    try:
+        if isinstance(x, Profile):
+            return roles_of(x, temporal_breakdown(x))
+        got = across(x, ["temporal_breakdown"], **_job_args(x, client, job_kw or {}))
+        return roles_of(x, got["temporal_breakdown"], [str(p) for p in x.parts["part"]])
+    except Exception as exc:  # findings still match, on the workers' labels (ids and all)
+        notes.append(f"{which}: the workers' roles could not be read ({type(exc).__name__}: {exc}); findings are "
+                     "matched on the labels they name")
+        return Roles()
 
 
 def _job_args(x: Any, client: Any, job_kw: dict[str, Any]) -> dict[str, Any]:
@@ -156,55 +181,6 @@ def align(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     key_a = out["start_after_ts"].astype("Float64").fillna(np.inf).to_numpy(float)
     order = np.lexsort((out["ordinal"].to_numpy(), key_a, key_b))
     return out.iloc[order].reset_index(drop=True)[STEP_COLUMNS]
-
-
-# ---- findings ---------------------------------------------------------------------------------------------
-
-def subject(rule: str, evidence: Any) -> str | None:
-    """Who a finding is about, when its rule can name several (a core, an error code, an engine)."""
-    ev = evidence if isinstance(evidence, dict) else {}
-    for k in ("core", "code", "engine"):
-        if ev.get(k) is not None:
-            return str(ev[k])
-    if rule == "straggler" and ev.get("rank") is not None:
-        return f"rank {ev['rank']}"
-    return None
-
-
-def _keyed(f: pd.DataFrame) -> pd.DataFrame:
-    who = [subject(r, e) for r, e in zip(f["rule"], f["evidence"], strict=True)]
-    f = f.assign(who=pd.Series(who, index=f.index, dtype=object),
-                 _part=f["part"].astype(object).where(f["part"].notna(), ""))
-    f = f.assign(_who=f["who"].fillna(""))
-    return f.assign(_n=f.groupby(["rule", "_part", "_who"], sort=False).cumcount())
-
-
-def match_findings(before: pd.DataFrame, after: pd.DataFrame, measured: int) -> pd.DataFrame:
-    """Findings matched by rule, part and who: gone (before only), new (after only), changed or same."""
-    key = ["rule", "_part", "_who", "_n"]
-    m = _keyed(before).merge(_keyed(after), on=key, how="outer", suffixes=("_b", "_a"), indicator=True)
-    if m.empty:
-        return pd.DataFrame(columns=FINDING_COLUMNS)
-    gb, ga = m["gain_ns_b"].astype(float), m["gain_ns_a"].astype(float)
-    moved = ((gb - ga).abs() > CHANGED_SHARE * np.fmax(gb.abs(), ga.abs())) | (gb.isna() != ga.isna())
-    status = np.where(m["_merge"] == "left_only", "gone", np.where(m["_merge"] == "right_only", "new",
-                      np.where(moved | (m["severity_b"] != m["severity_a"]), "changed", "same")))
-    gone_or_changed = np.isin(status, ("gone", "changed"))
-    out = pd.DataFrame({
-        "status": status, "rule": m["rule"],
-        "part": m["part_b"].where(m["part_b"].notna(), m["part_a"]).astype(object).where(
-            lambda v: v.notna(), None),
-        "who": m["who_b"].where(m["who_b"].notna(), m["who_a"]),
-        "severity_before": m["severity_b"], "severity_after": m["severity_a"],
-        "predicted_gain_ns": gb, "gain_after_ns": ga,
-        "measured_saving_ns": np.where(gone_or_changed, float(measured), np.nan),
-        "title_before": m["title_b"], "title_after": m["title_a"],
-        "start_ts": m["start_ts_a"].where(m["start_ts_a"].notna(), m["start_ts_b"]).astype("Int64"),
-        "end_ts": m["end_ts_a"].where(m["end_ts_a"].notna(), m["end_ts_b"]).astype("Int64")})
-    rank = out["status"].map({s: i for i, s in enumerate(STATUS_ORDER)}).to_numpy()
-    gain = np.fmax(out["predicted_gain_ns"].to_numpy(float), out["gain_after_ns"].to_numpy(float))
-    order = np.lexsort((out["rule"].to_numpy(str), -np.nan_to_num(gain, nan=-1.0), rank))
-    return out.iloc[order].reset_index(drop=True)[FINDING_COLUMNS]
 
 
 # ---- the sentence -----------------------------------------------------------------------------------------

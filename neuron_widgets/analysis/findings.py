@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..model.device.summary import duration
 from ..model.profile import Profile
+from ..model.worker_labels import core_label
 from .critical_path import critical_path_breakdown
 from .critical_path_workers import column_at, objects
 from .devices import trace_kind
@@ -82,15 +83,13 @@ def findings(x: Any, **kw: Any) -> pd.DataFrame:
 # ---- Neuron system profiles -------------------------------------------------------------------------------
 
 class _Cores:
-    """Core labels as the Summary writes them: `<instance> NC<n>`, with the pid where an instance has several."""
+    """Core labels as the Timeline's tracks read (model/worker_labels.py): what a finding names, the track filter finds."""
 
-    def __init__(self, temporal: pd.DataFrame) -> None:
-        per = temporal.groupby("instance_id", observed=True)["process_id"].nunique() if len(temporal) else {}
-        self.several = {k for k, v in dict(per).items() if v > 1}
+    def __init__(self, temporal: pd.DataFrame, names: Any = None) -> None:
+        self.names = names
 
     def label(self, inst: Any, pid: Any, nc: Any) -> str:
-        where = f"{inst}/{pid}" if inst in self.several else f"{inst}"
-        return f"{where} NC{nc}"
+        return core_label(inst, pid, nc, self.names)
 
 
 def _core_where(r: Any, kind: str | None = None) -> dict[str, Any]:
@@ -102,7 +101,7 @@ def _core_where(r: Any, kind: str | None = None) -> dict[str, Any]:
 
 def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
     temporal = temporal_breakdown(p)
-    cores = _Cores(temporal)
+    cores = _Cores(temporal, p.track_names)
     span = run_span(p)
     if span <= 0:
         notes.append("the profile has no executions, collectives or nrt_execute calls: no gain can be predicted")

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.device.summary import duration
+from ..model.worker_labels import core_label
 from .across import across
 from .findings_problems import problem_findings
 from .findings_rows import pct, row
@@ -34,13 +35,10 @@ def job_findings(job: Any, notes: list[str], **kw: Any) -> list[dict[str, Any]]:
     start = int(ok["start_ts"].min()) if len(ok) and ok["start_ts"].notna().any() else None
     end = int(ok["end_ts"].max()) if len(ok) and ok["end_ts"].notna().any() else None
     temporal = got["temporal_breakdown"]
-    several = set()
-    if len(temporal) and {"instance_id", "process_id"} <= set(temporal.columns):  # Kineto parts have ranks
-        per = temporal.groupby("instance_id", observed=True)["process_id"].nunique()
-        several = set(per[per > 1].index)
 
     def label(inst: Any, pid: Any, nc: Any) -> str:
-        return f"{inst}/{pid} NC{nc}" if inst in several else f"{inst} NC{nc}"
+        # The part's own track label: in the job's Timeline it reads "<part>/<this>", the filter finds it there too.
+        return core_label(inst, pid, nc)
 
     ctx = {"start": start or 0, "end": end, "label": label, "p": None}
     out = _last_often(got, label) + _slow_node(temporal, start, end) + _unread(parts, start, end)

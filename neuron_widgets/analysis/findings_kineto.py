@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..model.device.summary import duration
 from ..model.profile import Profile
+from ..model.worker_labels import core_label
 from .critical_path import critical_path
 from .devices import kineto_kernels
 from .findings_problems import problem_findings
@@ -39,7 +40,7 @@ SYNC_WAIT_SHARE = 0.05      # the host waits in synchronising calls on the criti
 def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, Any]]:
     span = run_span(p)
     ctx: dict[str, Any] = {"p": p, "span": span, "start": p.start_ts, "end": p.end_ts, "notes": notes,
-                           "label": lambda inst, pid, nc: f"{inst} pid {pid} NC{nc}"}
+                           "label": lambda inst, pid, nc: core_label(inst, pid, nc, p.track_names)}
     out: list[dict[str, Any]] = []
     if kind == "kineto":
         for rule in (_late_rank, _gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path, _fusion):
