@@ -18,6 +18,7 @@ from test_findings import _clean_job
 import neuron_widgets as nw
 from neuron_widgets.widgets import Timeline, TimelineAlignment, align
 from neuron_widgets.widgets.timeline_align import MARGIN
+from neuron_widgets.widgets.timeline_align import STEP_SLACK_NS as STEP_SLACK
 
 SHIFT = 7_000_000_123  # the after-run's clock starts 7 s later: offsets differ between runs
 
@@ -246,3 +247,26 @@ def test_exporting_one_aligned_timeline_keeps_its_window(pair, tmp_path: Path) -
     st = _source_of(b).state
     assert st.view == (sb + 2_000.0, sb + 60_000.0)
     assert st.aligned == {}  # alone in its page: no partner to follow there
+
+
+def test_the_summarys_step_bar_realigns_the_pair(runs) -> None:
+    """Summary(after, compare=before): a click on a step's bar fits the after-timeline to that step, and the pair
+    re-aligns on it (the bar's start went through the comparison's float64 epoch times)."""
+    from bokeh.models import ColumnDataSource
+
+    from neuron_widgets.widgets import Summary
+
+    _, _, before, after = runs
+    b, a = Timeline(before), Timeline(after)
+    al = align(b, a, step=1)
+    s = Summary(a, compare=before)
+    assert s.done.wait(180), s.status.value
+    src = s.charts.fix.chart.select_one({"type": ColumnDataSource, "name": "nw-fix-steps"})
+    matched = s.charts.fix.result.steps
+    matched = matched[matched["status"] == "matched"].reset_index(drop=True)
+    i = next(i for i, r in matched.iterrows() if r["model_name"] == al.neff and r["ordinal"] == 4)
+    src.selected.indices = [i]
+    assert al.step == 4 and b.aligned["step"] == 4 and a.aligned["step"] == 4
+    sb, sa = al.anchors()
+    assert abs(a.view[0] - sa) < STEP_SLACK and a.view[1] - a.view[0] == matched["duration_after_ns"][i]
+    assert b.view == [sb + (a.view[0] - sa), sb + (a.view[1] - sa)]
