@@ -84,7 +84,7 @@ def test_profiles_that_cannot_be_compared_leave_a_sentence(runs, tmp_path, monke
     monkeypatch.setattr(SC, "compare_runs", broken)
     fresh = write_profile(tmp_path / "x", runs[1])
     fix = FixSection(before, fresh)
-    assert fix.result is None and fix.chart is None and fix.table is None
+    assert fix.result is None and not fix.chart.visible and not fix.table.visible
     assert "could not be compared step by step: RuntimeError: no steps" in fix.head.text
 
 
@@ -103,3 +103,81 @@ def test_a_steps_bar_fits_the_timeline_to_that_step_of_the_after_run(runs) -> No
     click(src, i)
     row = steps[steps["status"] == "matched"].iloc[i]
     assert tuple(tl.time_range) == (int(row["start_after_ts"]), int(row["start_after_ts"] + row["duration_after_ns"]))
+
+
+def test_the_summary_paints_before_the_comparison_which_comes_last(runs, monkeypatch) -> None:
+    """The comparison is the Summary's last analysis: when it starts, every other section is in and the section
+    says it is comparing; it fills in when it ends. A stand-in for compare blocks until the test releases it."""
+    import threading
+
+    import neuron_widgets.summary.compare as SC
+
+    _, _, before, after = runs
+    real = SC.compare_runs
+    started, release = threading.Event(), threading.Event()
+    seen: dict = {}
+
+    def slow(a, b, **kw):
+        s = made.get("summary")
+        seen["findings"] = s is not None and s.charts.findings.frame is not None
+        seen["temporal"] = s is not None and bool(s.charts.sources[id(s.charts.temporal)].data["device"])
+        seen["head"] = s.charts.fix.head.text if s is not None else None
+        started.set()
+        assert release.wait(120)
+        return real(a, b, **kw)
+
+    monkeypatch.setattr(SC, "compare_runs", slow)
+    monkeypatch.setattr(SC, "_KEPT", __import__("weakref").WeakKeyDictionary())  # not the module's kept result
+    made: dict = {}
+    s = Summary(after, compare=before)  # returns at once: nothing compares in the constructor
+    made["summary"] = s
+    assert s.charts.fix.head.text == SC.PENDING and not s.charts.fix.chart.visible
+    assert started.wait(120)
+    assert seen == {"findings": True, "temporal": True, "head": SC.PENDING}
+    assert not s.done.is_set() and s.charts.fix.result is None
+    release.set()
+    assert s.done.wait(120)
+    fix = s.charts.fix
+    assert fix.result is not None and fix.head.text.startswith("The run is") and fix.chart.visible
+    assert fix.table.source.data["rule"] == ["straggler"]
+
+
+def test_summary_of_a_profile_refuses_a_job_to_compare(runs, tmp_path) -> None:
+    from test_findings import NODES, _write_job
+
+    job = _write_job(_clean_job(on=NODES), tmp_path)
+    with pytest.raises(TypeError, match=r"compare two jobs with Summary\(job, compare=other_job\)"):
+        Summary(runs[3], compare=job)
+    with pytest.raises(TypeError, match=r"takes another Job .* not Profile"):
+        Summary(job, compare=runs[2])
+
+
+def test_summary_of_a_job_compared_with_another(tmp_path) -> None:
+    """Summary(job, compare=other_job): the jobs' steps aligned and the straggler that was fixed gone; the section
+    comes after the job's charts and goes into the export."""
+    import numpy as np
+    from test_findings import NODES, _write_job
+
+    job = _clean_job(on=NODES)
+    job.compute[:, 7, :] = 150_000
+    fixed = job.__class__(**{**job.__dict__, "compute": np.where(np.arange(len(job.cores))[None, :, None] == 7,
+                                                                 100_000, job.compute)})
+    before, after = _write_job(job, tmp_path / "b"), _write_job(fixed, tmp_path / "a")
+    s = Summary(after, compare=before)
+    assert s.done.wait(300), s.status.value
+    fix = s.charts.fix
+    assert fix is not None and fix.result is not None and fix.result is s.results["compare"]
+    c = fix.result
+    assert c.saved_ns == span(simulate(job)) - span(simulate(fixed)) > 0
+    assert (c.steps["status"] == "matched").all() and fix.chart.visible
+    gone = c.findings[c.findings["status"] == "gone"]
+    assert "job_straggler" in set(gone["rule"])
+    assert "job_straggler" in fix.table.source.data["rule"] and fix.head.text == c.headline
+    assert "Did the fix work: this job" in fix.parts[0].text
+    names = {m.name for m in s.charts.layout.references() if getattr(m, "name", None)}
+    assert {"nw-fix-headline", "nw-fix-steps", "nw-fix-findings-table"} <= names
+    # The export rebuilds the job's charts from its results: the section with them.
+    from neuron_widgets.export import summary_item
+
+    item = json.dumps(summary_item(s))
+    assert "nw-fix-steps" in item and json.dumps(c.headline) in item

@@ -87,7 +87,11 @@ class SummaryCharts:
         self.compare = None
         self.compare_temporal = None
         self.compare_profile = compare
-        self.fix = FixSection(compare, profile) if compare is not None else None  # did the fix work
+        if compare is not None and not isinstance(compare, Profile):
+            raise TypeError(f"compare= takes a Profile (or a Timeline of one) beside a profile, not "
+                            f"{type(compare).__name__}: compare two jobs with Summary(job, compare=other_job)")
+        # Did the fix work: without results yet (a widget's first paint) the comparison comes last, in the background.
+        self.fix = FixSection(compare, profile, later=results is None) if compare is not None else None
         if compare is not None:
             self.compare = C.compare_table(compare_profiles(profile, compare))
             other = temporal_breakdown(compare)
@@ -201,6 +205,8 @@ class SummaryCharts:
                                  int(results.get("findings_span") or p.duration_ns))
         if wanted("critical"):
             self.critical.update(results.get("critical"))
+        if wanted("fix") and self.fix is not None and "fix" in results:
+            self.fix.fill(results["fix"])
         if wanted("kernels") and self.longest is not None:
             self.longest.source.data = cols = self._longest_cols(r)
             self.longest.height = C.table_height(len(cols["name"]), C.LONGEST_ROW_PX)

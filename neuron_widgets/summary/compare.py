@@ -1,14 +1,16 @@
-"""The Summary's "Did the fix work" section: `Summary(after, compare=before)`, the runs step by step.
+"""The Summary's "Did the fix work" section: `Summary(after, compare=before)` (two profiles or two jobs), step by step.
 
 Its headline, a bar per matched step with its change (after - before; green: faster), and the
-findings gone, new and changed with the before-run's predicted gain beside the measured saving.
-All text is data: the headline a Div rendered as text, titles in table cells through a text
-formatter, step labels on hover.
+findings gone, new and changed with the before-run's predicted gain beside the measured saving
+and the evidence figures that moved. The comparison is the Summary's last analysis: the section
+says it is comparing until it is in. All text is data: the headline a Div rendered as text,
+titles in table cells through a text formatter, step labels on hover.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 from typing import Any
 
@@ -18,51 +20,93 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, Div, FixedTicker, HoverTool, Range1d, StringFormatter, TableColumn
 
 from ..analysis import compare as compare_runs
-from ..model.profile import Profile
 from ..model.timefmt import duration
 from . import charts as C
 
 FASTER, SLOWER = "#2ca02c", "#d62728"
 LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
-# An export rebuilds the Summary's charts: the comparison of the same two profiles is kept, not run again.
+PENDING = "Comparing the two runs step by step (their steps and findings), after the other sections…"
+# An export rebuilds the Summary's charts: the comparison of the same two runs is kept, not run again.
 _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_COMPUTING = threading.Lock()  # one comparison at a time: a brushed range's rerun waits for the first, then reuses it
 
 
-def comparison_of(before: Profile, after: Profile) -> Any:
-    """`compare(before, after, by="step")`, once per pair of profiles (kept while `after` lives)."""
-    per = _KEPT.setdefault(after, {})
-    key = id(before)
-    got = per.get(key)
-    if got is None or got[0]() is not before:
-        got = (weakref.ref(before), compare_runs(before, after, by="step"))
-        per[key] = got
-    return got[1]
+def comparison_of(before: Any, after: Any, client: Any = None) -> Any:
+    """`compare(before, after, by="step")`, once per pair of profiles or jobs (kept while `after` lives)."""
+    with _COMPUTING:
+        per = _KEPT.setdefault(after, {})
+        key = id(before)
+        got = per.get(key)
+        if got is None or got[0]() is not before:
+            kw = {"client": client} if client is not None else {}
+            got = (weakref.ref(before), compare_runs(before, after, by="step", **kw))
+            per[key] = got
+        return got[1]
+
+
+def fix_steps(charts: Any) -> tuple:
+    """The Summary's last analysis when it compares: the comparison, after every other section has painted."""
+    fix = getattr(charts, "fix", None)
+    if fix is None:
+        return ()
+    return (("comparison", lambda: {"fix": fix.compute()}, ("fix",)),)
 
 
 class FixSection:
-    """The section's bokeh parts (`parts`, in order) and its figures (`figures`, for the theme)."""
+    """The section's bokeh parts (`parts`, in order) and its figures (`figures`, for the theme).
 
-    def __init__(self, before: Profile, after: Profile) -> None:
-        title = Div(text="Did the fix work: this profile (after) against the compared one (before)",
+    Built at once with its comparison, or `later`: it says it is comparing until `fill` gets the comparison
+    (`compute()` runs it; the Summary does so last, in the background).
+    """
+
+    def __init__(self, before: Any, after: Any, origin: int | None = None, *, later: bool = False,
+                 client: Any = None, what: str = "profile") -> None:
+        self.before, self.after, self.client = before, after, client
+        self.origin = int(origin if origin is not None else getattr(after, "origin_ts", 0))
+        self.result: Any = None
+        self.filled = False
+        title = Div(text=f"Did the fix work: this {what} (after) against the compared one (before)",
                     render_as_text=True, styles=LABEL, name="nw-fix-title")
-        try:
-            self.result = comparison_of(before, after)
-            said = self.result.headline
-        except Exception as exc:  # the rest of the Summary goes on; the section says why it is empty
-            self.result = None
-            said = f"The two profiles could not be compared step by step: {type(exc).__name__}: {exc}"
-        self.head = Div(text=singular_steps(said), render_as_text=True, sizing_mode="stretch_width", name="nw-fix-headline",
+        self.head = Div(text=PENDING, render_as_text=True, sizing_mode="stretch_width", name="nw-fix-headline",
                         styles={"color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "13px"})
-        # No matched step: no chart (an empty box with a title says nothing the headline does not).
-        self.chart = (step_chart(self.result.steps, after.origin_ts)
-                      if self.result is not None and matched_steps(self.result.steps) else None)
-        self.table = findings_table(self.result.findings) if self.result is not None else None
-        self.same = Div(text=same_text(self.result.findings), render_as_text=True, name="nw-fix-same",
-                        styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"}) \
-            if self.result is not None and same_text(self.result.findings) else None
-        self.parts = [p for p in (title, self.head, self.chart, self.table, self.same) if p is not None]
-        self.figures = [self.chart] if self.chart is not None else []
+        # Drawn empty and hidden until there is something to draw: no matched step, no chart (an empty box with a
+        # title says nothing the headline does not).
+        self.chart = step_chart(pd.DataFrame(columns=["status"]), self.origin)
+        self.chart.visible = False
+        self.table = findings_table(pd.DataFrame(columns=["status"]))
+        self.table.visible = False
+        self.same = Div(text="", render_as_text=True, name="nw-fix-same", visible=False,
+                        styles={"color": "var(--jp-ui-font-color2, #57606a)", "font-size": "12px"})
+        self.parts = [title, self.head, self.chart, self.table, self.same]
+        self.figures = [self.chart]
         self.layout = column(*self.parts, sizing_mode="stretch_width", name="nw-fix")
+        if not later:
+            self.fill(self.compute())
+
+    def compute(self) -> Any:
+        """The comparison, or the exception that stopped it (said in the section, never raised into the Summary)."""
+        try:
+            return comparison_of(self.before, self.after, self.client)
+        except Exception as exc:  # the rest of the Summary goes on; the section says why it is empty
+            return exc
+
+    def fill(self, got: Any) -> None:
+        """Show a comparison (or why there is none)."""
+        self.filled = True
+        if isinstance(got, BaseException) or got is None:
+            self.result = None
+            why = f"{type(got).__name__}: {got}" if got is not None else "nothing to compare"
+            self.head.text = f"The two runs could not be compared step by step: {why}"
+            self.chart.visible = self.table.visible = self.same.visible = False
+            return
+        self.result = got
+        self.head.text = singular_steps(got.headline)
+        fit_step_chart(self.chart, step_columns(got.steps, self.origin))
+        self.chart.visible = matched_steps(got.steps) > 0
+        fill_findings_table(self.table, got.findings)
+        self.table.visible = True
+        self.same.text = same_text(got.findings)
+        self.same.visible = bool(self.same.text)
 
 
 def singular_steps(said: str) -> str:
@@ -117,14 +161,47 @@ def step_chart(steps: pd.DataFrame, origin: int, name: str = "nw-fix-steps") -> 
                                                       ("after", "@after"), ("change", "@delta")]))
     f.xgrid.grid_line_color = None
     f.ygrid.grid_line_color = C.THEMES["light"]["grid"]
-    # Whole steps on the axis, at least five steps' room so a lone bar is a bar, not the whole chart.
+    f.x_range = Range1d(start=0, end=1)
+    f.xaxis.ticker = FixedTicker(ticks=[])
+    f.xaxis.minor_tick_line_color = None
+    fit_step_chart(f, cols)
+    return f
+
+
+def fit_step_chart(f: Any, cols: dict[str, list]) -> None:
+    """The bars' data, whole steps on the axis, and at least five steps' room so a lone bar is a bar."""
+    src = f.select_one({"type": ColumnDataSource})
+    if src.data is not cols:
+        src.data = cols
     n = len(cols["x"])
     room = max(n, 5)
-    f.x_range = Range1d(start=(n - 1) / 2 - room / 2, end=(n - 1) / 2 + room / 2)
+    f.x_range.start, f.x_range.end = (n - 1) / 2 - room / 2, (n - 1) / 2 + room / 2
     every = max(1, -(-n // 20))
-    f.xaxis.ticker = FixedTicker(ticks=list(range(0, n, every)))
-    f.xaxis.minor_tick_line_color = None
-    return f
+    f.xaxis[0].ticker.ticks = list(range(0, n, every))
+
+
+def figure_text(name: str, v: float) -> str:
+    """An evidence figure as the titles write it: nanoseconds as a duration, shares in per cent."""
+    if name.endswith("_ns"):
+        return duration(v)
+    if "share" in name:
+        return f"{100 * v:.1f}%"
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.3g}"
+
+
+def change_text(figures: Any) -> str:
+    """'wait_ns 1 ms → 6 ms (6.0x)' per figure that moved, '' for none."""
+    if not isinstance(figures, dict):
+        return ""
+    said = []
+    for k, (b, a) in figures.items():
+        times = f" ({a / b:.1f}x)" if b and np.isfinite(a / b) and a / b > 0 else ""
+        said.append(f"{k} {figure_text(k, b)} → {figure_text(k, a)}{times}")
+    return "; ".join(said)
+
+
+def _text(v: Any) -> str:
+    return "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
 
 
 def findings_columns(table: pd.DataFrame) -> dict[str, list]:
@@ -134,33 +211,51 @@ def findings_columns(table: pd.DataFrame) -> dict[str, list]:
 
     title = [a if s == "new" else b for s, b, a in zip(table["status"], table["title_before"], table["title_after"],
                                                         strict=True)]
-    return {"status": [str(s) for s in table["status"]], "rule": [str(r) for r in table["rule"]],
-            "who": ["" if w is None or (isinstance(w, float) and np.isnan(w)) else str(w) for w in table["who"]],
+    after = table["who_after"] if "who_after" in table else table["who"]
+    # The same worker on other machines: both its labels, each as that run's Timeline shows it.
+    who = [_text(w) if not _text(a) or _text(a) == _text(w) else f"{_text(w)} → {_text(a)}"
+           for w, a in zip(table["who"], after, strict=True)]
+    figures = table["figures_changed"] if "figures_changed" in table else [None] * len(table)
+    return {"status": [str(s) for s in table["status"]], "rule": [str(r) for r in table["rule"]], "who": who,
             "predicted": [ns(v) for v in table["predicted_gain_ns"]],
             "measured": [ns(v) for v in table["measured_saving_ns"]],
             "after": [ns(v) for v in table["gain_after_ns"]],
-            "title": ["" if t is None or (isinstance(t, float) and np.isnan(t)) else str(t) for t in title]}
+            "change": [change_text(f) for f in figures],
+            "title": [_text(t) for t in title]}
 
 
 # field: (header, width px); a width holds its header (headers do not wrap) and an instance/pid/core id whole.
 FINDING_COLUMNS = {"status": ("status", 60), "rule": ("rule", 100), "who": ("who", 235),
                    "predicted": ("predicted gain (before)", 170), "measured": ("measured saving", 120),
-                   "after": ("gain left (after)", 125), "title": ("finding", 420)}
+                   "after": ("gain left (after)", 125), "change": ("evidence moved", 200), "title": ("finding", 420)}
+
+
+def findings_data(table: pd.DataFrame) -> tuple[dict[str, list], int]:
+    """The table's rows (those gone, new or changed) and their height: as tall as the longest wrapped cell."""
+    shown = table[table["status"] != "same"] if len(table) else table
+    if shown.empty:
+        cols = {k: [""] for k in FINDING_COLUMNS}
+        cols["status"], cols["title"] = ["none"], ["no finding is gone, new or changed"]
+    else:
+        cols = findings_columns(shown)
+    lines = max((C.wrapped_lines(v, C.per_line(FINDING_COLUMNS[k][1])) for k in ("who", "change", "title")
+                 for v in cols[k]), default=1)
+    return cols, C.LINE_PX * min(max(lines, 2), 14) + 6
 
 
 def findings_table(table: pd.DataFrame, name: str = "nw-fix-findings") -> Any:
-    """The findings of either run: status, rule, who, predicted gain (before), measured saving, gain left (after)."""
-    shown = table[table["status"] != "same"] if len(table) else table
-    if shown.empty:
-        cols = {"status": ["none"], "rule": [""], "who": [""], "predicted": [""], "measured": [""], "after": [""],
-                "title": ["no finding is gone, new or changed"]}
-    else:
-        cols = findings_columns(shown)
+    """The findings of either run: status, rule, who, predicted gain (before), measured saving, gain left (after),
+    the evidence figures that moved."""
+    cols, row_px = findings_data(table)
     text = StringFormatter()
     columns = [TableColumn(field=k, title=t, formatter=text, width=w) for k, (t, w) in FINDING_COLUMNS.items()]
-    # Widths kept as given (a fitted table rescales them, and from no width makes them all equal); the rows
-    # as tall as the longest wrapped cell.
-    lines = max((C.wrapped_lines(v, C.per_line(FINDING_COLUMNS[k][1])) for k in ("who", "title") for v in cols[k]),
-                default=1)
+    # Widths kept as given (a fitted table rescales them, and from no width makes them all equal).
     return C.text_table(ColumnDataSource(data=cols, name=name), columns, len(cols["status"]), f"{name}-table",
-                        row_px=C.LINE_PX * min(max(lines, 2), 14) + 6, autosize="none")
+                        row_px=row_px, autosize="none")
+
+
+def fill_findings_table(t: Any, table: pd.DataFrame) -> None:
+    cols, row_px = findings_data(table)
+    t.source.data = cols
+    t.row_height = row_px
+    t.height = C.table_height(len(cols["status"]), row_px)

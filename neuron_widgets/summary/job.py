@@ -30,6 +30,7 @@ from bokeh.palettes import Inferno256
 from . import charts as C
 from . import data as D
 from .build import _wrap
+from .compare import FixSection
 from .critical import CriticalSection
 from .findings import FindingsSection
 
@@ -269,7 +270,14 @@ class JobSummaryCharts:
         pt = parts_table_columns(results["parts"])
         self.parts = C.text_table(ColumnDataSource(pt, name="nw-job-parts"), [TableColumn(field=k, title=k) for k in pt],
                                   len(pt["part"]), "nw-job-parts", row_px=28)
-        self.figures = [self.heat, self.nodes, self.cores, self.stragglers, self.critical.chart]
+        # Summary(job, compare=other_job): the section once asked for (results["compare"] None: still comparing).
+        self.fix = None
+        if "compare" in results:
+            self.fix = FixSection(None, None, self.origin, later=True, what="job")
+            if results["compare"] is not None:
+                self.fix.fill(results["compare"])
+        self.figures = [self.heat, self.nodes, self.cores, self.stragglers, self.critical.chart,
+                        *(self.fix.figures if self.fix is not None else [])]
         self.heat.sizing_mode = "stretch_width"
         label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
         self.layout = column(self.sentence, self.notes, self.findings.layout, self.heat, self.critical.layout,
@@ -277,4 +285,5 @@ class JobSummaryCharts:
                              _wrap(self.cores, min_width=460),
                              Div(text="Errors and hangs", render_as_text=True, styles=label), self.problems,
                              Div(text="Parts", render_as_text=True, styles=label), self.parts,
+                             *(self.fix.parts if self.fix is not None else []),
                              sizing_mode="stretch_width")

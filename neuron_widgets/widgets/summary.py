@@ -34,6 +34,7 @@ from ..analysis.threads import event_breakdown, longest_events, thread_breakdown
 from ..model.device.trace import DeviceTrace
 from ..model.profile import Profile
 from ..summary import SummaryCharts
+from ..summary.compare import fix_steps
 from ..summary.data import duration
 from .bokeh_host import ThemeProbe, bokehjs_here, load_bokehjs, source_of
 from .delivery import Delivered, keep_in_order
@@ -59,7 +60,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
     def __init__(self, source: Timeline | Profile | DeviceTrace | Any, *, compare: Profile | Timeline | None = None,
                  device_numbers: int | None = 16, client: Any = None, **kwargs: Any) -> None:
         if is_job(source) or is_job(getattr(source, "job", None)):  # a Job, or Timeline(job): its parts open there
-            self._job_init(source, client, **kwargs)
+            self._job_init(source, client, compare=compare, **kwargs)
             return
         trace = _device_trace_in(source)
         if trace is not None:
@@ -238,7 +239,8 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
                      ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
             if kind == "kineto" and self.ranks < 2:  # one rank: stragglers do not apply, so are not computed
                 steps = tuple(s for s in steps if s[0] != "stragglers")
-            steps = (*steps, *findings_steps(p))  # the costliest last; an earlier range's findings go at once
+            # The costliest last (an earlier range's findings go at once); comparing two runs after everything.
+            steps = (*steps, *findings_steps(p), *fix_steps(self.charts))
             self._apply({}, self._range_note(window), ("findings", "critical"), generation, p)
             range_note = self._range_note(window)
             for label, work, parts in steps:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..bokeh_host import ThemeProbe, load_bokehjs, source_of
 from ..timeline import Timeline
+from .compare import compare_jobs, job_to_compare
 from .kind import is_job
 
 __all__ = ["JOB_ANALYSES", "JobSummaryMixin", "is_job"]
@@ -29,9 +30,10 @@ JOB_ANALYSES = ["temporal_breakdown", "stragglers", "errors_and_hangs"]
 class JobSummaryMixin:
     """The job path of Summary (its methods use the Summary's status line, probe and chart view)."""
 
-    def _job_init(self, source: Any, client: Any = None, **kwargs: Any) -> None:
+    def _job_init(self, source: Any, client: Any = None, compare: Any = None, **kwargs: Any) -> None:
         load_bokehjs()
         self.kind = "job"
+        self.compare_job = job_to_compare(compare)  # did the fix work: compared after the findings
         # Following a JobTimeline(job), a finding's part opens in that timeline, else below the charts.
         self.timeline = source if isinstance(source, Timeline) else None
         job = source.job if self.timeline is not None else source
@@ -65,6 +67,8 @@ class JobSummaryMixin:
         started = time.perf_counter()
         try:
             results = across(self.job, JOB_ANALYSES, self.client)
+            if self.compare_job is not None:
+                results["compare"] = None  # the section says it is comparing until compare_jobs fills it
             kind = "kineto" if "rank" in results["stragglers"].columns else "neuron"
             charts = JobSummaryCharts(results, kind)
         except Exception as exc:  # said in the widget: the kernel goes on
@@ -92,6 +96,9 @@ class JobSummaryMixin:
             self._job_findings(results)  # type: ignore[attr-defined]
         except Exception as exc:  # the charts stay; the status says what failed
             said += f"; findings failed ({type(exc).__name__}: {exc})"
+        if self.compare_job is not None:
+            self._say(said + "; comparing with the other job...", busy=True)
+            said += compare_jobs(self, results)
         self._say(said + ". Click a finding, a cell of the heat map or a core's bar to open that part there.", busy=False)
         self.done.set()
 
