@@ -295,5 +295,5 @@ def align(before: Timeline, after: Timeline, step: int = 0, neff: str | None = N
         if old is not None and old.linked:
             old.unlink()
     pair = TimelineAlignment(before, after, step, neff)
-    before._alignment = after._alignment = pair  # type: ignore[attr-defined]
+    before._alignment = after._alignment = pair
     return pair
