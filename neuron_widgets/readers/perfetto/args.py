@@ -21,25 +21,38 @@ from ...model.schema import ROW
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather(buf: np.ndarray, off: np.ndarray, length: np.ndarray, out: np.ndarray, out_off: np.ndarray) -> None:
+def _gather(buf: np.ndarray, rows: np.ndarray, keep: np.ndarray, off: np.ndarray, length: np.ndarray) -> tuple[np.ndarray,
+                                                                                                              np.ndarray]:
+    """The bytes buf[off[r]: off[r] + length[r]] of each row r of `rows` (nothing where not keep[r]),
+    one after another, and where each starts (one more entry: the end)."""
+    offsets = np.empty(rows.size + 1, np.int64)
     k = 0
-    for i in range(off.size):
-        out_off[i] = k
-        o = off[i]
-        for j in range(length[i]):
-            out[k + j] = buf[o + j]
-        k += length[i]
-    out_off[off.size] = k
+    for i in range(rows.size):
+        offsets[i] = k
+        r = rows[i]
+        if keep[r]:
+            k += length[r]
+    offsets[rows.size] = k
+    out = np.empty(k, np.uint8)
+    for i in range(rows.size):
+        r = rows[i]
+        a = offsets[i]
+        b = offsets[i + 1]
+        if b > a:
+            out[a:b] = buf[off[r]: off[r] + (b - a)]
+    return out, offsets
 
 
-def gather(buf: np.ndarray, off: np.ndarray, length: np.ndarray) -> pa.BinaryArray:
-    """The byte ranges as one binary array (empty ranges where length is 0)."""
-    length = length.astype(np.int64)
-    total = int(length.sum())
-    data = np.empty(total, np.uint8)
-    offsets = np.empty(off.size + 1, np.int64)
-    _gather(buf, off.astype(np.int64), length, data, offsets)
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), off.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+def gather(buf: np.ndarray, off: np.ndarray, length: np.ndarray, rows: np.ndarray | None = None,
+           keep: np.ndarray | None = None) -> pa.BinaryArray:
+    """The byte ranges of `rows` (default: all), empty where `keep` is False or the length is 0, as one
+    binary array."""
+    if rows is None:
+        rows = np.arange(off.size)
+    if keep is None:
+        keep = np.ones(off.size, np.bool_)
+    data, offsets = _gather(buf, rows, keep, off, length)
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), rows.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 class PerfettoArgs:

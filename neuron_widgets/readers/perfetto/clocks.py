@@ -25,6 +25,14 @@ _BUILTIN_CLOCKS = {1: "REALTIME", 2: "REALTIME_COARSE", 3: "MONOTONIC", 4: "MONO
 FAR = np.iinfo(np.int64).max
 
 
+def distinct(values: np.ndarray) -> list[int]:
+    """The distinct values, ascending: a trace's packets are nearly always on one clock, which one
+    comparison pass finds without sorting them."""
+    if values.size and bool((values == values[0]).all()):
+        return [int(values[0])]
+    return [int(v) for v in np.unique(values).tolist()]
+
+
 def far(ts: np.ndarray) -> np.ndarray:
     """Where times are past the range a Profile holds (FAR included)."""
     return (ts > TS_LIMIT) | (ts < -TS_LIMIT)
@@ -45,14 +53,16 @@ class Clocks:
         clock = p.clock.astype(np.int64)
         unset = clock == 0
         if unset.any() and state.default_clock:
-            ugen, inv = np.unique(gen, return_inverse=True)
-            defaults = np.array([state.default_clock.get(int(g), 0) for g in ugen.tolist()], np.int64)
-            clock = np.where(unset, defaults[inv.reshape(-1)], clock)
+            defaults = np.zeros(int(gen.max()) + 1, np.int64)  # generations are dense codes: a look-up table
+            for g, c in state.default_clock.items():
+                if g < defaults.size:
+                    defaults[g] = c
+            clock = np.where(unset, defaults[gen], clock)
         clock[clock == 0] = BOOTTIME  # the proto's default
         ts = p.timestamp.astype(np.int64)
         ts[p.timestamp > np.uint64(TS_LIMIT)] = FAR  # at or past 2^63 the cast would wrap to a negative time
         # A snapshot starts its sequence's clock even in a chunk with no packet on that clock.
-        scoped = {c for c in np.unique(clock).tolist() if c >= 64} | {c for _, _, cs in snapshots for c in cs if c >= 64}
+        scoped = {c for c in distinct(clock) if c >= 64} | {c for _, _, cs in snapshots for c in cs if c >= 64}
         for c in sorted(scoped):
             self._incremental(p, state, snapshots, clock, ts, c)
         return ts, clock
@@ -84,7 +94,7 @@ class Clocks:
 
 def to_primary(ts: np.ndarray, clock: np.ndarray, state: State, warnings: LoadWarnings, origin: str) -> np.ndarray:
     """Move events on other absolute clocks onto the primary clock (in place)."""
-    for c in np.unique(clock).tolist():
+    for c in distinct(clock):
         if c == state.primary_clock or c >= 64:
             continue
         offset = _offset(state, c)

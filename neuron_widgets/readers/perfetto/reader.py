@@ -144,6 +144,45 @@ def _pair(track: np.ndarray, typ: np.ndarray, order: np.ndarray, begin: np.ndarr
     return n, unmatched
 
 
+@numba.njit(cache=True, nogil=True)
+def _bucket(codes: np.ndarray, ts: np.ndarray, n_tracks: int, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Events by track, in file order within each (a counting sort into `order`); each track's first
+    place in it, and whether the track's times go back somewhere in file order."""
+    last = np.full(n_tracks, np.iinfo(np.int64).min, np.int64)
+    back = np.zeros(n_tracks, np.bool_)
+    bounds = np.zeros(n_tracks + 1, np.int64)
+    for i in range(codes.size):
+        c = codes[i]
+        if ts[i] < last[c]:
+            back[c] = True
+        last[c] = ts[i]
+        bounds[c + 1] += 1
+    for c in range(n_tracks):
+        bounds[c + 1] += bounds[c]
+    fill = bounds[:-1].copy()
+    for i in range(codes.size):
+        c = codes[i]
+        order[fill[c]] = i
+        fill[c] += 1
+    return bounds, back
+
+
+def _by_track(codes: np.ndarray, ts: np.ndarray, n_tracks: int, index: type[np.signedinteger[Any]]) -> np.ndarray:
+    """Event indexes by track, then time, then file order (ties keep it), as one lexsort would give.
+
+    A counting sort groups the tracks in one pass; only the tracks whose times go back in file
+    order (a writer that puts each slice's end right after its begin) are sorted, each on its own
+    and by a stable sort that profits from the runs already in order.
+    """
+    order = np.empty(codes.size, index)
+    bounds, back = _bucket(codes, ts, n_tracks, order)
+    for c in np.flatnonzero(back).tolist():
+        a, b = int(bounds[c]), int(bounds[c + 1])
+        seg = order[a:b]
+        order[a:b] = seg[np.argsort(ts[seg], kind="stable")]
+    return order
+
+
 class _Builder:
     def __init__(self, path: Path, scan: Scan, warnings: LoadWarnings) -> None:
         self.path, self.scan, self.state, self.warnings = path, scan, scan.state, warnings
@@ -178,7 +217,7 @@ class _Builder:
         index: type[np.signedinteger[Any]] = np.int32 if n_ev < 2**31 - 1 else np.int64
         begin = np.empty(n_ev, index)
         end = np.empty(n_ev, index)
-        by_track = np.lexsort((ts, codes)).astype(index)  # stable: ties keep file order
+        by_track = _by_track(codes, ts, len(uuids), index)
         n, unmatched = _pair(codes, np.where(unknown | (typ == _COUNTER), 0, typ).astype(np.int8), by_track, begin, end)
         del by_track, unknown
         begin, end = begin[:n].copy(), end[:n].copy()

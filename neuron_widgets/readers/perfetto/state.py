@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+import numba
 import numpy as np
 from google.protobuf.message import DecodeError
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -52,6 +53,59 @@ class State:
         return bytes(v).decode("utf-8", "replace")
 
 
+@numba.njit(cache=True, nogil=True)
+def _per_sequence(seq: np.ndarray, cleared: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                 np.ndarray]:
+    """Each packet's sequence slot (first seen first) and the clears on its sequence so far in the
+    chunk, itself included; per slot: its sequence, whether its first packet clears, its clears.
+
+    A small open-addressing table finds the slot: a trace has few sequences, and sorting every
+    packet's sequence id to find them cost more than the rest of the chunk's bookkeeping.
+    """
+    n = seq.size
+    changes = 1  # at most this many distinct sequences: size the table once (arrays reassigned in the loop cost a
+    for i in range(1, n):  # reference count update per packet)
+        if seq[i] != seq[i - 1]:
+            changes += 1
+    cap = 64
+    while cap < 2 * changes:
+        cap *= 2
+    keys = np.full(cap, -1, np.int64)
+    vals = np.empty(cap, np.int64)
+    found = np.empty(changes, np.int64)
+    first_clears = np.zeros(changes, np.bool_)
+    runs = np.zeros(changes, np.int64)
+    used = 0
+    slot = np.empty(n, np.int32)
+    within = np.empty(n, np.int64)
+    last_seq, last_slot = np.int64(-1), 0
+    for i in range(n):
+        s = np.int64(seq[i])
+        if s != last_seq:
+            h = (s * 0x9E3779B1) & (cap - 1)
+            while keys[h] != -1 and keys[h] != s:
+                h = (h + 1) & (cap - 1)
+            if keys[h] == -1:
+                keys[h], vals[h] = s, used
+                found[used] = s
+                first_clears[used] = cleared[i]
+                used += 1
+            last_seq, last_slot = s, vals[h]
+        if cleared[i]:
+            runs[last_slot] += 1
+        slot[i] = last_slot
+        within[i] = runs[last_slot]
+    return slot, within, found[:used].copy(), first_clears[:used].copy(), runs[:used].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def _generation_codes(table: np.ndarray, start: np.ndarray, slot: np.ndarray, within: np.ndarray) -> np.ndarray:
+    out = np.empty(slot.size, np.int32)
+    for i in range(slot.size):
+        out[i] = table[start[slot[i]] + within[i]]
+    return out
+
+
 class Generations:
     """Each packet's (sequence, number of state clears so far on it) as a dense code, chunk by chunk.
 
@@ -61,30 +115,28 @@ class Generations:
     def __init__(self) -> None:
         self.clears: dict[int, int] = {}  # sequence -> clears seen so far
         self.codes: dict[tuple[int, int], int] = {}
+        self.sequences = np.zeros(0, np.uint32)  # the last chunk's distinct sequences, ascending
 
     def chunk(self, seq: np.ndarray, cleared: np.ndarray) -> np.ndarray:
         n = seq.size
         if n == 0:
+            self.sequences = np.zeros(0, np.uint32)
             return np.zeros(0, np.int32)
-        useq, inv = np.unique(seq, return_inverse=True)
-        inv = inv.reshape(-1)
-        order = np.argsort(inv, kind="stable")
-        flag = cleared[order].astype(np.int64)
-        run = np.cumsum(flag)
-        starts = np.r_[0, np.flatnonzero(np.diff(inv[order])) + 1]
-        group_len = np.diff(np.r_[starts, n])
-        within = np.empty(n, np.int64)
-        within[order] = run - np.repeat(run[starts] - flag[starts], group_len)
-        base = np.array([self.clears.get(int(s), 0) for s in useq.tolist()], np.int64)
-        count = base[inv] + within
-        totals = base + np.bincount(inv, weights=cleared.astype(np.int64), minlength=useq.size).astype(np.int64)
-        for s, t in zip(useq.tolist(), totals.tolist(), strict=True):
-            self.clears[int(s)] = int(t)
-        width = int(count.max()) + 1
-        keys, kinv = np.unique(inv.astype(np.int64) * width + count, return_inverse=True)
-        codes = np.array([self.codes.setdefault((int(useq[k // width]), int(k % width)), len(self.codes))
-                          for k in keys.tolist()], np.int32)
-        return codes[kinv.reshape(-1)]
+        slot, within, found, first_clears, runs = _per_sequence(seq, cleared)
+        # A sequence's packets in the chunk carry every count from its first packet's to its last:
+        # the generations are those ranges, coded in (sequence, count) order as they are first met.
+        base = np.array([self.clears.get(s, 0) for s in found.tolist()], np.int64)
+        lo = base + first_clears
+        hi = base + runs
+        offset = np.zeros(found.size, np.int64)
+        table: list[int] = []
+        for k in np.argsort(found, kind="stable").tolist():
+            s = int(found[k])
+            offset[k] = len(table) - int(lo[k])
+            table.extend(self.codes.setdefault((s, c), len(self.codes)) for c in range(int(lo[k]), int(hi[k]) + 1))
+            self.clears[s] = int(hi[k])
+        self.sequences = np.sort(found).astype(np.uint32)
+        return _generation_codes(np.array(table, np.int32), offset + base, slot, within)
 
 
 def absorb(state: State, buf: bytes, off: np.ndarray, length: np.ndarray, p: Packets, gen: np.ndarray,
@@ -220,8 +272,20 @@ class Strings:
         out = np.full(gen.size, -1, np.int32)
         if self._keys.size == 0 or gen.size == 0:
             return out
-        want = (gen.astype(np.int64) << 32) | (iid.astype(np.int64) & 0xFFFFFFFF)
-        pos = np.clip(np.searchsorted(self._keys, want), 0, self._keys.size - 1)
-        hit = self._keys[pos] == want
-        out[hit] = self._codes[pos[hit]]
+        _find(self._keys, self._codes, gen, iid, out)
         return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _find(keys: np.ndarray, codes: np.ndarray, gen: np.ndarray, iid: np.ndarray, out: np.ndarray) -> None:
+    """out[i]: the code of key (gen, low 32 bits of iid) in the sorted `keys`, where it is there.
+
+    Events come in runs of one name: a run costs one search."""
+    last_key, last_code = np.int64(-1), np.int32(-1)
+    for i in range(gen.size):
+        want = (np.int64(gen[i]) << 32) | (np.int64(iid[i]) & 0xFFFFFFFF)
+        if want != last_key:
+            pos = np.searchsorted(keys, want)
+            last_key = want
+            last_code = codes[pos] if pos < keys.size and keys[pos] == want else np.int32(-1)
+        out[i] = last_code

@@ -109,20 +109,19 @@ class _Collect:
         absorb(state, raw, off, length, p, gen, first)
         snapshots = [(i - first, s, c) for i, s, c in state.snapshots[known:]]
         ts, clock = self.clocks.chunk(p, gen, state, snapshots)
-        self.sequences.update(np.unique(p.seq).tolist())
+        self.sequences.update(self.gens.sequences.tolist())
         is_event = (p.kind == wire.KIND_EVENT) | (p.kind == wire.KIND_BOTH)
         self.no_ts += int((is_event & ~p.has_ts).sum())
         self.other_kinds += int((p.kind == wire.KIND_OTHER).sum()) - int(p.problems[0])
         ev = np.flatnonzero(is_event & p.has_ts)
         g = gen[ev]
         typ = p.ev_type[ev]
-        has = p.has_args[ev]
         counters = np.flatnonzero(typ == 4)  # TYPE_COUNTER
         self.put(ts=ts[ev], clock=clock[ev].astype(np.int32), typ=typ, gen=g, track=self._tracks(p, ev, g),
                  name=self._texts(self.names, state.names, buf, g, p.name_iid[ev], p.name_off[ev], p.name_len[ev]),
                  cat=self._texts(self.categories, state.categories, buf, g, p.cat_iid[ev], p.cat_off[ev], p.cat_len[ev]),
                  counter_event=counters + self.events, counter_value=p.counter[ev[counters]])
-        self.blobs.append(gather(buf, np.where(has, p.ev_off[ev], 0), np.where(has, p.ev_len[ev], 0)))
+        self.blobs.append(gather(buf, p.ev_off, p.ev_len, ev, p.has_args))
         if p.flow_id.size:
             event_of_packet = np.full(off.size, -1, np.int64)
             event_of_packet[ev] = np.arange(ev.size) + self.events

@@ -33,9 +33,11 @@ PROBLEMS = (
 _P_BAD, _P_WIRE, _P_LEGACY_TS, _P_LEGACY = 0, 1, 2, 3
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _varint(buf: np.ndarray, pos: int, end: int) -> tuple[np.uint64, int]:
     """The varint at `pos` and the position after it; position -1 if it runs past `end`."""
+    if pos < end and buf[pos] < 0x80:  # one byte: most tags, types, lengths and interned ids
+        return np.uint64(buf[pos]), pos + 1
     result = np.uint64(0)
     shift = 0
     while pos < end and shift < 70:
@@ -66,22 +68,27 @@ def _push(flow_packet, flow_id, flow_term, nflow, i, v, terminating) -> int:
     return nflow + 1
 
 
-@numba.njit(cache=True, nogil=True)
-def _skip(buf: np.ndarray, pos: int, end: int, wire: int) -> int:
-    """Position after a field's value of wire type `wire`; -1 if malformed or cut short."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _value(buf: np.ndarray, pos: int, end: int, wire: int) -> tuple[int, int]:
+    """A field's value of wire type `wire` at `pos`: (where its payload starts, the position after it).
+
+    The payload of a length-delimited field starts after its length; the position after is -1
+    if the value is malformed or cut short. The one place a field's extent is read, so no
+    length is decoded twice.
+    """
     if wire == 0:
-        _, pos = _varint(buf, pos, end)
-        return pos
+        _, q = _varint(buf, pos, end)
+        return pos, q
     if wire == 1:
-        return pos + 8 if pos + 8 <= end else -1
+        return pos, (pos + 8 if pos + 8 <= end else -1)
     if wire == 5:
-        return pos + 4 if pos + 4 <= end else -1
+        return pos, (pos + 4 if pos + 4 <= end else -1)
     if wire == 2:
-        n, pos = _varint(buf, pos, end)
-        if pos < 0 or n > np.uint64(end - pos):
-            return -1
-        return pos + int(n)
-    return -1  # groups (3, 4) are not used by Perfetto; 6, 7 do not exist
+        n, q = _varint(buf, pos, end)
+        if q < 0 or n > np.uint64(end - q):
+            return pos, -1
+        return q, q + int(n)
+    return pos, -1  # groups (3, 4) are not used by Perfetto; 6, 7 do not exist
 
 
 @numba.njit(cache=True, nogil=True)
@@ -107,22 +114,18 @@ def split_packets(buf: np.ndarray, out_off: np.ndarray, out_len: np.ndarray) -> 
         field, wire, p = _tag(buf, pos, end)
         if p < 0:
             return n, other, pos
+        start, q = _value(buf, p, end, wire)
+        if q < 0:
+            return n, other, pos
         if field == 1 and wire == 2:
-            length, q = _varint(buf, p, end)
-            if q < 0 or length > np.uint64(end - q):
-                return n, other, pos
             if n == out_off.size:
                 return n, other, pos  # caller grows and calls again from here
-            out_off[n] = q
-            out_len[n] = int(length)
+            out_off[n] = start
+            out_len[n] = q - start
             n += 1
-            pos = q + int(length)
         else:
-            q = _skip(buf, p, end, wire)
-            if q < 0:
-                return n, other, pos
             other += 1
-            pos = q
+        pos = q
     return n, other, pos
 
 
@@ -193,13 +196,12 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                     cleared[i] = True
                 pos = p
                 continue
-            q = _skip(buf, p, end, wire)
+            s, q = _value(buf, p, end, wire)
             if q < 0:
                 ok = False
                 break
             if field == 11:
                 if wire == 2:
-                    _, s = _varint(buf, p, end)
                     te_start = s
                     te_end = q
                 else:
@@ -258,12 +260,11 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                     problems[2] += 1
                 pos = q
                 continue
-            q = _skip(buf, p, end, wire)
+            s, q = _value(buf, p, end, wire)
             if q < 0:
                 ok = False
                 break
             if wire == 2:
-                _, s = _varint(buf, p, end)
                 if field == 23:
                     name_off[i] = s
                     name_len[i] = q - s
