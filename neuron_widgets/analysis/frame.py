@@ -161,7 +161,13 @@ class Frame:
                 # to decode on one thread (a job's worker): it would contend with it, and hold flow ids no
                 # analysis asked for beside the arguments (a part's peak, issue 35.11); read when asked.
                 self._prefetch_flows()
-            return self.profile.values_at(column, self.read_rows())
+            rows = self.read_rows()
+            if rows.size <= _STORE_BLOCK:
+                return self.profile.values_at(column, rows)
+            # In blocks, kept as chunks: one read of every row then joined held the texts twice, plus the
+            # decoded row groups (a job part's peak, issue 35.11); the scans go a chunk at a time.
+            blocks = [self.profile.values_at(column, rows[i:i + _STORE_BLOCK]) for i in range(0, rows.size, _STORE_BLOCK)]
+            return pa.chunked_array(blocks, type=blocks[0].type)
 
         return self._cached(("store", column), build)
 
@@ -172,10 +178,10 @@ class Frame:
             return pa.nulls(rows.size, typ)
         values = self._store(column)
         if rows.size == 0:
-            return values.slice(0, 0)
+            return _one(values.slice(0, 0))
         pos = self._positions(rows)
         if pos is not None:
-            return values.take(pa.array(pos))
+            return _one(values.take(pa.array(pos)))
         return self._cached((column, _fingerprint(rows)), lambda: self.profile.values_at(column, rows))
 
     def _positions(self, rows: np.ndarray) -> np.ndarray | None:
@@ -191,6 +197,10 @@ class Frame:
 
         pos = self._cached("positions", dense)[rows]
         return pos if (pos >= 0).all() else None
+
+    def kept_texts(self) -> tuple[np.ndarray, pa.Array | pa.ChunkedArray]:
+        """The rows whose arguments are kept (`read_rows()`) and those texts, as kept (chunked when large)."""
+        return self.read_rows(), self._store("extra_attributes_json")
 
     def arg_texts(self, rows: np.ndarray) -> pa.Array:
         """extra_attributes_json at rows (the usual events are read together once, then kept)."""
@@ -300,6 +310,17 @@ def sorted_union(*arrays: np.ndarray) -> np.ndarray:
     return c[np.r_[True, c[1:] != c[:-1]]] if c.size else c
 
 
+# Rows of a lazy column read (and kept) per chunk: about a row group's worth of texts at a time.
+_STORE_BLOCK = 1 << 18
+
+
+def _one(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """An array of one chunk (what the kept reads give, chunked, is a chunked array)."""
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    return values
+
+
 def _few(rows: np.ndarray, n: int) -> bool:
     """Few enough rows to read their own values rather than build the combos of every event."""
     return len(rows) <= max(n // 10, 1000)
@@ -324,9 +345,9 @@ def values_of(texts: pa.Array, key: str, kind: str = "int") -> np.ndarray:
     if kind == "int":
         out, slow = jsonscan.int_values(texts, key, _NULL)
         if slow.any():
-            out[slow] = _parsed_values(pa.array(texts).take(pa.array(np.flatnonzero(slow))), key, kind)
+            out[slow] = _parsed_values(_one(texts.take(pa.array(np.flatnonzero(slow)))), key, kind)
         return out
-    return _parsed_values(pa.array(texts), key, kind)
+    return _parsed_values(_one(texts), key, kind)
 
 
 def _strings_of(codes: np.ndarray, words: list[str]) -> np.ndarray:
@@ -346,7 +367,7 @@ def codes_of(texts: pa.Array, key: str) -> tuple[np.ndarray, list[str]]:
         words = list(index)
     if slow.any():  # escapes: decoded as JSON would, then numbered with the rest
         where = np.flatnonzero(slow)
-        for r, v in zip(where.tolist(), _parsed_values(pa.array(texts).take(pa.array(where)), key, "str"), strict=True):
+        for r, v in zip(where.tolist(), _parsed_values(_one(texts.take(pa.array(where))), key, "str"), strict=True):
             if v is not None:
                 codes[r] = index.setdefault(v, len(index))
         words = list(index)

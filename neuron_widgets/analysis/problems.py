@@ -100,7 +100,9 @@ def _error_rows(fr: Frame, scan_args: bool | None, notes: list[str]) -> np.ndarr
         if not scan_args:
             notes.append(f"{len(fr):,} events: return codes read from nrt_execute calls only "
                          "(errors_and_hangs(profile, scan_args=True) reads every event's arguments)")
-    found = error_rows(fr.profile, scan_args=scan_args)
+    # The kept argument reads (executions, runtime calls, barriers...) are scanned where they are.
+    known = fr.kept_texts() if scan_args and "extra_attributes_json" in fr.profile.column_names else None
+    found = error_rows(fr.profile, scan_args=scan_args, known=known)
     if scan_args or "extra_attributes_json" not in fr.profile.column_names:
         return found
     scan = fr.rows_named(RUNTIME_EXECUTE)

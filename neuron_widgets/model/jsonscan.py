@@ -180,8 +180,12 @@ def _buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data, offsets, valid
 
 
-def int_values(texts: pa.Array, key: str, missing: int) -> tuple[np.ndarray, np.ndarray]:
+def int_values(texts: pa.Array | pa.ChunkedArray, key: str, missing: int) -> tuple[np.ndarray, np.ndarray]:
     """Per text, the key's integer value (`missing` where absent) and which rows need an exact slow read."""
+    if isinstance(texts, pa.ChunkedArray) and texts.num_chunks > 1:
+        # A chunk at a time: joining the chunks would copy every text once more (a job part's peak).
+        got = [int_values(c, key, missing) for c in texts.chunks]
+        return np.concatenate([g[0] for g in got]), np.concatenate([g[1] for g in got])
     data, offsets, valid = _buffers(texts)
     out = np.full(offsets.size - 1, missing, np.int64)
     state = np.zeros(offsets.size - 1, np.int8)
@@ -190,10 +194,20 @@ def int_values(texts: pa.Array, key: str, missing: int) -> tuple[np.ndarray, np.
     return out, state == SLOW
 
 
-def str_codes(texts: pa.Array, key: str) -> tuple[np.ndarray, list[str], np.ndarray]:
+def str_codes(texts: pa.Array | pa.ChunkedArray, key: str) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Per text, a code into the key's distinct plain string values (-1 where absent or slow), the
     values, and the rows needing a slow read. Values repeat (a few NEFF names over a million
     executions): each distinct one is decoded once, and no string is made per text."""
+    if isinstance(texts, pa.ChunkedArray) and texts.num_chunks > 1:
+        # A chunk at a time (no joined copy of the texts); each chunk's values renumbered into one list.
+        index: dict[str, int] = {}
+        codes_all, slow_all = [], []
+        for chunk in texts.chunks:
+            codes, seen, slow = str_codes(chunk, key)
+            to = np.array([index.setdefault(w, len(index)) for w in seen] or [0], np.int32)
+            codes_all.append(np.where(codes >= 0, to[np.maximum(codes, 0)], -1).astype(np.int32))
+            slow_all.append(slow)
+        return np.concatenate(codes_all), list(index), np.concatenate(slow_all)
     data, offsets, valid = _buffers(texts)
     n = offsets.size - 1
     begin, end = np.zeros(n, np.int64), np.zeros(n, np.int64)

@@ -74,8 +74,12 @@ def neuron_rows_mask(profile: Profile) -> np.ndarray:
     return of_sources(codes, sources, NEURON_SOURCES)
 
 
-def error_rows(profile: Profile, scan_args: bool | None = None) -> np.ndarray:
-    """Rows of error events (see the module's rules). Arguments are scanned up to ARGS_SCAN_LIMIT events."""
+def error_rows(profile: Profile, scan_args: bool | None = None,
+               known: tuple[np.ndarray, pa.Array | pa.ChunkedArray] | None = None) -> np.ndarray:
+    """Rows of error events (see the module's rules). Arguments are scanned up to ARGS_SCAN_LIMIT events.
+
+    `known`: sorted rows whose arguments the caller already holds, with those texts (not read again).
+    """
     n = len(profile)
     if n == 0:
         return np.zeros(0, np.int64)
@@ -92,8 +96,28 @@ def error_rows(profile: Profile, scan_args: bool | None = None) -> np.ndarray:
     if scan_args is None:
         scan_args = n <= ARGS_SCAN_LIMIT
     if scan_args and "extra_attributes_json" in profile.column_names:
-        found.append(argument_errors(profile.column("extra_attributes_json"), neuron))
+        found.extend(_scanned_errors(profile, neuron, known))
     return np.unique(np.concatenate(found)).astype(np.int64)
+
+
+# Rows of arguments read at a time by the scan: the column is read in blocks and not kept, so the scan
+# costs a block of texts, not a second copy of every event's (a job part's peak, issue 35.11).
+_SCAN_BLOCK = 1 << 18
+
+
+def _scanned_errors(profile: Profile, neuron: np.ndarray,
+                    known: tuple[np.ndarray, pa.Array | pa.ChunkedArray] | None) -> list[np.ndarray]:
+    found, rest = [], np.arange(len(profile), dtype=np.int64)
+    if known is not None and known[0].size:
+        rows, texts = known
+        found.append(argument_errors(texts, neuron, rows))
+        left = np.ones(len(profile), bool)
+        left[rows] = False
+        rest = np.flatnonzero(left)
+    for i in range(0, rest.size, _SCAN_BLOCK):
+        block = rest[i:i + _SCAN_BLOCK]
+        found.append(argument_errors(profile.values_at("extra_attributes_json", block), neuron, block))
+    return found
 
 
 def argument_errors(texts: pa.ChunkedArray | pa.Array, neuron: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
