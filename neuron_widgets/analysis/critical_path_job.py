@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 
 from .across import INTERNAL, run_parts
-from .critical_path import COLUMNS, JOB_PATH, _empty, path_arrays
+from .critical_path import COLUMNS, JOB_PATH, _empty
 from .critical_path_graph import COLLECTIVE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
 from .critical_path_neuron import _codes, neuron_pieces
+from .critical_path_stretches import stretches_path
 from .critical_path_workers import codes_at, column_at, objects, used_rows
 from .devices import kind_of
 from .frame import frame_of, notes_of
@@ -83,6 +84,7 @@ class JobGraph:
                  ids: np.ndarray, name: np.ndarray, names: np.ndarray) -> None:
         self.g, self.part, self.parts, self.combo, self.workers = g, part, parts, combo, workers
         self.ids, self.name, self.names = ids, name, names
+        self.step, self.part_of = g.row_step, part
 
 
 def job_graph(job: Any, client: Any = None, *, scheduler: str | None = None, num_workers: int | None = None,
@@ -212,14 +214,15 @@ def _by_rank(a: np.ndarray, rank: np.ndarray) -> np.ndarray:
 
 def job_critical_path(job: Any, client: Any = None, **kw: Any) -> pd.DataFrame:
     """`critical_path` of a Job: the same frame as its parts loaded as one profile, `part` filled,
-    `event_id` the part's own (what `job.load(part)` shows)."""
-    jg, notes = job_graph(job, client, **kw)
-    if jg is None:
+    `event_id` the part's own (what `job.load(part)` shows). Walked over the parts' stretches between
+    collectives (`critical_path_stretches`): no joined graph is built."""
+    joined, segs, notes = stretches_path(job, client, **kw)
+    if joined is None:
         return notes_of(_empty(), notes)
-    return notes_of(_segments(jg, *path_arrays(jg.g)), notes)
+    return notes_of(_segments(joined, *segs), notes)
 
 
-def _segments(jg: JobGraph, start: np.ndarray, end: np.ndarray, kind: np.ndarray, row: np.ndarray, event: np.ndarray,
+def _segments(jg: Any, start: np.ndarray, end: np.ndarray, kind: np.ndarray, row: np.ndarray, event: np.ndarray,
               on_core: np.ndarray) -> pd.DataFrame:
     r = np.maximum(row, 0)
     combo = jg.combo[r]
@@ -239,8 +242,8 @@ def _segments(jg: JobGraph, start: np.ndarray, end: np.ndarray, kind: np.ndarray
         **{c: cols[c] for c in ("instance_id", "process_id", "thread_id", "nc_idx")},
         "event_id": np.where(event, jg.ids[r], -1).astype(np.int64),
         "name": np.where(event, jg.names[jg.name[r]], None),
-        "step": jg.g.row_step[r].astype(np.int64) if row.size else np.zeros(0, np.int64),
-        "part": pd.Series(parts[jg.part[r]] if row.size else [], dtype=object),
+        "step": jg.step[r].astype(np.int64) if row.size else np.zeros(0, np.int64),
+        "part": pd.Series(parts[jg.part_of[r]] if row.size else [], dtype=object),
     })
     return df[COLUMNS]
 
