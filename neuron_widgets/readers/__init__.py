@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .. import memory
@@ -65,8 +66,9 @@ def register(reader: Reader, first: bool = False) -> None:
 
 
 def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-                 format: str | None = None, neuron_cores=None, event_types=None, instances=None,
-                 time_range=None, device_profiles_dir: str | os.PathLike[str] | None = None,
+                 format: str | None = None, neuron_cores: str | int | Iterable[int] | None = None,
+                 event_types: str | Sequence[str] | None = None, instances: str | Iterable[str] | None = None,
+                 time_range: Sequence[int | float | str] | None = None, device_profiles_dir: str | os.PathLike[str] | None = None,
                  prepare: bool | None = None, cache: bool = True, max_inflated_bytes: int | None = None) -> Profile:
     """Load a profile, detecting its format.
 
@@ -98,7 +100,7 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
         memory.give_back()
     # The device files beside a single trace file (a folder's own trace was given them as it loaded).
     one = path[0] if isinstance(path, list | tuple) and len(path) == 1 else path
-    trace = None if isinstance(one, list | tuple) else Path(os.fspath(one)).expanduser()
+    trace = Path(os.fspath(one)).expanduser() if isinstance(one, str | os.PathLike) else None
     if profile.format == "perfetto" and profile._device_profiles is None and trace is not None and trace.is_file():
         profile._device_profiles = perfetto.device_profiles(trace)
     if device_profiles_dir is not None:
@@ -109,8 +111,9 @@ def load_profile(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-          format: str | None = None, neuron_cores=None, event_types=None, instances=None,
-          time_range=None) -> Profile:
+          format: str | None = None, neuron_cores: str | int | Iterable[int] | None = None,
+          event_types: str | Sequence[str] | None = None, instances: str | Iterable[str] | None = None,
+          time_range: Sequence[int | float | str] | None = None) -> Profile:
     filters = Filters.make(neuron_cores, event_types, instances, time_range)
     if isinstance(path, list | tuple):
         if not path:
@@ -121,6 +124,8 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
             return multi.load_many([Path(os.fspath(p)).expanduser() for p in path], filters,
                                    ", ".join(os.fspath(p) for p in path), load_profile)
         path = path[0]
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"expected a path or a list of paths, not {type(path).__name__}")
     p = Path(os.fspath(path)).expanduser()
     _check_exists(p)
     if format is None:
@@ -140,8 +145,7 @@ def _load(path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
             raise ProfileError(p, f"cannot be read ({exc.strerror or exc})", "Check the file's permissions") from None
         if claims:
             if reader.cache_version is not None:
-                profile = cache.load_or_parse(p, reader.name, reader.cache_version,
-                                              lambda reader=reader: _read(reader, p, filters))
+                profile = cache.load_or_parse(p, reader.name, reader.cache_version, partial(_read, reader, p, filters))
             else:
                 profile = _read(reader, p, filters)
             # Readers that cannot push a filter down get it applied here, after the load.

@@ -219,6 +219,18 @@ def document(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, An
     The list under the first of `keys` is split, not decoded: its entries stay in the file's bytes
     until a reader decodes them a batch at a time. Errors are `event_list`'s, naming the file.
     """
+    top, key = top_members(path, keys, what)
+    try:
+        raws = _RAWS.decode(top[key])
+    except msgspec.ValidationError:
+        event_list({key: msgspec.json.decode(top[key])}, path, (key,), what)
+        raise
+    return other_values(top, keys, path), raws
+
+
+def top_members(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, msgspec.Raw], str]:
+    """A JSON object's members as their bytes (the whole document checked by msgspec), and which of
+    `keys` (the first it has) holds its event list; errors are `event_list`'s, naming the file."""
     data = read_all(path)
     try:
         top = _TOP.decode(data)
@@ -231,13 +243,13 @@ def document(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, An
     if key is None:
         event_list(top, path, keys, what)  # raises: which keys the file has instead
         raise AssertionError("event_list raises when none of the keys is there")
+    return top, key
+
+
+def other_values(top: dict[str, msgspec.Raw], keys: tuple[str, ...], path: Path) -> dict[str, Any]:
+    """The members of `top` other than the event lists under `keys`, decoded."""
     try:
-        raws = _RAWS.decode(top[key])
-    except msgspec.ValidationError:
-        event_list({key: msgspec.json.decode(top[key])}, path, (key,), what)
-        raise
-    try:
-        return {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}, raws
+        return {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}
     except msgspec.DecodeError as exc:  # a lone escaped surrogate: read again with it replaced (readers.load_profile)
         raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
 

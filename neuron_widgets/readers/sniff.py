@@ -71,27 +71,31 @@ def read_all(path: Path) -> bytes:
         with open(path, "rb") as f:
             data = f.read()
     else:
-        limit = inflate_limit(path)
-        data = None
-        if op is gzip.open:
-            try:
-                # Arrow inflates in one C++ loop, about twice as fast as the gzip module's reads.
-                with pa.input_stream(str(path), compression="gzip") as f:
-                    data = _bounded(path, f, limit, _PIECE, _gzip_size(path))
-            except OSError:
-                pass  # damaged or cut short: the gzip module says how, below
-        if data is None:
-            try:
-                with op(path, "rb") as f:
-                    data = _bounded(path, f, limit, _SMALL_PIECE)
-            except _ERRORS as exc:
-                raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
-                                   "Copy the file again, or decompress it by hand to see how much is readable") from None
+        data = _inflated(path, op)
     data, n = repaired(data, _escapes.get())
     fixes = _repairs.get()
     if fixes is not None:
         fixes[0] += n
     return data
+
+
+def _inflated(path: Path, op: Callable[..., IO[Any]]) -> bytes:
+    """All of a compressed file, inflated by `op` (gzip by Arrow first); damaged data or data past
+    `inflate_limit` is an error naming the file."""
+    limit = inflate_limit(path)
+    if op is gzip.open:
+        try:
+            # Arrow inflates in one C++ loop, about twice as fast as the gzip module's reads.
+            with pa.input_stream(str(path), compression="gzip") as f:
+                return _bounded(path, f, limit, _PIECE, _gzip_size(path))
+        except OSError:
+            pass  # damaged or cut short: the gzip module says how, below
+    try:
+        with op(path, "rb") as f:
+            return _bounded(path, f, limit, _SMALL_PIECE)
+    except _ERRORS as exc:
+        raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
+                           "Copy the file again, or decompress it by hand to see how much is readable") from None
 
 
 def _bounded(path: Path, f: Any, limit: int, step: int, hint: int = 0) -> bytes:
@@ -212,7 +216,8 @@ def counting_repairs(escapes: bool = False) -> Iterator[list[int]]:
         _escapes.reset(token2)
 
 
-def _is_utf8(data: bytes) -> bool:
+def is_utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8 text (Arrow's check, without decoding it into a str)."""
     if data.isascii():
         return True
     text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)), pa.py_buffer(data))
@@ -227,7 +232,7 @@ def repaired(data: bytes, escapes: bool = True) -> tuple[bytes, int]:
     """`data` with bytes that are not UTF-8 (and, with `escapes`, lone escaped surrogates) replaced
     by U+FFFD, and how many were."""
     n = 0
-    if not _is_utf8(data):
+    if not is_utf8(data):
         text = data.decode("utf-8", "replace")
         n += text.count("\ufffd") - data.count(_REPLACEMENT)
         data = text.encode("utf-8")

@@ -93,7 +93,7 @@ def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     points = np.concatenate([by[p] for p in _POINTS])
     n_slices = by[b"X"].size
     decoded = np.flatnonzero(np.isin(ph, [p[0] for p in _DECODED]))
-    view = memoryview(buf)
+    view = buf.data
     builder.collect([_ONE.decode(view[objs[r, 0]: objs[r, 1]]) for r in decoded])
 
     def at(field: int, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -105,16 +105,17 @@ def _gather(buf: np.ndarray, builder: _Builder) -> Gathered:
     # The numbers the columns take, read by the scan (columns in NUMERIC order).
     parsed = tuple(a[both] for a in numbers)
 
-    def num(field: int, part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def num(field: int, part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # kinds, spans, and the scan's ints, floats and exactness
         which, c = both[part], NUMERIC.index(field)
         return (kinds[which, field], spans[which, field], *(a[part, c].copy() for a in parsed))
 
     slices_, points_ = slice(0, n), slice(n, None)
     w, origin = builder.warnings, builder.origin
     start, ok_ts = _ns(buf, *num(TS, slices_), w, origin, "ts")
-    dur_kind, dur_span, *dur_parsed = num(DUR, slices_)
+    dur_kind, dur_span, dur_ints, dur_floats, dur_exact = num(DUR, slices_)
     dur_kind[n_slices:] = ABSENT  # instants have no duration, whatever they say
-    dur, ok_dur = _ns(buf, dur_kind, dur_span, *dur_parsed, w, origin, "dur", duration=True)
+    dur, ok_dur = _ns(buf, dur_kind, dur_span, dur_ints, dur_floats, dur_exact, w, origin, "dur", duration=True)
     names = _strings(buf, *at(NAME, rows), absent="")
     cats = _strings(buf, *at(CAT, rows), absent=None)
     pid = _ids(buf, *num(PID, slice(None)), builder.pid_names, "pid")
@@ -166,9 +167,9 @@ def _ns(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, ints: np.ndarray, f
         ints[zero], floats[zero], int_ok[zero] = 0, 0.0, True
         kind = np.where(zero, INT, kind)
     numeric = (kind == INT) | (kind == FLOAT)
-    exact = ints if (kind == INT).all() and int_ok.all() else None
-    arr = exact.astype(np.float64) if exact is not None else np.where(numeric, floats, np.nan)
-    return microseconds_to_ns(arr, exact, warnings, origin, what)
+    whole = ints if (kind == INT).all() and int_ok.all() else None
+    arr = whole.astype(np.float64) if whole is not None else np.where(numeric, floats, np.nan)
+    return microseconds_to_ns(arr, whole, warnings, origin, what)
 
 
 def _texts(buf: np.ndarray, kind: np.ndarray, span: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray]:

@@ -107,7 +107,9 @@ def _number_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _field(buf: np.ndarray, s: int, e: int, keys: np.ndarray, lens: np.ndarray) -> int:
+def key_index(buf: np.ndarray, s: int, e: int, keys: np.ndarray, lens: np.ndarray) -> int:
+    """Which of `keys` (one a row, `lens[f]` bytes long) the bytes buf[s:e] are, -1 if none; the Neuron
+    JSON scan's kernels match their keys with it too."""
     n = e - s
     for f in range(keys.shape[0]):
         if lens[f] != n:
@@ -173,7 +175,7 @@ def _scan(buf, keys, lens, kinds, spans, objs, slots, pow10, ints, floats, exact
                 continue
             ks = i + 1
             i, key_escaped = _string_end(buf, i)
-            f = -1 if key_escaped else _field(buf, ks, i - 1, keys, lens)
+            f = -1 if key_escaped else key_index(buf, ks, i - 1, keys, lens)
             if key_escaped:
                 kinds[n, ODD] = 1
             i = _ws(buf, _ws(buf, i) + 1)  # past ':'

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from ...errors import LoadWarnings
 from ...model.filters import Filters
 from ...model.profile import Profile
@@ -18,7 +20,7 @@ from ..columns import document
 from ..sniff import head, looks_like_json
 from . import runtime_json_fast as fast
 from . import runtime_json_rows as rows
-from .scan import Malformed, read_events, trim_large
+from .scan import Malformed, Packed, read_events, trim_large
 
 # Bumped when the columns this reader builds change: parse-cache entries of other versions are not used.
 VERSION = 1
@@ -42,7 +44,8 @@ def read(path: Path, filters: Filters) -> Profile:
     except Malformed:  # not met on text msgspec has checked; read as before if it is
         doc, raws = document(path, KEYS, WHAT)
         kept, c, names, instances = rows.decode(raws, doc.get("pid", 0))
-        skipped, args = len(raws) - len(kept), kept
+        skipped = len(raws) - len(kept)
+        args: list[msgspec.Raw] | Packed = kept
         del raws
     else:
         trim_large(path)
@@ -54,7 +57,8 @@ def read(path: Path, filters: Filters) -> Profile:
     warnings.add(f"{origin}: entries of the event list that are not objects, skipped", skipped)
     start, stop = rows.pair(c, warnings, origin)
     trim_large(path)
-    instance = doc.get("instance_id") if isinstance(doc.get("instance_id"), str) else path.parent.name or "instance"
+    named = doc.get("instance_id")
+    instance = named if isinstance(named, str) else path.parent.name or "instance"
     table = rows.table(c, start, stop, names, instances, instance, ordered=True)
     del c
     trim_large(path)

@@ -7,7 +7,7 @@ file in time order by one numba pass. Arguments stay in the file's bytes (`PairA
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numba
@@ -20,6 +20,9 @@ from ...memory import trim
 from ...model.order import time_order
 from ...model.schema import HARDWARE_EVENTS, INCOMPLETE, ROW
 from ..columns import TS_LIMIT, Codes, WorkedOutArgs, batches, decode_raw, ints, json_text, valued_ints
+
+if TYPE_CHECKING:
+    from .scan import Packed
 
 BATCH = 100_000
 START, STOP, OTHER = 0, 1, 2
@@ -279,8 +282,8 @@ def _columns(c: dict[str, np.ndarray], order: np.ndarray, at: np.ndarray, begin:
 class PairArgs(WorkedOutArgs):
     """A row made of a start and its stop: the tracking id, the start's `data` and then the stop's."""
 
-    def __init__(self, raws: list[msgspec.Raw], start: np.ndarray, stop: np.ndarray) -> None:
-        super().__init__(raws)
+    def __init__(self, raws: list[msgspec.Raw] | Packed, start: np.ndarray, stop: np.ndarray) -> None:
+        super().__init__(raws)  # type: ignore[arg-type]  # Packed is read by row (`args[i]`) as the list is
         self.start, self.stop = start, stop
 
     def rows(self) -> int:

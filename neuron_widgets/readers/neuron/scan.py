@@ -19,13 +19,11 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pyarrow as pa
 
-from ...errors import ProfileError
 from ...memory import trim
 from ..chrome.scan import span_codes
-from ..columns import ADVICE_JSON, Codes, event_list, read_json
-from ..sniff import head, read_all
+from ..columns import Codes, event_list, other_values, top_members
+from ..sniff import head, is_utf8
 from .scan_kernels import (
     BATCH,
     END,
@@ -141,6 +139,7 @@ class Malformed(Exception):
 
 
 _CHECK = msgspec.json.Decoder(list[msgspec.Raw])
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _CHUNK = 4 << 20  # argument bytes written at a time
 _PAGE = mmap.PAGESIZE
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mmap.mmap, "madvise") else None
@@ -213,7 +212,7 @@ class ListScan:
 
     def _check(self, s: int, e: int, n: int) -> None:
         text = b"".join((b"[", self.buf[s:e].data, b"]"))
-        if not _is_utf8(text):
+        if not is_utf8(text):
             raise Malformed("text that is not UTF-8")
         try:
             got = len(_CHECK.decode(text))
@@ -230,43 +229,15 @@ class ListScan:
         return Packed(self.chunks, offsets.astype(np.int32) if offsets[-1] < 2**31 else offsets)
 
 
-def _is_utf8(data: bytes) -> bool:
-    if data.isascii():
-        return True
-    text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)), pa.py_buffer(data))
-    try:
-        text.validate(full=True)
-    except pa.ArrowInvalid:
-        return False
-    return True
-
-
-_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
-
-
 def event_bytes(path: Path, keys: tuple[str, ...], what: str) -> tuple[dict[str, Any], np.ndarray]:
     """A JSON object's values other than its event list, and that list's bytes (the first of `keys`
     it has), the whole document checked by msgspec; errors as `columns.document` says them."""
-    data = read_all(path)
-    try:
-        top = _TOP.decode(data)
-    except msgspec.ValidationError:  # JSON, but not an object: said as for a whole decoded document
-        event_list(read_json(path), path, keys, what)
-        raise
-    except msgspec.DecodeError as exc:
-        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
-    key = next((k for k in keys if k in top), None)
-    if key is None:
-        event_list(top, path, keys, what)  # raises: which keys the file has instead
+    top, key = top_members(path, keys, what)
     raw = top[key]
     buf = np.frombuffer(raw, np.uint8)
     if buf.size == 0 or buf[0] != 91:  # not a list: said as for a decoded document
         event_list({key: msgspec.json.decode(raw)}, path, (key,), what)
-    try:
-        doc = {k: msgspec.json.decode(v) for k, v in top.items() if k not in keys}
-    except msgspec.DecodeError as exc:  # a lone escaped surrogate: read again with it replaced (readers.load_profile)
-        raise ProfileError(path, f"is not valid JSON ({exc})", ADVICE_JSON) from None
-    return doc, buf
+    return other_values(top, keys, path), buf
 
 
 def read_events(path: Path, keys: tuple[str, ...], what: str, spec: Spec, make: Callable[[], C],

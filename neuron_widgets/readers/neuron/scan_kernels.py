@@ -9,6 +9,8 @@ from typing import TypeVar
 import numba
 import numpy as np
 
+from ..chrome.scan import key_index
+
 ABSENT, STR, ESC, INT, FLOAT, OBJ, ARR, TRUE, FALSE, NULL, BIG = range(11)  # BIG: an integer past int64
 # Per event flag bits: a chosen key repeated or any key written with escapes (msgspec's reading of
 # those is left to msgspec), and an entry of the list that is not an object.
@@ -96,22 +98,6 @@ def _value_end(buf, i):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _key(buf, s, e, keys, lens):  # pragma: no cover - numba
-    n = e - s
-    for f in range(keys.shape[0]):
-        if lens[f] != n:
-            continue
-        same = True
-        for j in range(n):
-            if buf[s + j] != keys[f, j]:
-                same = False
-                break
-        if same:
-            return f
-    return -1
-
-
-@numba.njit(cache=True, nogil=True)
 def _int(buf, i, e):  # pragma: no cover - numba
     """The integer at [i, e) and whether it fits in int64."""
     neg = buf[i] == 45
@@ -153,7 +139,7 @@ def _members(buf, i, e, keys, lens, kinds, spans, ivals, row, base):  # pragma: 
         i, escaped = _string_end(buf, i)
         if i < 0:
             return -1
-        f = -1 if escaped else _key(buf, ks + 1, i - 1, keys, lens)
+        f = -1 if escaped else key_index(buf, ks + 1, i - 1, keys, lens)
         if escaped:
             flag |= ODD_KEY
         i = _ws(buf, i)
@@ -240,7 +226,7 @@ def _scan(buf, i, state, stop, keys, lens, sub, subkeys, sublens, keep, keep_unk
             i, escaped = _string_end(buf, i)
             if i < 0:
                 break
-            f = -1 if escaped else _key(buf, ks + 1, i - 1, keys, lens)
+            f = -1 if escaped else key_index(buf, ks + 1, i - 1, keys, lens)
             if escaped:
                 flags[n] |= ODD_KEY
             i = _ws(buf, i)
