@@ -139,7 +139,8 @@ def chrome_graph(fr: Frame) -> Graph:
 
     src, dst, w, wkind, wrow, cls, gk = ([] for _ in range(7))
 
-    def add(s, d, c, k=DEPENDENCY, r=None, g=-1) -> None:
+    def add(s: np.ndarray, d: np.ndarray, c: int, k: int | np.ndarray = DEPENDENCY, r: np.ndarray | None = None,
+            g: int = -1) -> None:
         s, d = np.asarray(s, np.int64), np.asarray(d, np.int64)
         src.append(s)
         dst.append(d)
@@ -192,9 +193,9 @@ def chrome_graph(fr: Frame) -> Graph:
         notes.append(f"{n_m} NCCL collectives matched across ranks ({coll.size} of {n_coll} NCCL kernels)")
     elif n_coll:
         notes.append("NCCL kernels of one rank only: not matched across ranks (load the ranks' traces as one profile)")
-    g = Graph(t, row, grow, role, gkind, gevent, np.full(n, -1, np.int64), *(np.concatenate(a) if a else
-                                                                                 np.zeros(0, np.int64) for a in
-                                                                                 (src, dst, w, wkind, wrow, cls)),
+    e_src, e_dst, e_w, e_wkind, e_wrow, e_cls = (np.concatenate(a) if a else np.zeros(0, np.int64)
+                                                 for a in (src, dst, w, wkind, wrow, cls))
+    g = Graph(t, row, grow, role, gkind, gevent, np.full(n, -1, np.int64), e_src, e_dst, e_w, e_wkind, e_wrow, e_cls,
               n_rows, notes, np.full(n_rows, -1, np.int64), np.full(n_rows, -1, np.int64), [],
               gk=np.concatenate(gk) if gk else np.zeros(0, np.int8), device_lanes=False)
     g.wkind = g.wkind.astype(np.int8)
@@ -278,7 +279,7 @@ def _kinds(fr: Frame, rows: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _tops(thread, start, end):  # pragma: no cover - numba
+def _tops(thread: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
     """In (thread, start, longest first) order: whether each event is top-level, and its top-level ancestor."""
     n = thread.size
     top = np.zeros(n, np.bool_)

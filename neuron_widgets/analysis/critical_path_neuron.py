@@ -53,10 +53,16 @@ class _Edges:
     def __init__(self) -> None:
         self.parts: list[tuple[np.ndarray, ...]] = []
 
-    def add(self, src, dst, cls: int, kind: int = DEPENDENCY, row=None, w=None, t=None) -> None:
+    def add(self, src: np.ndarray, dst: np.ndarray, cls: int, kind: int = DEPENDENCY, row: np.ndarray | None = None,
+            w: np.ndarray | None = None, t: np.ndarray | None = None) -> None:
         src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
         n = src.size
-        weight = (t[dst] - t[src]) if kind != DEPENDENCY else np.zeros(n, np.int64)
+        if kind == DEPENDENCY:
+            weight = np.zeros(n, np.int64)
+        elif t is not None:
+            weight = t[dst] - t[src]
+        else:
+            raise ValueError("an edge that is work needs the instants' times (t)")
         if w is not None:
             weight = w
         rows = np.full(n, -1, np.int64) if row is None else np.asarray(row, np.int64)
@@ -72,7 +78,7 @@ def neuron_graph(fr: Frame) -> Graph:
     return neuron_pieces(fr)[0].bind()
 
 
-def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray]]:
+def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
     """The graph before binding, and what a job needs to join it to other parts' at the collectives: each
     step label (`step_neff`, `step_key`, `step_k`), its last-arrival instant (`b_m` + label), the virtual
     arrivals (`virt`, their label `virt_step` and `cc_running` start `virt_cc`) and the first release."""

@@ -179,19 +179,20 @@ def device_bound(source: Any, waits: pd.DataFrame | None = None) -> str:
     signals = {"compute": (float(top["active_ns"]) / span if top is not None else 0.0),
                "dma": dma_busy / span,
                "waits": (float(worst_wait["share"]) if worst_wait is not None else 0.0)}
-    kind = max(signals, key=signals.get)
+    kind = max(signals, key=lambda k: signals[k])
     share = signals[kind]
     of = f"of the {duration(span)} execution"
     if share < 0.3:
         return (f"Latency-bound: no engine or DMA queue is busy more than {share:.0%} {of}; "
                 "the time goes to dependencies and gaps between instructions.")
-    if kind == "compute":
+    # A share of 0.3 or more is a signal's own: compute's needs a top engine, waits' a worst wait.
+    if kind == "compute" and top is not None:
         return (f"Compute-bound on {top['engine']}: active {share:.0%} {of} (DMA busy {signals['dma']:.0%}).")
-    if kind == "dma":
-        return (f"DMA-bound: some DMA queue is moving data {share:.0%} {of}, more than any engine computes "
-                f"({signals['compute']:.0%}).")
-    return (f"Bound by semaphore waits: {worst_wait['engine']} sits in semaphore waits {share:.0%} {of} "
-            f"(busiest engine {signals['compute']:.0%}, DMA {signals['dma']:.0%}).")
+    if kind == "waits" and worst_wait is not None:
+        return (f"Bound by semaphore waits: {worst_wait['engine']} sits in semaphore waits {share:.0%} {of} "
+                f"(busiest engine {signals['compute']:.0%}, DMA {signals['dma']:.0%}).")
+    return (f"DMA-bound: some DMA queue is moving data {share:.0%} {of}, more than any engine computes "
+            f"({signals['compute']:.0%}).")
 
 
 def _waiting(ins: pd.DataFrame) -> np.ndarray:

@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ..model.device.engines import transfer_bytes
-from ..model.device.summary import busy_ns, engine_active, execution_span, summary_percent
+from ..model.device.summary import engine_active, execution_span, summary_percent
+from ..model.device.trace import DeviceTrace
+from ..model.interval_union import busy_ns
 from ..model.profile import Profile
 from .frame import notes_of
 
@@ -26,7 +28,7 @@ def device_profile_summary(profile: Profile, limit: int | None = DEFAULT_LIMIT) 
     notes: list[str] = []
     if listed.empty:
         return notes_of(listed.assign(execution_ns=pd.Series(dtype="Int64")), ["no device profiles in this capture"])
-    rows = []
+    rows: list[dict[str, float]] = []
     for k, name in enumerate(listed["device_profile_name"].astype(str)):
         if limit is not None and k >= limit:
             rows.append({})
@@ -45,7 +47,7 @@ def device_profile_summary(profile: Profile, limit: int | None = DEFAULT_LIMIT) 
     return notes_of(pd.concat([listed, numbers], axis=1), notes)
 
 
-def _numbers(trace) -> dict[str, float]:
+def _numbers(trace: DeviceTrace) -> dict[str, float]:
     a, b = execution_span(trace)
     span = max(b - a, 1)
     out: dict[str, float] = {"execution_ns": float(b - a)}

@@ -65,12 +65,12 @@ class Kernels:
 
     rows: np.ndarray
     rank: np.ndarray  # code into `ranks`
-    ranks: list
+    ranks: list[int]
     stream: np.ndarray
     notes: list[str]
     start: np.ndarray  # as HTA reads them when rounded: start up, end down to whole microseconds
     end: np.ndarray
-    _types: list = field(default_factory=list)  # computed once, shared by copies
+    _types: list[np.ndarray] = field(default_factory=list)  # computed once, shared by copies
 
     def types(self, fr: Frame) -> np.ndarray:
         """Kernel type per kernel, decided once per distinct name."""
@@ -80,7 +80,7 @@ class Kernels:
         return self._types[0]
 
 
-def rank_codes(fr: Frame) -> tuple[np.ndarray, list]:
+def rank_codes(fr: Frame) -> tuple[np.ndarray, list[int]]:
     """A rank per event: distributedInfo's rank per input (several files), else per trace, else 0."""
     p = fr.profile
     if "input" in p.column_names:
@@ -123,7 +123,8 @@ def _kineto_kernels(fr: Frame, include_last_step: bool, round_us: bool) -> Kerne
     return Kernels(device, rank[device], ranks, stream, notes, start, end)
 
 
-def rounded_us(fr: Frame, start: np.ndarray, end: np.ndarray, rank: np.ndarray, ranks: list) -> tuple[np.ndarray, np.ndarray]:
+def rounded_us(fr: Frame, start: np.ndarray, end: np.ndarray, rank: np.ndarray,
+               ranks: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """HTA's reading of fractional microseconds: starts rounded up, ends down, against each trace's own zero."""
     base = np.array([_base_ns(fr, k) for k in range(len(ranks))], np.int64)[rank] if len(ranks) else rank
     s = base + -((base - start) // 1000) * 1000

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from ..model import jsonscan
 from ..model.lazy import set_read_threads
+from ..model.problems import error_name_codes
 from ..model.profile import Profile
 from ..model.schema import INCOMPLETE
 from .cores import CoreCodes, core_codes
@@ -39,9 +40,9 @@ class Frame:
     end: np.ndarray
     source: np.ndarray  # code per event into `sources`
     sources: list[str]
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[Hashable, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _building: dict = field(default_factory=dict, repr=False)
+    _building: dict[Hashable, threading.Event] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return int(self.name.size)
@@ -130,9 +131,9 @@ class Frame:
         keep = core >= 0
         return rows[keep], core[keep]
 
-    def column_codes(self, column: str) -> tuple[np.ndarray, list]:
+    def column_codes(self, column: str) -> tuple[np.ndarray, list[str]]:
         """Dictionary codes of a held string column (nulls: -1) and its values."""
-        def build() -> tuple[np.ndarray, list]:
+        def build() -> tuple[np.ndarray, list[str]]:
             chunk = self.profile.column(column).combine_chunks()
             if not pa.types.is_dictionary(chunk.type):
                 chunk = chunk.dictionary_encode()
@@ -146,8 +147,6 @@ class Frame:
         """The events whose lazy columns the analyses read (sorted): executions, runtime calls,
         barriers, errors and unfinished events."""
         def build() -> np.ndarray:
-            from ..model.problems import error_name_codes
-
             return sorted_union(self.rows_named(*ARG_EVENTS), self.rows_with_codes(error_name_codes(self.names)),
                                 np.flatnonzero(self.incomplete))
 
@@ -297,7 +296,7 @@ class Frame:
                              name="neuron-widgets-analysis-flows").start()
 
     @staticmethod
-    def _background(read) -> None:
+    def _background(read: Callable[[], object]) -> None:
         # One decode thread each: the analyses that need no arguments keep a core meanwhile.
         set_read_threads(1)
         read()

@@ -7,6 +7,7 @@ whatever the number of groups.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
@@ -45,7 +46,7 @@ def union(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
     return Intervals(*interval_union.union(group, start, end))
 
 
-def _pack(kernel, a: Intervals, b: Intervals) -> Intervals:
+def _pack(kernel: Callable[..., int], a: Intervals, b: Intervals) -> Intervals:
     cap = 2 * (len(a) + len(b)) + 1
     g, s, e = (np.empty(cap, np.int64) for _ in range(3))
     n = kernel(a.group, a.start, a.end, b.group, b.start, b.end, g, s, e)
@@ -53,7 +54,8 @@ def _pack(kernel, a: Intervals, b: Intervals) -> Intervals:
 
 
 @numba.njit(cache=True, nogil=True)
-def _intersect(ag, as_, ae, bg, bs, be, og, os_, oe):  # pragma: no cover - numba
+def _intersect(ag: np.ndarray, as_: np.ndarray, ae: np.ndarray, bg: np.ndarray, bs: np.ndarray, be: np.ndarray,
+               og: np.ndarray, os_: np.ndarray, oe: np.ndarray) -> int:  # pragma: no cover - numba
     i = j = n = 0
     while i < ag.size and j < bg.size:
         if ag[i] < bg[j]:
@@ -75,7 +77,8 @@ def _intersect(ag, as_, ae, bg, bs, be, og, os_, oe):  # pragma: no cover - numb
 
 
 @numba.njit(cache=True, nogil=True)
-def _subtract(ag, as_, ae, bg, bs, be, og, os_, oe):  # pragma: no cover - numba
+def _subtract(ag: np.ndarray, as_: np.ndarray, ae: np.ndarray, bg: np.ndarray, bs: np.ndarray, be: np.ndarray,
+              og: np.ndarray, os_: np.ndarray, oe: np.ndarray) -> int:  # pragma: no cover - numba
     j = n = 0
     for i in range(ag.size):
         g, cur, stop = ag[i], as_[i], ae[i]
@@ -97,7 +100,7 @@ def _subtract(ag, as_, ae, bg, bs, be, og, os_, oe):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _sum_by_group(group, values, n_groups):  # pragma: no cover - numba
+def _sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:  # pragma: no cover - numba
     out = np.zeros(n_groups, np.int64)
     for i in range(group.size):
         out[group[i]] += values[i]
@@ -131,7 +134,8 @@ def covered_twice(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> Inte
 
 
 @numba.njit(cache=True, nogil=True)
-def _depth2(g, t, d, og, os_, oe):  # pragma: no cover - numba
+def _depth2(g: np.ndarray, t: np.ndarray, d: np.ndarray, og: np.ndarray, os_: np.ndarray,
+            oe: np.ndarray) -> int:  # pragma: no cover - numba
     n = 0
     depth = 0
     since = 0

@@ -37,7 +37,8 @@ def kernel_breakdown(profile: Profile, kind: str = "auto", num_kernels: int = 10
 
 # -- statistics per code in one pass ---------------------------------------------------------
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add(count, total, sq, lo, hi, c, v):  # pragma: no cover - numba
+def _add(count: np.ndarray, total: np.ndarray, sq: np.ndarray, lo: np.ndarray, hi: np.ndarray, c: int,
+         v: int) -> None:  # pragma: no cover - numba
     count[c] += 1
     total[c] += v
     sq[c] += float(v) * float(v)
@@ -48,7 +49,7 @@ def _add(count, total, sq, lo, hi, c, v):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _stats(codes, values, n):  # pragma: no cover - numba
+def _stats(codes: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, ...]:  # pragma: no cover - numba
     count = np.zeros(n, np.int64)
     total = np.zeros(n, np.int64)
     sq = np.zeros(n, np.float64)
@@ -60,7 +61,8 @@ def _stats(codes, values, n):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _name_stats(name, source, start, end, n, m):  # pragma: no cover - numba
+def _name_stats(name: np.ndarray, source: np.ndarray, start: np.ndarray, end: np.ndarray, n: int,
+                m: int) -> tuple[np.ndarray, ...]:  # pragma: no cover - numba
     """_stats of durations per name, and per (name, source) counts, in one pass over every event."""
     count = np.zeros(n, np.int64)
     total = np.zeros(n, np.int64)

@@ -9,7 +9,7 @@ into arrays made once at its final size.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,9 @@ class Chunk(NamedTuple):
 
 
 Chunks = Callable[[], Iterable[Chunk]]  # called once per pass
+# How a row-sized column of a small frame is made: from a text column's categories, by row numbers into
+# another pandas type's own array, or (None) from a NumPy column as it is.
+Made: TypeAlias = pd.CategoricalDtype | pd.api.extensions.ExtensionArray | None
 
 
 def bounds(chunks: Chunks, n_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -133,18 +136,18 @@ def _lag_frame(chunks: Chunks, kept_step: np.ndarray, first: np.ndarray, labels:
     for name, values, kind in (*by_dev, *by_step):
         if isinstance(kind, pd.CategoricalDtype):
             out[name] = pd.Categorical.from_codes(cols[name], dtype=kind)
-        elif values is None:  # another pandas type (nullable integers): taken by its own array
+        elif values is None and kind is not None:  # another pandas type (nullable integers): taken by its own array
             out[name] = kind.take(cols[name])
         else:
             out[name] = cols[name]
     return pd.DataFrame({**out, "start_ts": start, "lag_ns": lag, "id": ids}, copy=False)
 
 
-def _column_sources(df: pd.DataFrame) -> list[tuple[str, np.ndarray | None, object]]:
+def _column_sources(df: pd.DataFrame) -> list[tuple[str, np.ndarray | None, Made]]:
     """Each column of a small frame as (name, the NumPy array a row-sized column is taken from, how it is
     made): text as the codes of its categories (sorted: they order as the text does), NumPy numbers as
     they are, other pandas types by row numbers into their own array."""
-    out: list[tuple[str, np.ndarray | None, object]] = []
+    out: list[tuple[str, np.ndarray | None, Made]] = []
     for c in df.columns:
         s = df[c]
         if not pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):

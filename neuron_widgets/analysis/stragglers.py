@@ -65,8 +65,9 @@ def _arrivals(fr: Frame, kind: str) -> tuple[Arrivals, pd.DataFrame, list[str]]:
     table = table.sort_values(["step", "arrive"]).drop_duplicates(["step", "dev"], keep="first")
     n = len(uniq) if uniq is not None else 0
     labels = pd.DataFrame({"step": np.arange(n),
-                           "name": [fr.names[c] for c in uniq.get_level_values(0)] if n else [],
-                           "ordinal": np.asarray(uniq.get_level_values(1), np.int64) if n else np.zeros(0, np.int64)})
+                           "name": [fr.names[c] for c in uniq.get_level_values(0)] if uniq is not None else [],
+                           "ordinal": np.asarray(uniq.get_level_values(1), np.int64) if uniq is not None
+                           else np.zeros(0, np.int64)})
     if len(k.ranks) < 2:
         notes.append("one rank only: stragglers need the traces of several ranks (load_profile([...]))")
     return Arrivals(table, labels, notes), keys, ["step"]
