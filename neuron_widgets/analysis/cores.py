@@ -74,9 +74,20 @@ class RowCores(CoreCodes):
             return int(out) if out != self.UNKNOWN else int(self.full()[want])
         out = out.astype(np.int32)
         unknown = out == self.UNKNOWN
-        if unknown.any():  # a whole-profile question: every event's code, through the combos
-            out[unknown] = self.full()[want[unknown]]
+        if unknown.any():
+            out[unknown] = self._resolve(want[unknown])
         return out
+
+    def _resolve(self, rows: np.ndarray) -> np.ndarray:
+        """Codes of rows not met before, kept: from their own columns while they are a fraction of the profile
+        (the transfers of 10M events are 1.3M: reading them costs a tenth of coding every event's grouping
+        tuple, the combos), else through the combos."""
+        if self._full is not None or rows.size > len(self.frame) // 3:
+            return self.full()[rows]
+        distinct = np.sort(rows)  # the rows asked about are mostly sorted already: a sort, not a hash
+        distinct = distinct[np.r_[True, distinct[1:] != distinct[:-1]]]
+        self._dense[distinct] = _codes_at(self.frame, distinct, _index(self.cores))
+        return self._dense[rows].astype(np.int32)
 
     def full(self) -> np.ndarray:
         if self._full is None:
@@ -113,39 +124,62 @@ def _from_combos(combos: Combos, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFr
     return ComboCores(combos, _per_combo(combos, _index(cores)), cores), cores
 
 
-def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
-    profile = fr.profile
-    # A take from the profile's columns as they are: joining every chunk first costs more than the take.
-    inst = profile.values_at("instance_id", rows)
-    if not pa.types.is_dictionary(inst.type):
-        inst = inst.dictionary_encode()
-    inst_names = [*inst.dictionary.to_pylist(), None]
-    inst_code = inst.indices.fill_null(len(inst_names) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
+class _RowKeys:
+    """The core columns at some rows, read from the profile's own columns (no combos): instance as codes into
+    its names, process and nc_idx as int64 (`has`: nc_idx is set)."""
 
-    def ints(c: str) -> tuple[np.ndarray, np.ndarray]:
-        if c not in profile.column_names:
-            return np.zeros(rows.size, np.int64), np.zeros(rows.size, bool)
-        col = profile.values_at(c, rows)
+    def __init__(self, fr: Frame, rows: np.ndarray) -> None:
+        self.profile, self.rows = fr.profile, rows
+        # A take from the profile's columns as they are: joining every chunk first costs more than the take.
+        inst = self.profile.values_at("instance_id", rows)
+        if not pa.types.is_dictionary(inst.type):
+            inst = inst.dictionary_encode()
+        self.inst_names = [*inst.dictionary.to_pylist(), None]
+        self.inst = inst.indices.fill_null(len(self.inst_names) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
+        self.pid, _ = self.ints("process_id")
+        self.nc, self.has = self.ints("nc_idx")
+
+    def ints(self, c: str) -> tuple[np.ndarray, np.ndarray]:
+        if c not in self.profile.column_names:
+            return np.zeros(self.rows.size, np.int64), np.zeros(self.rows.size, bool)
+        col = self.profile.values_at(c, self.rows)
         return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64), col.is_valid().to_numpy(zero_copy_only=False)
 
-    pid, _ = ints("process_id")
-    nc, has = ints("nc_idx")
-    gid, has_gid = ints("worker_gid")
+    def distinct(self) -> tuple[np.ndarray, list[tuple]]:
+        """Per row with an nc_idx, the number of its core; per core, its key."""
+        has = self.has
+        inverse, n_cores = _numbered(self.inst[has], self.pid[has], self.nc[has])
+        first = np.full(n_cores, -1, np.int64)
+        first[inverse] = np.flatnonzero(has)  # any row of the core
+        keys = [_key(self.inst_names[self.inst[r]], int(self.pid[r]), int(self.nc[r])) for r in first.tolist()]
+        return inverse, keys
+
+
+def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
+    at = _RowKeys(fr, rows)
     codes = np.full(rows.size, _NULL, np.int32)
-    if not has.any():
+    if not at.has.any():
         return RowCores(fr, rows, codes, _table({})), _table({})
-    inverse, n_cores = _numbered(inst_code[has], pid[has], nc[has])
-    where = np.flatnonzero(has)
-    first = np.full(n_cores, -1, np.int64)
-    first[inverse] = where  # any row of the core
-    gid_of = np.full(n_cores, -1, np.int64)
-    with_gid = has_gid[has]
-    gid_of[inverse[with_gid]] = gid[has][with_gid]
-    keys = [_key(inst_names[inst_code[r]], int(pid[r]), int(nc[r])) for r in first.tolist()]
+    inverse, keys = at.distinct()
+    gid, has_gid = at.ints("worker_gid")
+    gid_of = np.full(len(keys), -1, np.int64)
+    with_gid = has_gid[at.has]
+    gid_of[inverse[with_gid]] = gid[at.has][with_gid]
     cores = _table({k: (int(g) if g >= 0 else None) for k, g in zip(keys, gid_of.tolist(), strict=True)})
     index = _index(cores)
-    codes[has] = np.array([index[k] for k in keys], np.int32)[inverse]
+    codes[at.has] = np.array([index[k] for k in keys], np.int32)[inverse]
     return RowCores(fr, rows, codes, cores), cores
+
+
+def _codes_at(fr: Frame, rows: np.ndarray, index: dict[tuple, int]) -> np.ndarray:
+    """The core codes of rows from their own columns (-1: no nc_idx, or a core none of the analysed events ran on,
+    as `_per_combo` says)."""
+    at = _RowKeys(fr, rows)
+    codes = np.full(rows.size, _NULL, np.int32)
+    if at.has.any():
+        inverse, keys = at.distinct()
+        codes[at.has] = np.array([index.get(k, _NULL) for k in keys], np.int32)[inverse]
+    return codes
 
 
 def _numbered(inst: np.ndarray, pid: np.ndarray, nc: np.ndarray) -> tuple[np.ndarray, int]:

@@ -18,16 +18,14 @@ from ..model.device.summary import duration
 from ..model.profile import Profile
 from ..model.worker_labels import core_label
 from .critical_path import critical_path_breakdown
-from .critical_path_workers import column_at, objects
+from .critical_path_workers import column_at
 from .devices import trace_kind
 from .findings_memory import memory_findings
 from .findings_problems import problem_findings
 from .findings_rows import finish, gain_of, launch_gain, pct, row, run_span, saved, severity_of
 from .frame import frame_of
-from .idle import idle_time_breakdown
-from .overlap import comm_comp_overlap
 from .stragglers import stragglers
-from .temporal import temporal_breakdown
+from .suite import shared
 
 # Thresholds (README "Findings" says where each comes from).
 STRAGGLER_LAST_SHARE = 0.5     # last to arrive in at least half its collective steps ...
@@ -100,7 +98,7 @@ def _core_where(r: Any, kind: str | None = None) -> dict[str, Any]:
 
 
 def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
-    temporal = temporal_breakdown(p)
+    temporal = shared(p, "temporal")
     cores = _Cores(temporal, p.track_names)
     span = run_span(p)
     if span <= 0:
@@ -177,7 +175,7 @@ def _steps_on_path(p: Profile, core: tuple) -> tuple[int, int] | None:
 
 def _host_wait(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     p, temporal, span = ctx["p"], ctx["temporal"], ctx["span"]
-    idle = idle_time_breakdown(p)
+    idle = shared(p, "idle")
     if idle.empty or temporal.empty:
         return []
     hw = idle[idle["idle_category"] == "host_wait"]
@@ -208,17 +206,26 @@ def _runtime_threads(p: Profile, core: tuple | None = None) -> list[int]:
     """The threads of the `nrt_execute` calls (of one core's when `core` is (instance, pid, nc))."""
     fr = frame_of(p)
     rows = fr.rows_named("nrt_execute")
-    if rows.size and core is not None:  # read at the calls' rows only, not as objects over every event
-        def at(c: str) -> np.ndarray:
-            return objects(*column_at(fr, c, rows))
+    if rows.size and core is not None:  # read at the calls' rows only, each value decided once
+        def at(c: str, want: Any, number: bool) -> np.ndarray:
+            codes, uniq = column_at(fr, c, rows)
+            hit = [(_number(v) == float(want)) if number else (v == want) for v in uniq]
+            return np.array([*hit, False])[codes]
 
-        nc = pd.to_numeric(pd.Series(at("nc_idx")), errors="coerce").to_numpy()
-        pid = pd.to_numeric(pd.Series(at("process_id")), errors="coerce").to_numpy()
-        rows = rows[(at("instance_id") == core[0]) & (pid == float(core[1])) & (nc == float(core[2]))]
+        rows = rows[at("instance_id", core[0], False) & at("process_id", core[1], True) & at("nc_idx", core[2], True)]
     if rows.size == 0:
         return []
-    tid = pd.to_numeric(pd.Series(objects(*column_at(fr, "thread_id", rows))), errors="coerce").dropna()
-    return sorted({int(v) for v in tid})
+    codes, uniq = column_at(fr, "thread_id", rows)
+    seen = np.zeros(len(uniq) + 1, bool)
+    seen[codes] = True
+    tid = (_number(v) for v, s in zip(uniq, seen[:-1].tolist(), strict=True) if s)
+    return sorted({int(v) for v in tid if np.isfinite(v)})
+
+
+def _number(v: Any) -> float:
+    """A value as pandas' to_numeric(errors="coerce") reads it: NaN when it is not a number."""
+    got = pd.to_numeric(pd.Series([v], dtype=object), errors="coerce").iloc[0]
+    return float(got) if pd.notna(got) else float("nan")
 
 
 def _launch(ctx: dict[str, Any]) -> list[dict[str, Any]]:
@@ -244,7 +251,7 @@ def _collectives(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     p, temporal, span = ctx["p"], ctx["temporal"], ctx["span"]
     if temporal.empty:
         return []
-    ov = comm_comp_overlap(p)
+    ov = shared(p, "overlap")
     comm = float(temporal["collective_time_ns"].sum())
     overlapped = float(ov["overlap_time_ns"].sum()) if len(ov) else 0.0
     exposed = max(comm - overlapped, 0.0)

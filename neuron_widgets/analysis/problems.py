@@ -80,6 +80,11 @@ def errors_and_hangs(profile: Profile, scan_args: bool | None = None) -> pd.Data
     event). `last_events(profile, row)` gives the tail before one.
     """
     fr = frame_of(profile)
+    # Once per profile (kept on its frame): all_analyses, findings and the Summary each ask.
+    return fr._cached(("errors_and_hangs", scan_args), lambda: _errors_and_hangs(fr, scan_args)).copy()
+
+
+def _errors_and_hangs(fr: Frame, scan_args: bool | None) -> pd.DataFrame:
     notes: list[str] = []
     err = _error_rows(fr, scan_args, notes)
     hang, unfinished = _hang_rows(fr)
