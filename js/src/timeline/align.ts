@@ -45,7 +45,7 @@ function anchor(a: Aligned, step = a.step): { at: number; i: number } | null {
 export class AlignBar {
   readonly el = h("div", { class: "nw-align" });
   private text = h("span", { class: "nw-align-text" });
-  private tail = h("span", { class: "nw-note nw-align-tail" });
+  private tail = h("span", { class: "nw-align-tail" });
   readonly select = h("select", { class: "nw-align-step", title: "The step both timelines are aligned on" });
   private readonly id = memberId();
   private leave: (() => void) | null = null;
