@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 
 from ..model.counter_series import CounterSeries
@@ -14,6 +13,7 @@ from ..model.flows import SOURCE_ORDER
 from ..model.markers import FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE
 from ..model.overview import overview
 from ..model.profile import Profile
+from .args import ArgTexts
 from .blob import Blob
 from .selection import Blocks
 
@@ -181,11 +181,9 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
         elif name not in skip:
             col = _one_chunk(p.column(name)).take(exact)
             fields.append({**blob.column(f"{prefix}f:{name}", col), "name": name})
-    texts = _args_texts(src, exact)
-    uniq: dict[str, int] = {}
-    codes = np.fromiter((uniq.setdefault(t, len(uniq)) if t else -1 for t in texts), np.int64, count=len(texts))
+    codes, texts = src.cached("args", lambda: ArgTexts(p)).of(exact)
     blob.small_ints(f"{prefix}args", codes)
-    blob.json(f"{prefix}args:values", list(uniq))
+    blob.json(f"{prefix}args:values", texts)
     a, b = src.cached("links", p.link_pairs)
     where = np.full(len(p), -1, np.int32)  # page rows: the links are written as i32
     where[exact] = np.arange(n_exact)
@@ -231,19 +229,6 @@ def _critical_state(critical: dict[str, Any], exact: np.ndarray, origin: int) ->
         ok = (exact[a] == j[:, 0]) & (exact[b] == j[:, 2])
         out = np.stack([a[ok], j[ok, 1] - origin, b[ok], j[ok, 3] - origin], axis=1).astype(np.float64).ravel().tolist()
     return {"text": str(critical.get("text", "")), "jumps": out}
-
-
-def _args_texts(src: Source, rows: np.ndarray) -> np.ndarray:
-    """Each row's arguments as JSON text ("" for none), remembered across the budget search's builds."""
-    p = src.profile
-    texts = src.cached("args", lambda: np.full(len(p), None, dtype=object))
-    have = src.cached("args_have", lambda: np.zeros(len(p), bool))
-    need = rows[~have[rows]]
-    if need.size:
-        opts = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
-        texts[need] = [orjson.dumps(a, option=opts, default=str).decode() if a else "" for a in p.details_of_rows(need)]
-        have[need] = True
-    return texts[rows]
 
 
 def _combo_fields(p: Profile, keys: list[np.ndarray]) -> dict[str, dict[str, Any]]:

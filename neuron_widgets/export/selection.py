@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 
@@ -51,48 +52,109 @@ def blocks(rows: np.ndarray, start: np.ndarray, end: np.ndarray, keys: list[np.n
     """Merge `rows` (in start order) per key tuple and per bucket of `bucket_ns` from `a`.
 
     `flags` holds each row's marker bits. A block ends where its last member ends, but not past
-    its bucket, so neighbouring blocks of one key do not overlap and stay on one lane.
+    its bucket, so neighbouring blocks of one key do not overlap and stay on one lane. Blocks come
+    in time order, the longer first among those that start together, then by key.
     """
     if rows.size == 0:
         return Blocks.empty()
-    # Each per-row array is made when needed and let go once used: at 10M rows each is 80 MB.
-    bucket = np.clip((start[rows] - a) // bucket_ns, 0, n_buckets - 1)
+    rows = np.ascontiguousarray(rows, np.int64)
     key = np.zeros(rows.size, np.int64)
     for k in keys:
         key *= int(k.max(initial=0)) + 1
         key += k[rows].astype(np.int64, copy=False)
-    # Rows are in time order, so a stable sort by key alone leaves each key's buckets in order
-    # (and a radix sort when the keys fit 16 bits).
-    small = key.astype(np.uint16) if key.size and int(key.max()) < 65536 else key
-    order = np.argsort(small, kind="stable")
-    del small
-    comp = key[order]
+    if key.size and int(key.max()) >= max(4 * rows.size, 1 << 16):  # a sparse key space: number the keys used
+        _, key = np.unique(key, return_inverse=True)  # sorted, so key order is kept
+        key = key.ravel().astype(np.int64, copy=False)
+    n_keys = int(key.max(initial=0)) + 1
+    # One pass over the rows (two: counting, then filling), no per-row temporaries but the key.
+    n = _count_blocks(rows, key, start, a, bucket_ns, n_buckets, n_keys)
+    if n < 0:  # starts out of order: the general merge
+        return _blocks_sorted(rows, key, start, end, flags, a, bucket_ns, n_buckets)
+    out = [np.empty(n, np.int64) for _ in range(6)]
+    b_flags = np.empty(n, np.uint8)
+    _fill_blocks(rows, key, start, end, flags, a, bucket_ns, n_buckets, n_keys, *out, b_flags)
+    b_start, b_end, count, total, rep, comp = out
     del key
-    comp *= n_buckets
-    bucket_o = bucket[order]
-    del bucket
-    comp += bucket_o
+    by_time = np.lexsort((comp, -(b_end - b_start), b_start))
+    return Blocks(b_start[by_time], b_end[by_time], count[by_time], total[by_time], rep[by_time], b_flags[by_time])
+
+
+@numba.njit(cache=True, nogil=True)
+def _bucket(s: int, a: int, bucket_ns: int, n_buckets: int) -> int:
+    b = (s - a) // bucket_ns
+    return 0 if b < 0 else n_buckets - 1 if b > n_buckets - 1 else b
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_blocks(rows: np.ndarray, key: np.ndarray, start: np.ndarray, a: int, bucket_ns: int, n_buckets: int,
+                  n_keys: int) -> int:
+    """How many blocks; -1 if a key's buckets go back in time (rows not in start order)."""
+    last = np.full(n_keys, -1, np.int64)
+    n = 0
+    for i in range(rows.size):
+        k = key[i]
+        b = _bucket(start[rows[i]], a, bucket_ns, n_buckets)
+        if b != last[k]:
+            if b < last[k]:
+                return -1
+            last[k] = b
+            n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_blocks(rows: np.ndarray, key: np.ndarray, start: np.ndarray, end: np.ndarray, flags: np.ndarray,
+                 a: int, bucket_ns: int, n_buckets: int, n_keys: int, b_start: np.ndarray, b_end: np.ndarray,
+                 count: np.ndarray, total: np.ndarray, rep: np.ndarray, comp: np.ndarray,
+                 b_flags: np.ndarray) -> None:
+    last = np.full(n_keys, -1, np.int64)
+    cur = np.full(n_keys, -1, np.int64)
+    longest = np.zeros(b_start.size, np.int64)
+    n = 0
+    for i in range(rows.size):
+        r = rows[i]
+        k = key[i]
+        s, e = start[r], end[r]
+        b = _bucket(s, a, bucket_ns, n_buckets)
+        d = e - s
+        if b != last[k]:
+            last[k] = b
+            j = cur[k] = n
+            n += 1
+            b_start[j], b_end[j], count[j], total[j] = s, e, 1, d
+            rep[j], longest[j], b_flags[j] = r, d, flags[r]
+            comp[j] = k * n_buckets + b
+        else:
+            j = cur[k]
+            b_end[j] = max(b_end[j], e)
+            count[j] += 1
+            total[j] += d
+            if d > longest[j]:  # the first of the longest stands for the block
+                rep[j], longest[j] = r, d
+            b_flags[j] |= flags[r]
+    for j in range(n):
+        cap = a + (comp[j] % n_buckets + 1) * bucket_ns
+        b_end[j] = max(min(b_end[j], cap), b_start[j])
+
+
+def _blocks_sorted(rows: np.ndarray, key: np.ndarray, start: np.ndarray, end: np.ndarray, flags: np.ndarray,
+                   a: int, bucket_ns: int, n_buckets: int) -> Blocks:
+    """The merge by sorting on (key, bucket), for rows whose starts are not in order."""
+    bucket = np.clip((start[rows] - a) // bucket_ns, 0, n_buckets - 1)
+    order = np.lexsort((bucket, key))
+    comp = key[order] * n_buckets + bucket[order]
     first = np.flatnonzero(np.concatenate([[True], comp[1:] != comp[:-1]]))
-    del comp
-    bucket_first = bucket_o[first]
-    del bucket_o
     ro = rows[order]
-    del order
     s_o, e_o = start[ro], end[ro]
     count = np.diff(np.append(first, rows.size))
-    block_end = np.minimum(np.maximum.reduceat(e_o, first), a + (bucket_first + 1) * bucket_ns)
-    dur_o = e_o
-    dur_o -= s_o  # e_o is not needed past block_end
-    del e_o
+    block_end = np.minimum(np.maximum.reduceat(e_o, first), a + (comp[first] % n_buckets + 1) * bucket_ns)
+    dur_o = e_o - s_o
     longest = np.maximum.reduceat(dur_o, first)
-    # The longest member: the first position in each block whose duration equals the block's max.
-    is_max = dur_o == np.repeat(longest, count)
-    pos = np.flatnonzero(is_max)
-    del is_max
-    block_of = np.searchsorted(first, pos, side="right") - 1
-    _, first_max = np.unique(block_of, return_index=True)
-    rep = ro[pos[first_max]]
-    out = Blocks(s_o[first], np.maximum(block_end, s_o[first]), count.astype(np.int64),
-                 np.add.reduceat(dur_o, first), rep, np.bitwise_or.reduceat(flags[ro], first))
-    by_time = np.lexsort((-(out.end - out.start), out.start))
-    return Blocks(*(getattr(out, f)[by_time] for f in ("start", "end", "count", "total", "rep", "flags")))
+    pos = np.flatnonzero(dur_o == np.repeat(longest, count))
+    _, first_max = np.unique(np.searchsorted(first, pos, side="right") - 1, return_index=True)
+    b_start = s_o[first]
+    b_end = np.maximum(block_end, b_start)
+    by_time = np.lexsort((comp[first], -(b_end - b_start), b_start))
+    return Blocks(b_start[by_time], b_end[by_time], count.astype(np.int64)[by_time],
+                  np.add.reduceat(dur_o, first)[by_time], ro[pos[first_max]][by_time],
+                  np.bitwise_or.reduceat(flags[ro], first)[by_time])
