@@ -29,15 +29,19 @@ class FlowIndex:
         col = flow_id.combine_chunks() if flow_id.num_chunks != 1 else flow_id.chunk(0)
         n = len(col)
         values = pc.list_flatten(col)
-        parents = pc.list_parent_indices(col).to_numpy().astype(np.int64)
+        # Rows and codes in 32 bits while they fit: the index is kept with the profile (4 arrays of the
+        # flow references, 10M at 10M events).
+        wide = len(values) >= 2**31 or n >= 2**31
+        ints = np.int64 if wide else np.int32
+        parents = pc.list_parent_indices(col).to_numpy().astype(ints, copy=False)
         enc = pc.dictionary_encode(values.cast(pa.string()))
-        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(ints, copy=False)
         order = np.argsort(codes, kind="stable")
         counts = np.bincount(codes, minlength=len(enc.dictionary))
-        flow_off = np.zeros(len(enc.dictionary) + 1, dtype=np.int64)
+        flow_off = np.zeros(len(enc.dictionary) + 1, dtype=ints)
         np.cumsum(counts, out=flow_off[1:])
         per_row = np.bincount(parents, minlength=n)
-        row_off = np.zeros(n + 1, dtype=np.int64)
+        row_off = np.zeros(n + 1, dtype=ints)
         np.cumsum(per_row, out=row_off[1:])
         # list_flatten keeps rows in order, so codes are already grouped by row.
         return cls(enc.dictionary, parents[order], flow_off, row_off, codes)
@@ -48,7 +52,7 @@ class FlowIndex:
         if mine.size == 0:
             return np.zeros(0, dtype=np.int64)
         rows = np.concatenate([self.rows_by_flow[self.flow_off[f]:self.flow_off[f + 1]] for f in mine])
-        rows = np.unique(rows)
+        rows = np.unique(rows).astype(np.int64, copy=False)
         return rows[rows != row]
 
 
@@ -72,7 +76,12 @@ def pairs_of(index: FlowIndex) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     keep = lo != hi
     n = int(hi.max(initial=0)) + 1
-    pairs = np.unique(lo[keep] * n + hi[keep])  # one int64 key per pair: far faster than unique rows
+    pairs = lo[keep] * n + hi[keep]  # one int64 key per pair: far faster than unique rows
+    del lo, hi, keep
+    # Sorted then deduplicated in place: np.unique hashes first (several times slower on 10M pairs).
+    pairs.sort()
+    if pairs.size:
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
     return pairs // n, pairs % n
 
 
