@@ -22,6 +22,7 @@ from .critical_path_build import frame_for_path, graph_of, is_job
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, Graph
 from .critical_path_workers import column_at, nullable_ints, objects
 from .frame import Frame, notes_of
+from .what_if import refuse_device
 
 COLUMNS = ["start_ts", "end_ts", "duration_ns", "kind", "instance_id", "process_id", "thread_id", "nc_idx", "event_id",
            "name", "step", "part"]
@@ -51,6 +52,7 @@ def critical_path(profile: Profile, client: Any = None, **job_kw: Any) -> pd.Dat
     """
     if is_job(profile) and "critical_path" in JOB_PATH:
         return JOB_PATH["critical_path"](profile, client, **job_kw)
+    refuse_device(profile, "critical_path")
     fr = frame_for_path(profile)
     g, notes = graph_of(fr)
     df = fr._cached("critical-path", lambda: _path(fr, g)) if g is not None else _empty()

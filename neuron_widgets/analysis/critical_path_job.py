@@ -27,7 +27,18 @@ from .critical_path_workers import codes_at, column_at, objects, used_rows
 from .devices import kind_of
 from .frame import frame_of, notes_of
 from .stragglers_job import narrow
-from .what_if import JOB_WHAT_IF, WhatIf, _changes, _null, _steps, _steps_empty, _values, filtered, kind_matches
+from .what_if import (
+    JOB_WHAT_IF,
+    WhatIf,
+    _changes,
+    _null,
+    _steps,
+    _steps_empty,
+    _values,
+    filtered,
+    kind_matches,
+    warn_empty,
+)
 
 TASK = "critical_graph:2"  # the part task's name in `across` (the number: the pieces' format)
 NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
@@ -260,17 +271,22 @@ def job_what_if(job: Any, where: Any = None, scale: float | None = None, client:
     w_scale = np.ones(g.src.size)
     g_scale = np.ones(len(g))
     selected = 0
+    empty = []
     for sel, factor in changes:
         on_edges, on_gaps = _selected(jg, sel)
         w_scale[on_edges] *= factor
         g_scale[on_gaps] *= factor
-        selected += int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
+        n = int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
+        selected += n
+        if not n:
+            empty.append(sel)
     t = g.replay(w_scale, g_scale)
     real = g.role != LAST_ARRIVAL
     span = int(g.t[real].max() - g.run_start) if real.any() else 0
     predicted = round(float(t[real].max())) if real.any() else 0
     if not selected:
         notes = [*notes, "the changes select no work or gap: nothing changes"]
+    warn_empty(empty, stacklevel=4)
     return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, list(notes))
 
 

@@ -14,6 +14,7 @@ the Neuron model: the host side is the `nrt_execute` calls.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,16 +83,52 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None, cli
     """
     if type(profile).__name__ == "Job" and "what_if" in JOB_WHAT_IF:
         return JOB_WHAT_IF["what_if"](profile, where, scale, client, **job_kw)
+    refuse_device(profile, "what_if")
     fr = frame_for_path(profile)
     changes = _changes(where, scale)
     g, notes = graph_of(fr)
     if g is None:
         return WhatIf(0, 0, 0, _steps_empty(), 0, list(notes))
-    span, predicted, t, selected = _replayed(fr, g, changes)
+    span, predicted, t, selected, empty = _replayed(fr, g, changes)
     out_notes = list(notes)
     if not selected:
         out_notes.append("the changes select no work or gap: nothing changes")
+    warn_empty(empty)
     return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, out_notes)
+
+
+def warn_empty(empty: list[Any], stacklevel: int = 3) -> None:
+    """A UserWarning per change whose filter selects nothing (a misspelt name or a worker not in the profile
+    would otherwise predict no gain in silence); `where=None` (everything) is not named."""
+    for sel in empty:
+        if sel is None:
+            continue
+        if isinstance(sel, Mapping):
+            what = f"where={dict(sel)!r}"
+        else:
+            mask = np.asarray(sel)
+            what = f"a mask selecting {int(mask.sum()) if mask.dtype == bool else mask.size:,} events"
+        warnings.warn(f"what_if: {what} selects no work or gap of non-zero time: that change changes nothing",
+                      UserWarning, stacklevel=stacklevel)
+
+
+def refuse_device(x: Any, call: str) -> None:
+    """A DeviceTrace (or a viewer of one) has no dependencies between workers: say what to call instead."""
+    if isinstance(x, Profile) or type(x).__name__ == "Job":
+        return
+    from .device import device_trace_of
+
+    try:
+        device_trace_of(x)
+    except TypeError:
+        return  # not a device trace: frame_of says what it takes
+    raise TypeError(
+        f"{call} reads a system profile's dependencies (NeuronCore executions, collectives, nrt_execute calls; a "
+        f"Kineto trace's launches and kernels), and a {type(x).__name__} is one execution's instructions, DMA and "
+        "semaphores: call findings(trace) (neuron_widgets.analysis) for its device findings, or the device "
+        "analyses of neuron_widgets.analysis.device (engine_time, top_operators, dma_traffic, semaphore_waits, "
+        "device_bound), or Summary(viewer); for the critical path, pass the system profile the trace was "
+        f"captured with: {call}(nw.load_profile(...))")
 
 
 def saved_ns(profile: Profile, where: Any = None, scale: float | None = None) -> int:
@@ -99,26 +136,31 @@ def saved_ns(profile: Profile, where: Any = None, scale: float | None = None) ->
     g, _ = graph_of(frame_for_path(profile))
     if g is None:
         return 0
-    span, predicted, _, _ = _replayed(frame_for_path(profile), g, _changes(where, scale))
+    span, predicted, _, _, _ = _replayed(frame_for_path(profile), g, _changes(where, scale))
     return span - predicted
 
 
-def _replayed(fr: Frame, g: Graph, changes: list[tuple[Any, float]]) -> tuple[int, int, np.ndarray, int]:
-    """The span as recorded and as replayed, the instants' replayed times and how many segments changed."""
+def _replayed(fr: Frame, g: Graph, changes: list[tuple[Any, float]]) -> tuple[int, int, np.ndarray, int, list[Any]]:
+    """The span as recorded and as replayed, the instants' replayed times, how many segments changed and the
+    changes' filters that selected none."""
     w_scale = np.ones(g.src.size)
     g_scale = np.ones(len(g))
     selected = 0
+    empty = []
     for sel, factor in changes:
         on_edges, on_gaps = _selected(fr, g, sel)
         w_scale[on_edges] *= factor
         g_scale[on_gaps] *= factor
-        selected += int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
+        n = int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
+        selected += n
+        if not n:
+            empty.append(sel)
     order = fr._cached("critical-order", g.order)
     t = g.replay(w_scale, g_scale, order)
     real = g.role != LAST_ARRIVAL
     span = int(g.t[real].max() - g.run_start) if real.any() else 0
     predicted = round(float(t[real].max())) if real.any() else 0
-    return span, predicted, t, selected
+    return span, predicted, t, selected, empty
 
 
 def _changes(where: Any, scale: float | None) -> list[tuple[Any, float]]:
