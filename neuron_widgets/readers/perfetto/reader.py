@@ -388,8 +388,12 @@ def _ints(per_track: list[int | None], track_of_row: np.ndarray, fill: int | Non
     if fill is not None or all(v is not None for v in values):
         arr = np.array(values, dtype=np.int64) if values else np.zeros(0, np.int64)
         return pa.array(arr[track_of_row] if arr.size else np.zeros(track_of_row.size, np.int64))
-    arr = pa.array(values, pa.int64())
-    return arr.take(pa.array(track_of_row.astype(np.int64))) if len(arr) else pa.nulls(track_of_row.size, pa.int64())
+    if not values:
+        return pa.nulls(track_of_row.size, pa.int64())
+    # By NumPy, values and nulls: a first Arrow `take` in a process costs more than this whole column.
+    known = np.array([v is not None for v in values])
+    arr = np.array([0 if v is None else v for v in values], np.int64)
+    return pa.array(arr[track_of_row], mask=~known[track_of_row])
 
 
 def _instance_name(path: Path) -> str:
