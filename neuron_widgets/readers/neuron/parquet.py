@@ -256,9 +256,19 @@ class ParquetLazy:
             yield from self.dataset.to_batches(columns=[name], filter=self.expr, batch_readahead=1, fragment_readahead=1)
 
     def values(self, name: str, events: list[dict[str, Any]]) -> list[Any]:
-        """Several events' values in one scan (row groups pruned by their ids); a few, each from its row group."""
+        """Several events' values: by their source rows when they carry them, else in one scan (row groups
+        pruned by their ids); a few, each from its row group."""
         if len(events) <= FEW_EVENTS and self.expr is None:
             return [self.value(name, e) for e in events]
+        rows = [e.get(ROW) for e in events]
+        if all(r is not None for r in rows):
+            # By source row (the scan's order, filtered or not): only the row groups that hold them are
+            # decoded, and no Python object is made per event but its value.
+            src = np.asarray(rows, dtype=np.int64)
+            order = np.argsort(src, kind="stable")
+            back = np.empty_like(order)
+            back[order] = np.arange(order.size)
+            return list(self.take(name, src[order]).take(pa.array(back)).to_pylist())
         ids = sorted({e["id"] for e in events})
         expr = ds.field("id").isin(ids)
         if self.expr is not None:
