@@ -1,5 +1,6 @@
-"""What `all_analyses` and `findings` share (issue 38, speed): analyses kept once per profile, and core codes of
-rows outside the analysed events read from their own columns; against fresh computations and a slow reference."""
+"""What makes `findings` cheap beside `all_analyses` (issue 38, speed): analyses kept once per profile, core codes of
+rows outside the analysed events read from their own columns, a core's steps on the critical path counted from
+the path's segments; each against fresh computations or a slow reference."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from random_neuron import random_profile
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
+from neuron_widgets.analysis.findings import _steps_on_path
 from neuron_widgets.analysis.frame import frame_of
 
 
@@ -68,3 +70,19 @@ def test_all_analyses_and_findings_share_without_aliasing(tmp_path) -> None:
     pd.testing.assert_frame_equal(again["problems"], A.errors_and_hangs(fresh))
     assert again["problems"].attrs["notes"] == A.errors_and_hangs(fresh).attrs["notes"]
     pd.testing.assert_frame_equal(A.findings(p), f)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_steps_on_path_count_as_the_breakdown(seed: int, tmp_path) -> None:
+    p = random_profile(seed, tmp_path / "r")
+    if len(p) == 0:
+        return
+    b = A.critical_path_breakdown(p)
+    cores = A.temporal_breakdown(p)[["instance_id", "process_id", "nc_idx"]]
+    for core in [*cores.itertuples(index=False, name=None), ("i-none", 1, 99)]:
+        if b.empty:
+            assert _steps_on_path(p, core) is None
+            continue
+        hit = b[(b["instance_id"] == core[0]) & (b["process_id"] == core[1]) & (b["nc_idx"] == core[2])]
+        want = (int(hit["steps_on_path"].max()), int(hit["steps"].max())) if len(hit) else (0, int(b["steps"].max()))
+        assert _steps_on_path(p, core) == want, core
