@@ -1,12 +1,17 @@
-"""`analysis.findings` of a 10M-event Neuron profile against `all_analyses`, in the same fresh process.
+"""`analysis.findings` of a 10M-event Neuron profile against `all_analyses` (issue 38: at most 1.5x).
 
-Each run loads the profile with `load_profile(prepare=False)` (an analysis-only session), runs
-`all_analyses` (which reads the arguments and flow ids both need), then `findings` (its own
-analyses are those already computed once more, plus the critical path's graph and one what-if
-replay per rule that predicts a gain). Also the reverse order, since the first to run pays for
-reading the columns. Goal (issue 38): `findings` in at most 1.5x the time of `all_analyses`.
+Three shapes, each in a fresh process on a profile loaded with `load_profile(prepare=False)` (an
+analysis-only session), the runs of the shapes taken in turn so a change of load falls on all:
+- `all_analyses` alone, and `findings` alone: each pays for reading the columns and for every analysis
+  it needs (findings needs all of all_analyses' but the kernels, then the dependency graph, the path
+  and one what-if replay per rule that predicts a gain): the first-call ratio;
+- `all_analyses` then `findings` in one process: what findings adds once the analyses it shares are
+  computed (kept per profile: temporal, idle, overlap, stragglers, errors_and_hangs).
+Each gives wall and CPU seconds (all threads: what the machine's load does not stretch), the process's
+peak RSS and the load average when it started. `--code DIR` runs another tree's `neuron_widgets`
+(e.g. `git archive <commit> neuron_widgets | tar -x -C DIR`) for a before/after.
 
-    python bench/bench_findings.py [--events 10000000] [--repeat 3]
+    python bench/bench_findings.py [--events 10000000] [--repeat 3] [--code DIR]
 """
 
 from __future__ import annotations
@@ -21,43 +26,61 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import OUT, in_child, machine, sample
 
 CODE = """
-import json, time
+import json, os, resource, time
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
+load = os.getloadavg()[0]
 p = nw.load_profile({path!r}, prepare=False)
-order = {order!r}
-t = {{}}
-for name in order:
+t = {{"events": len(p), "load": load}}
+for name in {order!r}:
     c0 = time.process_time()
     t0 = time.perf_counter()
     r = A.all_analyses(p) if name == "all_analyses" else A.findings(p)
     t[name] = time.perf_counter() - t0
-    t[name + "_cpu"] = time.process_time() - c0  # all threads' CPU: what load does not stretch
+    t[name + "_cpu"] = time.process_time() - c0
     if name == "findings":
         t["findings_rows"] = len(r)
-print(json.dumps({{"events": len(p), **t}}))
+t["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(t))
 """
+SHAPES = {"all_analyses": ["all_analyses"], "findings": ["findings"], "both": ["all_analyses", "findings"]}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--events", type=int, default=10_000_000)
+    ap.add_argument("--code", default=None, help="a folder holding the neuron_widgets to measure")
     args = ap.parse_args()
     path = sample(args.events)
-    results: dict = {"machine": machine()}
-    in_child(CODE.format(path=str(path), order=["all_analyses"]))  # numba's cache warm
-    for order in (["all_analyses", "findings"], ["findings", "all_analyses"]):
-        runs = [in_child(CODE.format(path=str(path), order=order)) for _ in range(args.repeat)]
-        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        label = " then ".join(order)
-        results[label] = med
-        print(f"{label}: {med['events']:,.0f} events: all_analyses {med['all_analyses']:.2f} s, findings "
-              f"{med['findings']:.2f} s ({med['findings'] / med['all_analyses']:.2f}x), {med['findings_rows']:.0f} "
-              f"findings; CPU all_analyses {med['all_analyses_cpu']:.2f} s, findings {med['findings_cpu']:.2f} s "
-              f"({med['findings_cpu'] / med['all_analyses_cpu']:.2f}x)", flush=True)
+
+    def run(shape: str) -> dict:
+        return in_child(CODE.format(path=str(path), order=SHAPES[shape]), args.code)
+
+    run("all_analyses")  # numba's cache warm
+    runs: dict[str, list[dict]] = {s: [] for s in SHAPES}
+    for _ in range(args.repeat):
+        for shape in SHAPES:
+            runs[shape].append(run(shape))
+    med = {s: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for s, rs in runs.items()}
+    a, f, both = med["all_analyses"], med["findings"], med["both"]
+    results = {"machine": machine(), "code": args.code or "this tree", "events": a["events"], "medians": med,
+               "runs": runs,
+               "first_call_ratio": f["findings"] / a["all_analyses"],
+               "first_call_ratio_cpu": f["findings_cpu"] / a["all_analyses_cpu"],
+               "after_ratio": both["findings"] / both["all_analyses"],
+               "after_ratio_cpu": both["findings_cpu"] / both["all_analyses_cpu"]}
+    loads = [r["load"] for rs in runs.values() for r in rs]
+    print(f"{a['events']:,.0f} events, {args.repeat} runs each, medians (load {min(loads):.1f}-{max(loads):.1f}):")
+    print(f"  alone: all_analyses {a['all_analyses']:.2f} s (CPU {a['all_analyses_cpu']:.2f} s, {a['peak_mb']:.0f} MB), "
+          f"findings {f['findings']:.2f} s (CPU {f['findings_cpu']:.2f} s, {f['peak_mb']:.0f} MB): "
+          f"{results['first_call_ratio']:.2f}x (CPU {results['first_call_ratio_cpu']:.2f}x), {f['findings_rows']:.0f} findings")
+    print(f"  all_analyses then findings: {both['all_analyses']:.2f} s, {both['findings']:.2f} s: {results['after_ratio']:.2f}x "
+          f"(CPU {both['all_analyses_cpu']:.2f} s, {both['findings_cpu']:.2f} s: {results['after_ratio_cpu']:.2f}x; "
+          f"{both['peak_mb']:.0f} MB)", flush=True)
     OUT.mkdir(exist_ok=True)
-    (OUT / "bench_findings.json").write_text(json.dumps(results, indent=1))
+    name = "bench_findings.json" if args.code is None else f"bench_findings_{Path(args.code).name}.json"
+    (OUT / name).write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

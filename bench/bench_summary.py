@@ -10,44 +10,23 @@ summarised through the widget's own path (filter, analyses, chart updates).
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, in_child, machine, sample
+from common import OUT, in_child, machine, sample, sized_args, summary_runs
 
-CHILD = """
-import json, time, threading
-import neuron_widgets as nw
-from neuron_widgets.widgets import Timeline, Summary
-p = nw.load_profile({path!r})
-t0 = time.perf_counter()
-tl = Timeline(p)
-t1 = time.perf_counter()
-s = Summary(tl)
-ctor = time.perf_counter() - t1
-stamps = {{}}
-def watch():
-    while not s.done.is_set():
-        v = s.status.value
-        for k in ("temporal", "kernels", "idle", "stragglers", "problems"):
-            if f"({{k}} done)" in v and k not in stamps:
-                stamps[k] = time.perf_counter() - t1
-        time.sleep(0.002)
-threading.Thread(target=watch, daemon=True).start()
-s.done.wait(300)
-total = time.perf_counter() - t1
-brush = {{}}
+STAGES = ("temporal", "kernels", "idle", "stragglers", "problems")
+# After the Summary is done: brushed ranges through the widget's own path.
+BRUSH = """
+out["brush_s"] = {}
 for a, b in (("100ms", "150ms"), ("1s", "1.2s"), ("2s", "4s")):
     t = time.perf_counter()
     s._start(tl._abs_range((a, b)))
     s.done.wait(120)
-    brush[f"{{a}}-{{b}}"] = time.perf_counter() - t
-print(json.dumps({{"timeline_s": t1 - t0, "ctor_s": ctor, "stages_s": stamps, "all_s": total, "brush_s": brush,
-                  "events": len(p)}}))
+    out["brush_s"][f"{a}-{b}"] = time.perf_counter() - t
 """
 
 EXPORT = """
@@ -66,12 +45,8 @@ print(json.dumps({{"plain_bytes": a["bytes"], "with_summary_bytes": b["bytes"]}}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=10_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    path = sample(args.events)
-    runs = [in_child(CHILD.format(path=str(path))) for _ in range(args.repeat)]
+    args = sized_args(__doc__, events=10_000_000, repeat=3)
+    runs = summary_runs(sample(args.events), STAGES, args.repeat, after=BRUSH, timeout=300)
     first = [r["stages_s"]["temporal"] for r in runs]
     result = {
         "machine": machine(), "events": runs[0]["events"],

@@ -9,7 +9,6 @@ Summary's status line (each stage says when its charts were updated), counted fr
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -17,39 +16,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import OUT, in_child, machine, sample
+from common import OUT, machine, sample, sized_args, summary_runs
 
-CHILD = """
-import json, time, threading
-import neuron_widgets as nw
-from neuron_widgets.widgets import Timeline, Summary
-p = nw.load_profile({path!r})
-tl = Timeline(p)
-t1 = time.perf_counter()
-s = Summary(tl)
-stamps = {{}}
-def watch():
-    while not s.done.is_set():
-        v = s.status.value
-        for k in ("temporal", "kernels", "idle", "stragglers", "problems", "findings", "critical path"):
-            if f"({{k}} done)" in v and k not in stamps:
-                stamps[k] = time.perf_counter() - t1
-        time.sleep(0.002)
-threading.Thread(target=watch, daemon=True).start()
-s.done.wait(600)
-print(json.dumps({{"stages_s": stamps, "all_s": time.perf_counter() - t1, "events": len(p),
-                  "findings": len(s.results.get("findings", [])),
-                  "workers_drawn": len(s.charts.critical.source.data["worker"])}}))
+STAGES = ("temporal", "kernels", "idle", "stragglers", "problems", "findings", "critical path")
+COUNTS = """
+out["findings"] = len(s.results.get("findings", []))
+out["workers_drawn"] = len(s.charts.critical.source.data["worker"])
 """
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=2)
-    args = ap.parse_args()
-    path = sample(args.events)
-    runs = [in_child(CHILD.format(path=str(path))) for _ in range(args.repeat)]
+    args = sized_args(__doc__, events=1_000_000, repeat=2)
+    runs = summary_runs(sample(args.events), STAGES, args.repeat, after=COUNTS)
 
     def med(stage: str) -> float:
         return round(statistics.median(r["stages_s"].get(stage, float("nan")) for r in runs), 2)

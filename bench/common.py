@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -37,11 +38,57 @@ def timeit(fn: Callable[[], object], repeat: int = 5) -> tuple[float, list[float
     return statistics.median(times), times
 
 
-def in_child(code: str) -> dict:
-    """Run `code` in a fresh interpreter; it prints one JSON object as its last line."""
+def in_child(code: str, code_dir: str | Path | None = None) -> dict:
+    """Run `code` in a fresh interpreter; it prints one JSON object as its last line. `code_dir`: a folder holding
+    another `neuron_widgets` to import instead of this tree's (another commit's, for a before/after)."""
     env = dict(os.environ, NEURON_WIDGETS_PROGRESS="0")
+    if code_dir is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code_dir), *filter(None, [env.get("PYTHONPATH")])])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# A Summary on a Timeline in a fresh interpreter: each stage's time from the Summary's status line (each stage says
+# when its charts were updated), counted from `Summary()`. `{after}` runs once all are done and adds to `out`.
+SUMMARY_CHILD = """
+import json, time, threading
+import neuron_widgets as nw
+from neuron_widgets.widgets import Timeline, Summary
+p = nw.load_profile({path!r})
+t0 = time.perf_counter()
+tl = Timeline(p)
+t1 = time.perf_counter()
+s = Summary(tl)
+ctor = time.perf_counter() - t1
+stamps = {{}}
+def watch():
+    while not s.done.is_set():
+        v = s.status.value
+        for k in {stages!r}:
+            if f"({{k}} done)" in v and k not in stamps:
+                stamps[k] = time.perf_counter() - t1
+        time.sleep(0.002)
+threading.Thread(target=watch, daemon=True).start()
+s.done.wait({timeout})
+out = {{"timeline_s": t1 - t0, "ctor_s": ctor, "stages_s": stamps, "all_s": time.perf_counter() - t1,
+        "events": len(p)}}
+{after}
+print(json.dumps(out))
+"""
+
+
+def summary_runs(path: Path, stages: tuple[str, ...], repeat: int, after: str = "", timeout: float = 600) -> list[dict]:
+    """`repeat` runs of SUMMARY_CHILD on the profile at `path`, each in a fresh interpreter."""
+    code = SUMMARY_CHILD.format(path=str(path), stages=stages, after=after, timeout=timeout)
+    return [in_child(code) for _ in range(repeat)]
+
+
+def sized_args(doc: str | None, events: int, repeat: int) -> argparse.Namespace:
+    """The benchmarks' usual options: --events (the sample's size) and --repeat."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--events", type=int, default=events)
+    ap.add_argument("--repeat", type=int, default=repeat)
+    return ap.parse_args()
 
 
 def device_sample(instructions: int, events: int = 1_000_000) -> Path:
