@@ -14,8 +14,8 @@ CPU threads launching a kernel on one of 4 streams through a flow).
 A job: a generated multi-node job (`--job-nodes` nodes, `--job-events` events in all, 2
 processes x 4 NeuronCores per node), `critical_path(job)` against `across(job, ["stragglers"])`
 in the same script, each in a fresh child on Dask's local processes with no result cache:
-seconds, and the peak RSS of the child's whole process tree (its workers too), sampled every
-50 ms. Goal: the path in at most 1.2x the time of across, a 2 GB tree peak.
+seconds (wall, and CPU of the child's whole tree), and the peak RSS of the child's whole process
+tree (its workers too), sampled every 50 ms. Goal: the path in at most 1.2x the time of across, a 2 GB tree peak.
 
     python bench/bench_critical_path.py [--repeat 3] [--job-nodes 24] [--job-events 4800000] [--job-only | --no-job]
                                         [--job-dir bench/out/job-24x8000steps]
@@ -113,16 +113,23 @@ print(json.dumps({{"seconds": time.perf_counter() - t0, "rows": n}}))
 def job_case(which: str, path: Path, results: Path) -> dict:
     """One way of running the job in a fresh child; the peak RSS of the child's process tree."""
     import os
+    import resource
     import subprocess
 
     env = dict(os.environ, NEURON_WIDGETS_PROGRESS="0")
+    # CPU seconds of the child's whole tree (its Dask workers are reaped by it, then it by us): what the run
+    # costs whatever else the machine runs, where wall seconds stretch with the load.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     child = subprocess.Popen([sys.executable, "-c", JOB_CODE.format(path=str(path), results=str(results), which=which)],
                              stdout=subprocess.PIPE, text=True, env=env)
     peak = tree_peak(child)
     if child.returncode:
         raise RuntimeError(f"{which} failed ({child.returncode})")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = json.loads(child.stdout.read().strip().splitlines()[-1])
     out["peak_gb"] = round(peak / 1e9, 2)
+    out["cpu_s"] = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)
+    out["load"] = round(os.getloadavg()[0], 1)
     return out
 
 
@@ -142,12 +149,16 @@ def bench_job(nodes: int, events: int, repeat: int, path: Path | None = None) ->
         for which in ("across", "critical_path"):
             runs = [job_case(which, path, Path(tmp) / which) for _ in range(repeat)]
             out[which] = {"seconds": statistics.median(r["seconds"] for r in runs),
-                          "peak_gb": max(r["peak_gb"] for r in runs), "rows": runs[0]["rows"]}
+                          "cpu_s": statistics.median(r["cpu_s"] for r in runs),
+                          "peak_gb": max(r["peak_gb"] for r in runs), "rows": runs[0]["rows"],
+                          "load": [r["load"] for r in runs]}
     out["ratio"] = out["critical_path"]["seconds"] / out["across"]["seconds"]
-    print(f"job {path.name}: across(stragglers) {out['across']['seconds']:.1f} s "
-          f"(peak {out['across']['peak_gb']:.2f} GB), critical_path {out['critical_path']['seconds']:.1f} s "
-          f"(peak {out['critical_path']['peak_gb']:.2f} GB, {out['critical_path']['rows']:,} segments): "
-          f"{out['ratio']:.2f}x", flush=True)
+    out["cpu_ratio"] = out["critical_path"]["cpu_s"] / out["across"]["cpu_s"]
+    print(f"job {path.name}: across(stragglers) {out['across']['seconds']:.1f} s, CPU {out['across']['cpu_s']:.1f} s "
+          f"(peak {out['across']['peak_gb']:.2f} GB, load {out['across']['load']}), critical_path "
+          f"{out['critical_path']['seconds']:.1f} s, CPU {out['critical_path']['cpu_s']:.1f} s "
+          f"(peak {out['critical_path']['peak_gb']:.2f} GB, load {out['critical_path']['load']}, "
+          f"{out['critical_path']['rows']:,} segments): {out['ratio']:.2f}x wall, {out['cpu_ratio']:.2f}x CPU", flush=True)
     return out
 
 
