@@ -22,12 +22,14 @@ from .clusters import Split
 from .event_access import EventAccess
 from .filters import Filters
 from .grouping import COMBO_COLUMNS, GROUPINGS, Combos, check_grouping, tracks_of
-from .lanes import assign_lanes, track_order
 from .lazy import LazyColumns, is_identity, take_lazy
 from .order import time_order
 from .problems import error_rows, incomplete_rows
 from .schema import EVENT_COLUMNS, INCOMPLETE, ROW
 from .summary import summarise
+from .track_index import TrackIndex as TrackIndex  # re-exported: model/__init__ and the device wing import it here
+from .track_index import build_track_index
+from .track_lod import build_lod
 from .track_names import TrackNames
 from .viewport import LodIndex
 
@@ -40,27 +42,6 @@ PREVIEW_EVENTS = 400_000
 PREVIEW_PX = 4096
 # Profiles of at least this many events get a preview while their grouping is built.
 PREVIEW_MIN_EVENTS = 2_000_000
-
-
-@dataclass
-class TrackIndex:
-    """One grouping mode applied to a profile: tracks, and per event its track and lane."""
-
-    grouping: str
-    tracks: pd.DataFrame  # one row per track: label, keys, lanes, events
-    combo_track: np.ndarray  # track of each combo
-    combo: np.ndarray  # combo of each event (shared by every grouping of the profile)
-    lane: np.ndarray  # int16 per event, table order
-    order: np.ndarray  # events by track, then start time
-    offsets: np.ndarray  # order[offsets[t]:offsets[t+1]] are track t's events
-
-    @property
-    def track(self) -> np.ndarray:
-        """Track of each event, table order (derived: one per-event array per profile, not per mode)."""
-        return self.combo_track[self.combo]
-
-    def nbytes(self) -> int:
-        return self.lane.nbytes + self.order.nbytes + self.offsets.nbytes
 
 
 @dataclass
@@ -397,17 +378,8 @@ class Profile(EventAccess):
 
     def _build_index(self, grouping: str, tracks: pd.DataFrame, combo_track: np.ndarray,
                      combo: np.ndarray) -> TrackIndex:
-        """Lanes, per-track order and counts for events whose track is combo_track[combo]; cached under `grouping`."""
-        track = combo_track[combo] if combo.size else np.zeros(0, np.int32)
-        n_tracks = len(tracks)
-        order = track_order(track, n_tracks)
-        lane, lanes_per_track = assign_lanes(track, self.array("start_ts"), self.array("end_ts"), order, n_tracks)
-        counts = np.bincount(track, minlength=n_tracks) if n_tracks else np.zeros(0, np.int64)
-        offsets = np.zeros(n_tracks + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        tracks = tracks.assign(lanes=lanes_per_track, events=counts)
-        tracks.index.name = "track"
-        idx = TrackIndex(grouping, tracks, combo_track, combo, lane, order, offsets)
+        """Lanes and per-track counts for events whose track is combo_track[combo]; cached under `grouping`."""
+        idx = build_track_index(grouping, tracks, combo_track, combo, self.array("start_ts"), self.array("end_ts"))
         with self._lock:
             self._indexes[grouping] = idx
         return idx
@@ -415,9 +387,7 @@ class Profile(EventAccess):
     def lod(self, grouping: str = "default") -> LodIndex:
         """The level-of-detail index of a grouping (built on first use, then cached)."""
         def build() -> LodIndex:
-            idx = self.track_index(grouping)
-            lod = viewport.build(idx.track, idx.lane, idx.tracks["lanes"].to_numpy(), self.array("start_ts"),
-                                 self.array("end_ts"))
+            lod = build_lod(self.track_index(grouping), self.array("start_ts"), self.array("end_ts"))
             with self._lock:
                 self._lods[grouping] = lod
             return lod

@@ -1,0 +1,110 @@
+"""Drill-down click, kernel side, step by step: where a first click's time goes until the first window's reply.
+
+    python bench/bench_drilldown_steps.py [--instructions 1000000] [--repeat 3] [--profile]
+
+Each run is a fresh interpreter: the drill-down sample (bench/common.device_sample) is loaded, its
+Timeline opened with the default grouping prepared, a DeviceTraceViewer following it; then the
+execution is selected as a click does (`selected_row` set), and the clock runs to the tracks going
+out (`generation` bumped) and then to the first window's reply (1920 px, every track) handed to the
+comm. The steps are timed alone afterwards on the same trace: read the device tables, align them,
+the event table, its tracks and lanes, its level-of-detail index. `--profile` prints cProfile's
+top functions of the viewer's load (run in the main thread, so that cProfile sees it; its summary strip too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import OUT, device_sample, in_child, machine
+
+CHILD = r"""
+import json, time, threading, cProfile, pstats, io
+import numpy as np
+import neuron_widgets as nw
+from neuron_widgets.widgets import DeviceTraceViewer, Timeline
+from neuron_widgets.model.device.events import DeviceEvents
+from neuron_widgets.model.device import resolve as dr
+from neuron_widgets.readers.neuron.device import load_device_trace
+
+p = nw.load_profile(PATH, prepare=False)
+tl = Timeline(p)
+p.lod("default")
+ev = p.core.to_pandas()
+row = int(ev.index[ev["name"] == "nc_exec_running"][0])
+viewer = DeviceTraceViewer()
+sent = []
+viewer.send = lambda content, buffers=None: sent.append((time.perf_counter(), sum(len(b) for b in buffers or [])))
+shown = threading.Event()
+viewer.observe(lambda _c: shown.set(), names=["generation"])
+viewer.follow(tl)
+time.sleep(1.0)  # the kernels the viewer warms when it starts following
+if PROFILE:  # the load thread's work, run in this thread so that cProfile sees it
+    prof = cProfile.Profile()
+    prof.enable()
+    viewer.open_event(int(p.array("id")[row]), p, background=False)
+    prof.disable()
+    s = io.StringIO()
+    pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(60)
+    print(json.dumps({"profile": s.getvalue()}))
+    raise SystemExit
+t = time.perf_counter()
+tl.selected_row = row
+shown.wait(60)
+to_tracks = time.perf_counter() - t
+viewer._on_msg(viewer, {"type": "viewport", "uuid": "b", "grouping": "engines", "t0": viewer.view[0],
+                        "t1": viewer.view[1], "width": 1920}, [])
+to_reply = sent[-1][0] - t
+while viewer.loading:
+    time.sleep(0.01)
+out = {"rows": len(viewer.profile), "tracks": len(viewer.tracks), "click_to_tracks_s": to_tracks,
+       "click_to_first_reply_s": to_reply, "first_reply_bytes": sent[-1][1]}
+# The steps alone, on the same execution (a fresh read: the profile's caches are bypassed).
+event = p.event(int(p.array("id")[row]))
+name = dr.profile_for(p, event)
+path = dr.locate(p, name)
+t = time.perf_counter(); raw = load_device_trace(path); out["read_s"] = time.perf_counter() - t
+t = time.perf_counter(); near = dr.sync_points(p, event, True); out["sync_point_s"] = time.perf_counter() - t
+t = time.perf_counter(); al = dr.aligned_trace(p, raw, event, near); out["align_s"] = time.perf_counter() - t
+t = time.perf_counter(); de = DeviceEvents(al); out["event_table_s"] = time.perf_counter() - t
+t = time.perf_counter(); de.track_index("engines"); out["tracks_lanes_s"] = time.perf_counter() - t
+t = time.perf_counter(); de.lod("engines"); out["lod_s"] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+STEPS = ("click_to_tracks_s", "click_to_first_reply_s", "read_s", "sync_point_s", "align_s", "event_table_s",
+         "tracks_lanes_s", "lod_s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--instructions", type=int, default=1_000_000)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    path = device_sample(args.instructions, args.events)
+    code = CHILD.replace("PATH", repr(str(path))).replace("PROFILE", repr(args.profile))
+    if args.profile:
+        print(in_child(code)["profile"])
+        return
+    load_at_start = os.getloadavg()
+    runs = [in_child(code) for _ in range(args.repeat)]
+    result = {"machine": machine(), "load_avg_at_start": load_at_start, "instructions": args.instructions,
+              "viewer_rows": runs[0]["rows"], "viewer_tracks": runs[0]["tracks"],
+              "first_reply_bytes": runs[0]["first_reply_bytes"],
+              **{k: [round(r[k], 3) for r in runs] for k in STEPS},
+              "median": {k: round(statistics.median(r[k] for r in runs), 3) for k in STEPS},
+              "load_avg_at_end": os.getloadavg()}
+    print(json.dumps(result, indent=1))
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"drilldown_steps_{args.instructions}.json").write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
