@@ -118,8 +118,8 @@ class _Collect:
         typ = p.ev_type[ev]
         counters = np.flatnonzero(typ == 4)  # TYPE_COUNTER
         self.put(ts=ts[ev], clock=clock[ev].astype(np.int32), typ=typ, gen=g, track=self._tracks(p, ev, g),
-                 name=self._texts(self.names, state.names, buf, g, p.name_iid[ev], p.name_off[ev], p.name_len[ev]),
-                 cat=self._texts(self.categories, state.categories, buf, g, p.cat_iid[ev], p.cat_off[ev], p.cat_len[ev]),
+                 name=self._texts(self.names, state.names, buf, g, ev, p.name_iid, p.name_off, p.name_len),
+                 cat=self._texts(self.categories, state.categories, buf, g, ev, p.cat_iid, p.cat_off, p.cat_len),
                  counter_event=counters + self.events, counter_value=p.counter[ev[counters]])
         self.blobs.append(gather(buf, p.ev_off, p.ev_len, ev, p.has_args))
         if p.flow_id.size:
@@ -130,7 +130,7 @@ class _Collect:
 
     def _tracks(self, p: wire.Packets, ev: np.ndarray, gen: np.ndarray) -> np.ndarray:
         """Each event's track: explicit, its generation's default, or (older SDKs) its sequence's thread."""
-        uuid = p.track[ev].astype(np.uint64)
+        uuid = p.track[ev]  # a copy (fancy index), filled in below
         missing = ~p.has_track[ev]
         if missing.any():
             defaults = self.state.default_track
@@ -143,12 +143,13 @@ class _Collect:
         return uuid
 
     def _texts(self, strings: Strings, table: dict[tuple[int, int], str], buf: np.ndarray, gen: np.ndarray,
-               iid: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """Codes of each event's text: inline where given, else interned; -1 for neither."""
-        codes = strings.interned(table, gen, iid)
-        inline = np.flatnonzero(off >= 0)
+               ev: np.ndarray, iid: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """Codes of each event's text (`gen`: the events' generations; `ev`: their packets, whose `iid`,
+        `off` and `length` are given): inline where given, else interned; -1 for neither."""
+        codes = strings.interned(table, gen, iid, ev)
+        inline = np.flatnonzero((off >= 0)[ev])
         if inline.size:
-            o, n = off[inline], length[inline].astype(np.int64)
+            o, n = off[ev[inline]], length[ev[inline]].astype(np.int64)
             _u, first, inv = np.unique(_hash_ranges(buf, o, n), return_index=True, return_inverse=True)
             words, broken = [], []
             for k, f in enumerate(first.tolist()):

@@ -343,16 +343,20 @@ def decode(buf: np.ndarray, off: np.ndarray, length: np.ndarray) -> Packets:
 
 def frame(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Packets' offsets and lengths, top-level fields that are not packets, and where reading stopped."""
-    cap = max(1024, buf.size // 64)
+    # Room for packets of 8 bytes on average (a track event takes 20-40): one pass as a rule, and only
+    # the pages written are ever resident. Smaller packets take more passes, joined at the end.
+    cap = buf.size // 8 + 1024
     offs, lens = [], []
     start, other = 0, 0
     while True:
         o, ln = np.empty(cap, np.int64), np.empty(cap, np.int64)
-        n, oth, stop = split_packets(buf[start:], o, ln)
-        offs.append(o[:n] + start)
+        n, oth, stop = split_packets(buf[start:] if start else buf, o, ln)
+        offs.append(o[:n] + start if start else o[:n])
         lens.append(ln[:n])
         other += oth
         if n < cap or stop + start >= buf.size:
+            if len(offs) == 1:
+                return offs[0], lens[0], other, start + stop
             return np.concatenate(offs), np.concatenate(lens), other, start + stop
         start += stop
 
