@@ -84,8 +84,10 @@ class RowCores(CoreCodes):
         tuple, the combos), else through the combos."""
         if self._full is not None or rows.size > len(self.frame) // 3:
             return self.full()[rows]
-        distinct = np.sort(rows)  # the rows asked about are mostly sorted already: a sort, not a hash
-        distinct = distinct[np.r_[True, distinct[1:] != distinct[:-1]]]
+        distinct = rows
+        if not (rows[1:] > rows[:-1]).all():  # rows asked about are mostly sorted and distinct already (rows_named)
+            distinct = np.sort(rows)  # a sort, not a hash
+            distinct = distinct[np.r_[True, distinct[1:] != distinct[:-1]]]
         self._dense[distinct] = _codes_at(self.frame, distinct, _index(self.cores))
         return self._dense[rows].astype(np.int32)
 
