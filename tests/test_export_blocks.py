@@ -1,4 +1,4 @@
-"""The export's block merge (selection.blocks, one numba pass) against a plain-Python reference, on random
+"""The export's block merge (selection.blocks, one numba pass) and priority order against plain-Python references, on random
 events: starts in order (the profile's) and out of order (the sorting path)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuron_widgets.export.selection import blocks
+from neuron_widgets.export.selection import blocks, priority
 
 
 def reference(rows: np.ndarray, start: np.ndarray, end: np.ndarray, keys: list[np.ndarray], flags: np.ndarray,
@@ -60,3 +60,23 @@ def test_blocks_match_the_reference(seed: int) -> None:
 def test_no_rows_no_blocks() -> None:
     z = np.zeros(0, np.int64)
     assert len(blocks(z, z, z, [z], np.zeros(0, np.uint8), 0, 10, 5)) == 0
+
+
+def priority_reference(rows: np.ndarray, start: np.ndarray, end: np.ndarray, must: np.ndarray) -> list[int]:
+    """The rows in `must` in time order, then the rest longest first, ties in time order."""
+    wanted = set(must.tolist())
+    first = [r for r in rows.tolist() if r in wanted]
+    rest = sorted((r for r in rows.tolist() if r not in wanted), key=lambda r: (-(int(end[r]) - int(start[r])), r))
+    return first + rest
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_priority_matches_the_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 2000))
+    start = np.sort(rng.integers(0, 10_000, n)).astype(np.int64)
+    # Many equal lengths (ties), and now and then lengths too far apart for the packed key (the stable argsort).
+    end = start + rng.choice([0, 3, 3, 50, 700, 2**61 if seed % 6 == 5 else 9], n)
+    rows = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False)).astype(np.int64)
+    must = rng.choice(n, int(rng.integers(0, 20)), replace=True) if n else np.zeros(0, np.int64)
+    assert priority(rows, start, end, must).tolist() == priority_reference(rows, start, end, must)

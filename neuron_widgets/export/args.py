@@ -37,6 +37,13 @@ class ArgTexts:
         self.code = np.full(len(p), NOT_READ, np.int32)
         self.texts: list[str] = []
         self._index: dict[str, int] = {}
+        self._wanted = np.zeros(0, np.int64)
+
+    def want(self, rows: np.ndarray) -> None:
+        """Rows likely asked for later, read with the next read: each read decodes the column's row groups
+        that hold its rows, so rows read together cost one pass over the file, not one each."""
+        if _from_column(self.p):  # a read per event (a device trace's) gains nothing from reading more
+            self._wanted = np.union1d(self._wanted, np.asarray(rows, np.int64))
 
     def _codes_of(self, texts: list[str]) -> np.ndarray:
         index, out = self._index, np.empty(len(texts), np.int32)
@@ -69,6 +76,9 @@ class ArgTexts:
         """Per row (sorted) its code into the returned texts (-1: no arguments), the texts in order of first use."""
         need = rows[self.code[rows] == NOT_READ]
         if need.size:
+            if self._wanted.size:
+                need = np.union1d(need, self._wanted[self.code[self._wanted] == NOT_READ])
+                self._wanted = np.zeros(0, np.int64)
             self.code[need] = self._read(need)
         c = self.code[rows]
         used = c >= 0

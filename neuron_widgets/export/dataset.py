@@ -181,7 +181,7 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
         elif name not in skip:
             col = _one_chunk(p.column(name)).take(exact)
             fields.append({**blob.column(f"{prefix}f:{name}", col), "name": name})
-    codes, texts = src.cached("args", lambda: ArgTexts(p)).of(exact)
+    codes, texts = arg_texts(src).of(exact)
     blob.small_ints(f"{prefix}args", codes)
     blob.json(f"{prefix}args:values", texts)
     a, b = src.cached("links", p.link_pairs)
@@ -229,6 +229,12 @@ def _critical_state(critical: dict[str, Any], exact: np.ndarray, origin: int) ->
         ok = (exact[a] == j[:, 0]) & (exact[b] == j[:, 2])
         out = np.stack([a[ok], j[ok, 1] - origin, b[ok], j[ok, 3] - origin], axis=1).astype(np.float64).ravel().tolist()
     return {"text": str(critical.get("text", "")), "jumps": out}
+
+
+def arg_texts(src: Source) -> ArgTexts:
+    """The source's exact events' arguments, kept across the budget search's builds."""
+    got: ArgTexts = src.cached("args", lambda: ArgTexts(src.profile))
+    return got
 
 
 def _combo_fields(p: Profile, keys: list[np.ndarray]) -> dict[str, dict[str, Any]]:

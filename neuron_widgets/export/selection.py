@@ -41,8 +41,24 @@ def rows_in(start: np.ndarray, end: np.ndarray, a: int, b: int) -> np.ndarray:
 
 def priority(rows: np.ndarray, start: np.ndarray, end: np.ndarray, must: np.ndarray) -> np.ndarray:
     """`rows` reordered: those in `must` first, then longest first (ties keep time order)."""
-    is_must = np.isin(rows, must)
+    mark = np.zeros(start.size, bool)
+    must = np.asarray(must, np.int64)
+    mark[must[(must >= 0) & (must < start.size)]] = True
+    is_must = mark[rows]
+    del mark
     dur = end[rows] - start[rows]
+    bits = max(int(rows.size).bit_length(), 1)
+    spread = int(dur.max()) - int(dur.min()) + 1 if rows.size else 0
+    if spread < 2 ** (62 - bits):
+        # One int64 key per row, (rank by length) then (place in time), sorted by value: a plain sort is
+        # several times faster than a stable argsort of 10M lengths, and gives the same order.
+        key = np.where(is_must, 0, int(dur.max(initial=0)) + 1 - dur)
+        del dur
+        key <<= bits
+        key |= np.arange(rows.size, dtype=np.int64)
+        key.sort()
+        key &= (1 << bits) - 1
+        return rows[key]
     order = np.argsort(-dur, kind="stable")
     return np.concatenate([rows[is_must], rows[order[~is_must[order]]]])
 
