@@ -224,8 +224,8 @@ def findings_columns(table: pd.DataFrame) -> dict[str, list]:
             "title": [_text(t) for t in title]}
 
 
-# field: (header, width px); a width holds its header (headers do not wrap) and an instance/pid/core id whole.
-FINDING_COLUMNS = {"status": ("status", 60), "rule": ("rule", 100), "who": ("who", 235),
+# field: (header, width px); a width holds its header and its longest word ("changed"): neither wraps.
+FINDING_COLUMNS = {"status": ("status", 72), "rule": ("rule", 100), "who": ("who", 235),
                    "predicted": ("predicted gain (before)", 170), "measured": ("measured saving", 120),
                    "after": ("gain left (after)", 125), "change": ("evidence moved", 200), "title": ("finding", 420)}
 
