@@ -96,7 +96,8 @@ def test_a_job_runs_on_dask_processes_and_says_what_it_cannot_do(tmp_path: Path)
         A.what_if(job, np.ones(3, bool), 0.5, scheduler="sync")
     with pytest.raises(ValueError, match="columns are"):
         A.what_if(job, {"node": 1}, 0.5, scheduler="sync")
-    none = A.what_if(job, {"part": "no-such-part"}, 0.5, scheduler="sync")
+    with pytest.warns(UserWarning, match="no-such-part"):
+        none = A.what_if(job, {"part": "no-such-part"}, 0.5, scheduler="sync")
     assert none.saved_ns == 0 and any("nothing changes" in n for n in none.notes)
 
 
