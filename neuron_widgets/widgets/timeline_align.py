@@ -85,6 +85,11 @@ class TimelineAlignment:
             "duration_before_ns": both["duration_before_ns"].to_numpy(np.int64),
             "duration_after_ns": both["duration_after_ns"].to_numpy(np.int64)})
         self._index = {int(k): i for i, k in enumerate(self.steps["ordinal"])}
+        # What the page gets does not change with the step: made once (thousands of steps re-align in ms).
+        d = np.maximum(np.maximum(self.steps["duration_before_ns"].to_numpy(float),
+                                  self.steps["duration_after_ns"].to_numpy(float)), 1.0)
+        self._windows = np.stack([-MARGIN * d, (1 + MARGIN) * d], axis=1) if len(d) else np.zeros((0, 2))
+        self._lists = self._page_lists()
         self._step = self._check(step)
         self._busy = False
         self._handlers: list[tuple[Timeline, Any, str]] = []
@@ -150,24 +155,27 @@ class TimelineAlignment:
     def window(self, step: int | None = None) -> tuple[float, float]:
         """The step's window relative to its start, the same in both runs: the longer duration, 5% either side."""
         i = self._index[self._step if step is None else self._check(step)]
-        d = float(max(self.steps["duration_before_ns"].iat[i], self.steps["duration_after_ns"].iat[i], 1))
-        return -MARGIN * d, (1 + MARGIN) * d
+        return float(self._windows[i, 0]), float(self._windows[i, 1])
 
     # -- the traits ---------------------------------------------------------------------------------
+    def _page_lists(self) -> dict[str, list[Any]]:
+        mark = "#" if self.neff == "ProfilerStep" else "exec "
+        labels = [f"step {k} · {mark}{b}" + ("" if b == a else f" → {a}")
+                  for k, b, a in zip(self.steps["ordinal"].tolist(), self.steps["step_before"].tolist(),
+                                     self.steps["step_after"].tolist(), strict=True)]
+        return {"steps": self.steps["ordinal"].tolist(), "labels": labels, "windows": self._windows.tolist(),
+                "before": self.steps["start_before"].tolist(), "after": self.steps["start_after"].tolist()}
+
     def _state(self, role: str) -> dict[str, Any]:
         """What one timeline's page needs to follow its partner, and to re-align or unlink without the kernel."""
         mine, theirs = ("before", "after") if role == "before" else ("after", "before")
         other = self.after if role == "before" else self.before
-        windows = [list(self.window(int(k))) for k in self.steps["ordinal"]]
-        labels = [f"step {int(k)} · {'#' if self.neff == 'ProfilerStep' else 'exec '}{int(b)}"
-                  + ("" if b == a else f" → {int(a)}")
-                  for k, b, a in zip(self.steps["ordinal"], self.steps["step_before"], self.steps["step_after"],
-                                     strict=True)]
+        lists = self._lists
         return {"group": self.group, "role": role, "neff": "" if self.neff is None else str(self.neff),
                 "partner": other.title or f"the {theirs}-run", "step": self._step,
-                "steps": [int(k) for k in self.steps["ordinal"]], "labels": labels,
-                "starts": self.steps[f"start_{mine}"].tolist(), "partner_starts": self.steps[f"start_{theirs}"].tolist(),
-                "partner_span": [float(x) for x in other.span], "windows": windows}
+                "steps": lists["steps"], "labels": lists["labels"], "starts": lists[mine],
+                "partner_starts": lists[theirs], "partner_span": [float(x) for x in other.span],
+                "windows": lists["windows"]}
 
     def _apply(self, k: int) -> None:
         """Both timelines on step k: their traits say so, and each shows the step's window from its own start."""
