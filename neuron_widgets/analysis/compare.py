@@ -33,7 +33,9 @@ def compare(a: Any, b: Any, by: str = "name", client: Any = None, **job_kw: Any)
     step: a `Comparison` with `.steps` (each NEFF's k-th step of a beside its k-th of b: durations,
     `delta_ns` = b - a, `delta_pct`, `status` matched / before only / after only), `.findings` (every
     finding of either, `gone` / `new` / `changed` / `same`, a's predicted `gain_ns` beside the measured
-    saving), `.headline`, `.saved_ns` (a's span less b's) and `.predicted_ns`; shown as HTML in a notebook.
+    saving; matched on the rule and the worker's role, not its ids: `key` and `matched_by` say which;
+    `figures_changed` the evidence that moved), `.headline`, `.saved_ns` (a's span less b's) and
+    `.predicted_ns`; shown as HTML in a notebook.
     Two Jobs are compared on their joined what-if graphs; `job_kw` (e.g. `scheduler="sync"`) go to
     their analyses.
     """

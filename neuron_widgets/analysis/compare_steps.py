@@ -45,7 +45,8 @@ __all__ = ["CHANGED_SHARE", "EVIDENCE_SHARE", "FINDING_COLUMNS", "STATUS_ORDER",
 class Comparison:
     """Two runs step by step. `steps`: a row per aligned step (before and after durations, `delta_ns` =
     after - before); `findings`: each finding of either run, `gone` / `new` / `changed` / `same`, with
-    the before-run's predicted gain beside the measured saving; `headline`: one sentence."""
+    the before-run's predicted gain beside the measured saving (matched as compare_findings says);
+    `headline`: one sentence."""
 
     steps: pd.DataFrame
     findings: pd.DataFrame
