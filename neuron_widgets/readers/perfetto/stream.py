@@ -10,6 +10,9 @@ chunk's bytes and per-packet arrays are dropped before the next chunk is read.
 
 from __future__ import annotations
 
+import io
+import mmap
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,6 +232,24 @@ def _drain(f: Any, n: int | None, errors: tuple[type[BaseException], ...]) -> tu
     return got, None
 
 
+def _mapped(f: Any, want: int) -> Any:
+    """An uncompressed file that fits in one chunk, mapped rather than copied (its pages come from the
+    page cache; a copy took fresh memory the size of the file); None for anything else. The file's
+    position moves to its end, as a read of it all would. As for the Neuron JSON readers' mapping, a
+    file truncated by another process during the read is not guarded against."""
+    if not isinstance(f, io.BufferedReader) or f.tell() != 0:
+        return None
+    try:
+        size = os.fstat(f.fileno()).st_size
+        if not 0 < size <= want:
+            return None
+        view = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), prot=mmap.PROT_READ)
+    except (OSError, ValueError, TypeError):
+        return None
+    f.seek(size)
+    return view
+
+
 def scan(path: Path, warnings: LoadWarnings, chunk_bytes: int | None = None) -> Scan:
     """Read the trace at `path` chunk by chunk (see the module's doc)."""
     step = chunk_bytes or CHUNK_BYTES
@@ -241,7 +262,9 @@ def scan(path: Path, warnings: LoadWarnings, chunk_bytes: int | None = None) -> 
     with open_stream(path) as f, progress(f"reading {origin}", None, "B") as bar:
         while True:
             try:
-                data = f.read(want)
+                data = _mapped(f, want) if not tail else None
+                if data is None:
+                    data = f.read(want)
             except stream_errors() as exc:
                 data, broken = b"", str(exc) or type(exc).__name__
             raw = tail + data if tail else data
