@@ -100,6 +100,8 @@ def _core_where(r: Any, kind: str | None = None) -> dict[str, Any]:
 
 def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
     temporal = shared(p, "temporal")
+    for first in ("overlap", "idle"):  # as all_analyses: what needs no arguments while the arguments are read
+        shared(p, first)
     cores = _Cores(temporal, p.track_names)
     span = run_span(p)
     if span <= 0:
