@@ -15,6 +15,7 @@ already, to within rounding).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
@@ -28,6 +29,7 @@ from .timeline import Timeline
 
 MARGIN = 0.05  # room either side of a step, as a share of the longer of its two durations
 ROLES = ("before", "after")
+Handler = Callable[[dict[str, Any]], None]
 STEP_SLACK_NS = 1000  # a view this close to a step's start, with its width, is that step (see _step_at)
 
 
@@ -92,7 +94,7 @@ class TimelineAlignment:
         self._lists = self._page_lists()
         self._step = self._check(step)
         self._busy = False
-        self._handlers: list[tuple[Timeline, Any, str]] = []
+        self._handlers: list[tuple[Timeline, Handler, str]] = []
         for src, dst in ((before, after), (after, before)):
             for handler, name in ((self._view_handler(src, dst), "view"), (self._state_handler(src), "aligned")):
                 src.observe(handler, names=[name])
@@ -211,7 +213,7 @@ class TimelineAlignment:
             return None
         return int(self.steps["ordinal"].iat[int(np.argmin(np.where(ok, off, np.inf)))])
 
-    def _view_handler(self, src: Timeline, dst: Timeline) -> Any:
+    def _view_handler(self, src: Timeline, dst: Timeline) -> Handler:
         def on_view(change: dict[str, Any]) -> None:
             if self._busy:
                 return
@@ -241,7 +243,7 @@ class TimelineAlignment:
                 self._busy = False
         return on_view
 
-    def _state_handler(self, src: Timeline) -> Any:
+    def _state_handler(self, src: Timeline) -> Handler:
         def on_state(change: dict[str, Any]) -> None:
             if self._busy:
                 return
