@@ -157,8 +157,15 @@ def test_a_new_alignment_replaces_the_old_one(runs) -> None:
     _, _, before, after = runs
     b, a = Timeline(before), Timeline(after)
     first = align(b, a, step=1)
+    with pytest.raises(ValueError):
+        align(b, a, step=10_000)
+    assert first.linked and b.aligned["group"] == a.aligned["group"] == first.group  # a refused one changes nothing
     second = align(b, a, step=2)
-    assert not first.linked and second.linked and b.aligned["group"] == second.group
+    assert not first.linked and second.linked and b.aligned["group"] == a.aligned["group"] == second.group
+    # Re-pairing one of them with a third timeline unlinks its old partner.
+    c = Timeline(before)
+    third = align(c, a, step=2)
+    assert not second.linked and third.linked and b.aligned == {} and a.aligned["group"] == third.group
 
 
 def test_a_missing_step_names_the_run_and_its_steps(runs, tmp_path: Path) -> None:

@@ -300,10 +300,10 @@ def align(before: Timeline, after: Timeline, step: int = 0, neff: str | None = N
     for name, tl in (("before", before), ("after", after)):
         if not isinstance(tl, Timeline):
             raise TypeError(f"align takes two Timelines; {name} is a {type(tl).__name__}")
-    for tl in (before, after):  # a timeline follows one partner at a time
-        old = getattr(tl, "_alignment", None)
+    olds = [getattr(tl, "_alignment", None) for tl in (before, after)]
+    pair = TimelineAlignment(before, after, step, neff)  # refused (a missing step): the old links stay
+    for old in olds:  # a timeline follows one partner at a time
         if old is not None and old.linked:
             old.unlink()
-    pair = TimelineAlignment(before, after, step, neff)
     before._alignment = after._alignment = pair
     return pair
