@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import traitlets as t
 
+from ..model.background import background_priority
 from ..model.device import colours as device_colors
 from ..model.device.events import DeviceEvents
 from ..model.device.hierarchy import instruction_nodes, subtree
@@ -114,6 +115,8 @@ class DeviceTraceViewer(Timeline):
             # to be answered, so they do not share the kernel's time.
             self.strip = []
             self._replied.wait(STRIP_WAIT_S)
+            # The browser is decoding and painting that window now: the strip and the tree yield it the cores.
+            background_priority()
             strip = self._strip_of(trace)
             if self.profile is events:  # not retargeted meanwhile
                 self.strip = strip

@@ -140,7 +140,7 @@ class DeviceEvents(Profile):
         # the whole table once more. An event's id is its row in the tables' concatenation.
         order = time_order(start, end)
         order = np.arange(n, dtype=np.int64) if order is None else order.astype(np.int64, copy=False)
-        part = np.repeat(np.arange(len(parts), dtype=np.int32), [p.start.size for p in parts])
+        part = np.repeat(np.arange(len(parts), dtype=np.int32), [p.start.size for p in parts])[order]
         first = np.cumsum([0] + [p.start.size for p in parts])[:-1].astype(np.int64)
         table = pa.table({
             "id": pa.array(order),
@@ -148,9 +148,8 @@ class DeviceEvents(Profile):
             "name": _dictionary([p.name for p in parts], [p.names for p in parts], order),
             "trace_event_source": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["device"])),
             "track_label": _dictionary([p.label for p in parts], [p.labels for p in parts], order),
-            "table": pa.DictionaryArray.from_arrays(pa.array(part[order]), pa.array([p.table for p in parts],
-                                                                                    pa.string())),
-            "source_row": pa.array(order - first[part[order]]),
+            "table": pa.DictionaryArray.from_arrays(pa.array(part), pa.array([p.table for p in parts], pa.string())),
+            "source_row": pa.array(order - first[part]),
             ROW: pa.array(order.astype(np.int32) if n < 2**31 else order),
         })
         super().__init__(table, source=trace.source, format=f"device:{trace.format}",
