@@ -21,11 +21,11 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import OUT, in_child, machine  # noqa: E402
+from bench.common import OUT, machine, rss_in_child  # noqa: E402
 from tests.browser.lab import launch  # noqa: E402
 
-EXPORT = """
-import json, os, resource, time
+LOAD = """
+import os, resource
 import neuron_widgets as nw
 from neuron_widgets.export import export_profile
 t0 = time.perf_counter()
@@ -33,10 +33,15 @@ p = nw.load_profile({src!r})
 loaded = time.perf_counter() - t0
 rss_load = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 c0 = time.process_time()
-got = export_profile({out!r}, p, max_mb={mb})
-print(json.dumps({{"load_s": loaded, "export_s": got["seconds"], "export_cpu_s": time.process_time() - c0,
-                  "bytes": got["bytes"], **got["timelines"][0], "rss_load_mb": rss_load,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "loadavg": os.getloadavg()}}))
+"""
+EXPORT = "got = export_profile({out!r}, p, max_mb={mb})"
+# peak_export_mb: the RSS sampled during the export (the profile and its background preparation included);
+# rss_mb: the process's peak over the load and the export.
+REPORT = """
+out.update(load_s=loaded, export_s=got["seconds"], export_cpu_s=time.process_time() - c0, bytes=got["bytes"],
+           **got["timelines"][0], rss_load_mb=rss_load, rss_before_export_mb=base / 2**20,
+           peak_export_mb=(base + out["peak"]) / 2**20,
+           rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, loadavg=os.getloadavg(), code=nw.__file__)
 """
 
 
@@ -89,14 +94,15 @@ def main() -> None:
         for n in args.events:
             src = sample(n)
             out = OUT / f"export_{n}.html"
-            got = in_child(EXPORT.format(src=str(src), out=str(out), mb=args.max_mb))
+            got = rss_in_child(EXPORT.format(out=str(out), mb=args.max_mb), LOAD.format(src=str(src)), REPORT, every=0.02)
             page = {} if args.no_browser else open_page(browser, out)
             row = {"events": n, **got, **page}
             rows.append(row)
             print(f"{n:>11,} events: {got['bytes'] / 1e6:5.1f} MB, {got['exact']:,} exact + {got['merged']:,} merged "
                   f"in {got['blocks']:,} blocks; load {got['load_s']:.1f} s, export {got['export_s']:.1f} s "
                   f"({got['export_cpu_s']:.1f} s CPU), peak RSS {got['rss_mb']:.0f} MB ({got['rss_load_mb']:.0f} MB "
-                  f"after the load), load average {got['loadavg'][0]:.1f}")
+                  f"after the load; during the export {got['peak_export_mb']:.0f} MB from "
+                  f"{got['rss_before_export_mb']:.0f}), load average {got['loadavg'][0]:.1f}; {got['code']}")
             if page:
                 print(f"    page ready {page['ready_s']:.2f} s, first paint {page['first_paint_s']:.2f} s, JS heap "
                       f"{page['heap_mb']:.0f} MB, pan p50/p95 {page['frame_p50_ms']:.1f}/{page['frame_p95_ms']:.1f} ms, "
