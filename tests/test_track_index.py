@@ -122,3 +122,38 @@ def test_lanes_past_int16() -> None:
     start = np.arange(n, dtype=np.int64)
     lanes, per_track, _ = lanes_in_time_order(np.zeros(n, np.int32), np.zeros(1, np.int32), start, 10 * n - start, 1)
     assert lanes.dtype == np.int32 and int(lanes[-1]) == n - 1 and per_track.tolist() == [n]
+
+
+def test_lod_whose_finest_level_is_halved_equals_the_sorted_build(threads: str) -> None:
+    """Lanes whose buckets just overflow one entry per EVENTS_PER_FINEST_BUCKET events (every lane spans one bucket
+    more than the density gives): the finest level is halved before it is kept, as viewport.build does."""
+    import pandas as pd
+
+    tracks_n, per_lane, span = 101, 64, 1 << 20
+    one = np.linspace(0, span, per_lane).astype(np.int64)  # instants, the last at the span's very end
+    start = np.tile(one, tracks_n)
+    combo = np.repeat(np.arange(tracks_n, dtype=np.int32), per_lane)
+    order = time_order(start, start)
+    assert order is not None
+    start, combo = start[order], combo[order]
+    end = start.copy()
+    tracks = pd.DataFrame({"label": [f"t{i}" for i in range(tracks_n)]})
+    idx = build_track_index("default", tracks, np.arange(tracks_n, dtype=np.int32), combo, start, end)
+    got = build_lod(idx, start, end)
+    want = viewport.build(idx.track, idx.lane, idx.tracks["lanes"].to_numpy(), start, end)
+    assert want.shift0 > int(span * 8 * tracks_n // start.size - 1).bit_length()  # the case this test is for
+    for name in ("lane_order", "seg_off", "lvl_key", "lvl_lo", "lvl_best", "lvl_max", "lvl_fs", "lvl_bs", "lvl_be",
+                 "lvl_off"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert (got.origin, got.shift0) == (want.origin, want.shift0)
+
+
+def test_lod_of_nothing() -> None:
+    import pandas as pd
+
+    empty = np.zeros(0, np.int64)
+    idx = build_track_index("default", pd.DataFrame({"label": []}), np.zeros(0, np.int32), np.zeros(0, np.int32),
+                            empty, empty)
+    got = build_lod(idx, empty, empty)
+    want = viewport.build(idx.track, idx.lane, idx.tracks["lanes"].to_numpy(), empty, empty)
+    assert got.levels == want.levels and got.lvl_key.size == want.lvl_key.size == 0

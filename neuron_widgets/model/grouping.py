@@ -95,6 +95,7 @@ class Combos:
 
     codes: np.ndarray  # int32 per event
     table: pd.DataFrame  # one row per combo, COMBO_COLUMNS as Python values (None for null)
+    counts: np.ndarray | None = None  # events per combo (what a grouping's lanes split its tracks by)
 
     @classmethod
     def of(cls, table: pa.Table) -> Combos:
@@ -124,7 +125,7 @@ class Combos:
                              columns=list(COMBO_COLUMNS), dtype=object)
         frame["transfer"] = pd.Series([None if t == 0 else _DIRECTIONS[t - 1] for t in transfer[rep].tolist()],
                                       dtype=object)
-        return cls(combo, frame)
+        return cls(combo, frame, np.bincount(combo, minlength=k))
 
 
 def _objects(col: pa.ChunkedArray) -> np.ndarray:

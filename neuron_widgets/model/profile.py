@@ -315,7 +315,7 @@ class Profile(EventAccess):
         def build() -> TrackIndex:
             combos = self._combo_codes()
             combo_track, tracks = tracks_of(combos.table, grouping, self.track_names)
-            idx = self._build_index(grouping, tracks, combo_track, combos.codes)
+            idx = self._build_index(grouping, tracks, combo_track, combos.codes, combos.counts)
             pa.default_memory_pool().release_unused()  # the joined columns' old chunks
             return idx
 
@@ -377,9 +377,10 @@ class Profile(EventAccess):
         return combos.codes, combo_track, [str(x) for x in tracks["label"]]
 
     def _build_index(self, grouping: str, tracks: pd.DataFrame, combo_track: np.ndarray,
-                     combo: np.ndarray) -> TrackIndex:
+                     combo: np.ndarray, combo_events: np.ndarray | None = None) -> TrackIndex:
         """Lanes and per-track counts for events whose track is combo_track[combo]; cached under `grouping`."""
-        idx = build_track_index(grouping, tracks, combo_track, combo, self.array("start_ts"), self.array("end_ts"))
+        idx = build_track_index(grouping, tracks, combo_track, combo, self.array("start_ts"), self.array("end_ts"),
+                                combo_events)
         with self._lock:
             self._indexes[grouping] = idx
         return idx

@@ -42,10 +42,11 @@ class TrackIndex:
 
 
 def build_track_index(grouping: str, tracks: pd.DataFrame, combo_track: np.ndarray, combo: np.ndarray,
-                      start: np.ndarray, end: np.ndarray) -> TrackIndex:
-    """Lanes and per-track counts of events (in time order) whose track is `combo_track[combo]`."""
+                      start: np.ndarray, end: np.ndarray, combo_events: np.ndarray | None = None) -> TrackIndex:
+    """Lanes and per-track counts of events (in time order) whose track is `combo_track[combo]`
+    (`combo_events`: the events per combo, when known)."""
     n_tracks = len(tracks)
-    lane, lanes_per_track, lane_events = lanes_in_time_order(combo, combo_track, start, end, n_tracks)
+    lane, lanes_per_track, lane_events = lanes_in_time_order(combo, combo_track, start, end, n_tracks, combo_events)
     # Each track's events are its lanes' (lane_events lists them track by track).
     lane_track = np.repeat(np.arange(n_tracks), lanes_per_track)
     counts = np.bincount(lane_track, weights=lane_events, minlength=n_tracks).astype(np.int64)

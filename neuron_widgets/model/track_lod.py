@@ -58,25 +58,76 @@ def _level0_in_time(combo: np.ndarray, combo_track: np.ndarray, lane: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True)
-def _pack(seg_off: np.ndarray, wrote: np.ndarray, level: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Each segment's buckets (from its first event's slot to `wrote`) moved together, as build_level0 lays them."""
+def _merge(key: np.ndarray, lo: np.ndarray, best: np.ndarray, maxend: np.ndarray, fstart: np.ndarray,
+           bstart: np.ndarray, bend: np.ndarray, a: int, z: int, d: int, out: tuple[np.ndarray, ...], m: int) -> int:
+    """Buckets a..z of one segment merged by `key >> d` into `out` from `m` on, as `lod_kernels.coarsen` does d
+    times (first bucket's start, the first longest event, the latest end); returns where it stopped."""
+    nkey, nlo, nbest, nmax, nfs, nbs, nbe = out
+    prev = -1
+    for e in range(a, z):
+        b = key[e] >> d
+        if b != prev:
+            prev = b
+            nkey[m] = b
+            nlo[m] = lo[e]
+            nbest[m] = best[e]
+            nmax[m] = maxend[e]
+            nfs[m] = fstart[e]
+            nbs[m] = bstart[e]
+            nbe[m] = bend[e]
+            m += 1
+        else:
+            if bend[e] - bstart[e] > nbe[m - 1] - nbs[m - 1]:
+                nbest[m - 1] = best[e]
+                nbs[m - 1] = bstart[e]
+                nbe[m - 1] = bend[e]
+            if maxend[e] > nmax[m - 1]:
+                nmax[m - 1] = maxend[e]
+    return m
+
+
+@numba.njit(cache=True, nogil=True)
+def _levels(seg_off: np.ndarray, wrote: np.ndarray, level: tuple[np.ndarray, ...], shift0: int, top: int,
+            cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                            np.ndarray, int]:
+    """Every level of the mipmap from the finest buckets (each segment's, in its events' slots), written once
+    where they end up: what coarsening level by level and concatenating the levels gives, without the copies.
+
+    The finest level kept is the first with at most `cap` buckets (or with buckets as long as the span,
+    shift `top`), as `viewport.build` decides; returns the levels' arrays, their offsets per segment and
+    how many times the finest buckets were halved before that.
+    """
     key, lo, best, maxend, fstart, bstart, bend = level
     n_segs = seg_off.size - 1
-    off = np.zeros(n_segs + 1, dtype=np.int64)
+    depth = max(top - shift0, 0) + 1
+    counts = np.zeros((depth, n_segs), dtype=np.int64)
     for s in range(n_segs):
-        off[s + 1] = off[s] + wrote[s] - seg_off[s]
-    okey, olo, obest, omax, ofs, obs, obe = k._empty_level(off[n_segs])
+        for e in range(seg_off[s], wrote[s]):
+            for j in range(depth):
+                if e > seg_off[s] and (key[e] >> j) == (key[e - 1] >> j):
+                    break  # one bucket at this level, so at every coarser one
+                counts[j, s] += 1
+    totals = counts.sum(axis=1)
+    j0 = 0
+    while j0 < depth - 1 and totals[j0] > cap:
+        j0 += 1
+    n_levels = depth - j0
+    lvl_off = np.zeros((n_levels, n_segs + 1), dtype=np.int64)
+    base = 0
+    for lv in range(n_levels):
+        lvl_off[lv, 0] = base
+        for s in range(n_segs):
+            lvl_off[lv, s + 1] = lvl_off[lv, s] + counts[j0 + lv, s]
+        base = lvl_off[lv, n_segs]
+    out = k._empty_level(base)
+    okey, olo, obest, omax, ofs, obs, obe = out
     for s in range(n_segs):
-        a = seg_off[s]
-        for j in range(off[s + 1] - off[s]):
-            okey[off[s] + j] = key[a + j]
-            olo[off[s] + j] = lo[a + j]
-            obest[off[s] + j] = best[a + j]
-            omax[off[s] + j] = maxend[a + j]
-            ofs[off[s] + j] = fstart[a + j]
-            obs[off[s] + j] = bstart[a + j]
-            obe[off[s] + j] = bend[a + j]
-    return okey, olo, obest, omax, ofs, obs, obe, off
+        _merge(key, lo, best, maxend, fstart, bstart, bend, seg_off[s], wrote[s], j0, out, lvl_off[0, s])
+    for lv in range(1, n_levels):
+        for s in range(n_segs):
+            _merge(okey, olo, obest, omax, ofs, obs, obe, lvl_off[lv - 1, s], lvl_off[lv - 1, s + 1], 1, out,
+                   lvl_off[lv, s])
+    return okey, olo, obest, omax, ofs, obs, obe, lvl_off, j0
 
 
 def build_lod(idx: TrackIndex, start: np.ndarray, end: np.ndarray) -> LodIndex:
@@ -102,15 +153,7 @@ def build_lod(idx: TrackIndex, start: np.ndarray, end: np.ndarray) -> LodIndex:
     groups = two_groups(idx.lane_events) if n >= SPLIT_EVENTS else [np.ones(n_segs, dtype=np.bool_)]
     in_groups(lambda mine: _level0_in_time(idx.combo, combo_track, idx.lane, track_segs, start, end, origin, shift0,
                                            mine, lane_order, level, at, wrote, prev), groups)
-    finest = _pack(seg_off, wrote, level)
-    while finest[0].size > max(n // EVENTS_PER_FINEST_BUCKET, 1) and shift0 < int(span).bit_length():
-        finest = k.coarsen(*finest)
-        shift0 += 1
-    levels = [finest]
-    for _ in range(1, max(int(span).bit_length() - shift0 + 1, 1)):
-        levels.append(k.coarsen(*levels[-1]))
-    sizes = np.array([lv[0].size for lv in levels], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    lvl_off = np.stack([lv[7] + s for lv, s in zip(levels, starts, strict=True)])
-    key, lo, best, maxend, fs, bs, be = (np.concatenate([lv[j] for lv in levels]) for j in range(7))
+    cap = max(n // EVENTS_PER_FINEST_BUCKET, 1)
+    key, lo, best, maxend, fs, bs, be, lvl_off, halved = _levels(seg_off, wrote, level, shift0, int(span).bit_length(), cap)
+    shift0 += halved
     return LodIndex(lane_order, seg_off, track_segs, origin, shift0, key, lo, best, maxend, fs, bs, be, lvl_off)
