@@ -142,13 +142,13 @@ class Packets:
     ev_type: np.ndarray  # int8 TrackEvent.Type (0 unspecified, 1 begin, 2 end, 3 instant, 4 counter)
     track: np.ndarray  # uint64 track_uuid
     has_track: np.ndarray  # bool
-    name_iid: np.ndarray  # uint64, 0 when not interned
-    name_off: np.ndarray  # int64 offset of an inline name, -1 if none
+    name_iid: np.ndarray  # uint32: the low 32 bits, all the interned look-up uses; 0 when not interned
+    name_off: np.ndarray  # int32 (int64 past 2 GiB) offset of an inline name, -1 if none
     name_len: np.ndarray  # int32
     cat_iid: np.ndarray  # uint64, first category iid
-    cat_off: np.ndarray  # int64, first inline category, -1 if none
+    cat_off: np.ndarray  # int32 (int64 past 2 GiB), first inline category, -1 if none
     cat_len: np.ndarray  # int32
-    ev_off: np.ndarray  # int64: the TrackEvent's bytes, for debug annotations on demand
+    ev_off: np.ndarray  # int32 (int64 past 2 GiB): the TrackEvent's bytes, for debug annotations on demand
     ev_len: np.ndarray  # int32
     has_args: np.ndarray  # bool: debug annotations present
     counter: np.ndarray  # float64 counter value (int or double)
@@ -246,7 +246,7 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                     track[i] = v
                     has_track[i] = True
                 elif field == 10:
-                    name_iid[i] = v
+                    name_iid[i] = np.uint32(v & np.uint64(0xFFFFFFFF))
                 elif field == 3:
                     if cat_iid[i] == np.uint64(0):
                         cat_iid[i] = v
@@ -316,10 +316,11 @@ def decode(buf: np.ndarray, off: np.ndarray, length: np.ndarray) -> Packets:
     """Read every packet's header fields and TrackEvent (see Packets)."""
     n = off.size
     z = np.zeros
+    at = np.int32 if buf.size < 2**31 else np.int64  # offsets into the chunk: half the memory as a rule
     p = Packets(kind=z(n, np.int8), timestamp=z(n, np.uint64), has_ts=z(n, bool), clock=z(n, np.uint32),
                 seq=z(n, np.uint32), cleared=z(n, bool), ev_type=z(n, np.int8), track=z(n, np.uint64),
-                has_track=z(n, bool), name_iid=z(n, np.uint64), name_off=z(n, np.int64), name_len=z(n, np.int32),
-                cat_iid=z(n, np.uint64), cat_off=z(n, np.int64), cat_len=z(n, np.int32), ev_off=z(n, np.int64),
+                has_track=z(n, bool), name_iid=z(n, np.uint32), name_off=z(n, at), name_len=z(n, np.int32),
+                cat_iid=z(n, np.uint64), cat_off=z(n, at), cat_len=z(n, np.int32), ev_off=z(n, at),
                 ev_len=z(n, np.int32), has_args=z(n, bool), counter=z(n, np.float64),
                 flow_packet=z(0, np.int64), flow_id=z(0, np.uint64), flow_terminating=z(0, bool),
                 problems=z(len(PROBLEMS), np.int64))
