@@ -69,7 +69,10 @@ class ArgTexts:
             if not local.size:
                 return np.full(len(raw), -1, np.int32)
             idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
-            return np.where(nulls, -1, local[idx]).astype(np.int32)
+            out = np.where(nulls, -1, local[idx]).astype(np.int32)
+            del raw, enc
+            pa.default_memory_pool().release_unused()  # the taken texts and their dictionary, back to the system
+            return out
         return self._codes_of([page_text(a) for a in p.details_of_rows(rows)])
 
     def of(self, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:

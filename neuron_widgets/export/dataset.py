@@ -187,9 +187,16 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
     a, b = src.cached("links", p.link_pairs)
     where = np.full(len(p), -1, np.int32)  # page rows: the links are written as i32
     where[exact] = np.arange(n_exact)
-    keep = (where[a] >= 0) & (where[b] >= 0) if a.size else np.zeros(0, bool)
-    blob.array(f"{prefix}link_a", where[a[keep]], "i32")
-    blob.array(f"{prefix}link_b", where[b[keep]], "i32")
+    # Narrowed in two steps (pairs with an exact first end, then an exact second end): a few int32 arrays of
+    # the pairs, not four of them at once.
+    wa = where[a]
+    sel = np.flatnonzero(wa >= 0)
+    wa = wa[sel]
+    wb = where[b[sel]]
+    ok = wb >= 0
+    blob.array(f"{prefix}link_a", wa[ok], "i32")
+    blob.array(f"{prefix}link_b", wb[ok], "i32")
+    del wa, wb, sel, ok
     device = hasattr(p, "trace")
     rank = src.cached("rank", lambda: _source_rank(p, device))[exact]
     blob.array(f"{prefix}rank", rank, "u8")
