@@ -154,14 +154,15 @@ def _reference_steps(rows: list[dict[str, Any]]) -> list[tuple[Any, int, int, in
 
 
 def _reference_align(b: list[tuple], a: list[tuple]) -> list[tuple]:
-    """Pairs of (NEFF, k) -> (before's step and duration, after's), k counting each NEFF's steps in time order."""
+    """Pairs of (NEFF, k) -> (before's step, start and duration, after's), k counting each NEFF's steps in time
+    order."""
     def kth(steps: list[tuple]) -> dict[tuple, tuple]:
         count: dict[Any, int] = {}
         out = {}
-        for neff, step, _, dur in steps:
+        for neff, step, start, dur in steps:
             k = count.get(neff, 0)
             count[neff] = k + 1
-            out[(neff, k)] = (step, dur)
+            out[(neff, k)] = (step, start, dur)
         return out
 
     kb, ka = kth(b), kth(a)
@@ -182,8 +183,10 @@ def test_step_alignment_matches_the_reference_on_random_profiles(seed: int, tmp_
         return None if pd.isna(v) else int(v)
 
     got = sorted((((r.model_name, r.ordinal),
-                   None if pd.isna(r.step_before) else (val(r.step_before), val(r.duration_before_ns)),
-                   None if pd.isna(r.step_after) else (val(r.step_after), val(r.duration_after_ns)))
+                   None if pd.isna(r.step_before) else (val(r.step_before), val(r.start_before_ts),
+                                                        val(r.duration_before_ns)),
+                   None if pd.isna(r.step_after) else (val(r.step_after), val(r.start_after_ts),
+                                                       val(r.duration_after_ns)))
                   for r in c.steps.itertuples()), key=_by_key)
     assert got == want
     d = c.steps.dropna(subset=["delta_ns"])
@@ -210,3 +213,22 @@ def test_kineto_runs_align_by_profiler_step(tmp_path: Path) -> None:
     assert (c.steps["status"] == "before only").any() and (c.steps["status"] == "matched").any()
     assert (c.steps.loc[c.steps["status"] == "matched", "step_before"]
             == c.steps.loc[c.steps["status"] == "matched", "step_after"]).all()
+
+
+def test_step_starts_stay_exact_epoch_nanoseconds_where_one_run_lacks_steps() -> None:
+    """A float64 merge rounds epoch ns past 2^53 to a multiple of 256: every start here is odd, one run is shorter."""
+    from neuron_widgets.analysis.compare_steps import align
+
+    base = 1_700_000_000_000_000_001
+    sb = [base + 1, base + 1_003, base + 2_007, base + 3_011]
+    sa = [base + 77, base + 1_079]
+    before = pd.DataFrame({"model_name": ["f"] * 4, "step": np.arange(4), "start_ts": np.array(sb, np.int64),
+                           "duration_ns": np.array([999, 1_001, 5, 7], np.int64)})
+    after = pd.DataFrame({"model_name": ["f"] * 2, "step": np.array([5, 6]), "start_ts": np.array(sa, np.int64),
+                          "duration_ns": np.array([901, 803], np.int64)})
+    got = align(before, after)
+    assert str(got["start_before_ts"].dtype) == "Int64" and str(got["start_after_ts"].dtype) == "Int64"
+    assert [int(v) for v in got["start_before_ts"]] == sb
+    assert [int(v) for v in got["start_after_ts"].dropna()] == sa
+    assert got["start_after_ts"].isna().tolist() == [False, False, True, True]
+    assert got["status"].tolist() == ["matched", "matched", "before only", "before only"]

@@ -155,10 +155,10 @@ def test_real_kineto_traces() -> None:
     g = f["gain_ns"].dropna()
     assert (g <= span).all() and (np.diff(g.to_numpy()) <= 0).all()
     idle = f[f["rule"] == "gpu_idle"].iloc[0]
-    assert idle["title"].startswith("rank 0's GPU is idle 49%") and idle["gain_ns"] > 0
+    assert idle["title"].startswith("rank0/GPU 0 is idle 49%") and idle["gain_ns"] > 0
     # low_overlap's what-if saves nothing on this trace (the NCCL kernels are off the critical path): a note, no row.
     assert "low_overlap" not in set(f["rule"])
-    assert any(n.startswith("low_overlap: rank 0's communication runs") for n in f.attrs["notes"])
+    assert any(n.startswith("low_overlap: rank0/GPU 0's communication runs") for n in f.attrs["notes"])
     plain = A.findings(nw.load_profile(TRACES / "catapult" / "simple_trace.json", cache=False, prepare=False))
     assert plain.empty and "plain trace" in plain.attrs["notes"][0]
 

@@ -44,7 +44,7 @@ def test_no_overlap_at_all_reads_none_of(monkeypatch):
     monkeypatch.setattr(findings_kineto, "gain_of", lambda *a, **k: 1e6)
     f = A.findings(nw.load_profile(HTA))
     title = f.loc[f.rule == "low_overlap", "title"].iloc[0]
-    assert title.startswith("None of rank 0's communication runs under computation"), title
+    assert title.startswith("None of rank0/GPU 0's communication runs under computation"), title
 
 
 def test_gpu_idle_range_is_the_ranks_gpu_span_not_the_trace():

@@ -18,7 +18,6 @@ from test_findings import _clean_job
 import neuron_widgets as nw
 from neuron_widgets.widgets import Timeline, TimelineAlignment, align
 from neuron_widgets.widgets.timeline_align import MARGIN
-from neuron_widgets.widgets.timeline_align import STEP_SLACK_NS as STEP_SLACK
 
 SHIFT = 7_000_000_123  # the after-run's clock starts 7 s later: offsets differ between runs
 
@@ -124,10 +123,12 @@ def test_a_view_on_exactly_one_step_realigns_on_it(runs, pair) -> None:
     assert al.step == 6 and b.aligned["step"] == 6
     sb, sa = al.anchors()
     assert a.view == [sa, sa + dur] and b.view == [sb, sb + dur]
-    # The comparison's table rounds epoch starts (float64): a start a few hundred ns off is still that step.
+    # The comparison's starts are exact epoch ns: a window 256 ns off a step's start is followed, not re-aligned.
     start, dur = _kth_starts(fixed)[(al.neff, 2)]
     a.time_range = (start - 256, start - 256 + dur)
-    assert al.step == 2 and b.view == [al.anchors()[0] - 256, al.anchors()[0] - 256 + dur]
+    assert al.step == 6 and b.view == [sb + (a.view[0] - sa), sb + (a.view[1] - sa)]
+    a.time_range = (start, start + dur)
+    assert al.step == 2 and b.view == [al.anchors()[0], al.anchors()[0] + dur]
     a.time_range = (start, start + dur + 500)  # not a step's width: followed, not re-aligned
     assert al.step == 2
 
@@ -258,7 +259,7 @@ def test_exporting_one_aligned_timeline_keeps_its_window(pair, tmp_path: Path) -
 
 def test_the_summarys_step_bar_realigns_the_pair(runs) -> None:
     """Summary(after, compare=before): a click on a step's bar fits the after-timeline to that step, and the pair
-    re-aligns on it (the bar's start went through the comparison's float64 epoch times)."""
+    re-aligns on it (the bar's start is the comparison's, to the nanosecond: exact int64 epoch times)."""
     from bokeh.models import ColumnDataSource
 
     from neuron_widgets.widgets import Summary
@@ -275,5 +276,5 @@ def test_the_summarys_step_bar_realigns_the_pair(runs) -> None:
     src.selected.indices = [i]
     assert al.step == 4 and b.aligned["step"] == 4 and a.aligned["step"] == 4
     sb, sa = al.anchors()
-    assert abs(a.view[0] - sa) < STEP_SLACK and a.view[1] - a.view[0] == matched["duration_after_ns"][i]
+    assert a.view[0] == sa and a.view[1] - a.view[0] == matched["duration_after_ns"][i]
     assert b.view == [sb + (a.view[0] - sa), sb + (a.view[1] - sa)]

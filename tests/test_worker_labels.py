@@ -57,3 +57,26 @@ def test_a_jobs_findings_name_tracks_of_the_part_and_of_the_jobs_timeline(tmp_pa
     opened = list(under(profile, part).tracks("default")["label"])
     assert [t for t in opened if label in t] == [f"{part}/{label}"]
     assert part_instance(part, profile.events["instance_id"].iloc[0]) == f"{part}/{label.split('/')[0]}"
+
+
+def test_kineto_findings_name_the_ranks_gpu_track() -> None:
+    """A Kineto rank is named as the Timeline labels its GPU: the track filter finds that rank's streams only."""
+    from neuron_widgets.analysis.compare_findings import Roles, keyed
+    from neuron_widgets.model.worker_labels import gpu_label
+
+    p = nw.sample_profile("kineto")
+    f = A.findings(p)
+    tracks = list(p.tracks("default")["label"])
+    ranked = f[[isinstance(ev, dict) and ev.get("rank") is not None for ev in f["evidence"]]]
+    assert {"straggler", "gpu_idle"} <= set(ranked["rule"])
+    for title, ev in zip(ranked["title"], ranked["evidence"], strict=True):
+        label = ev["gpu"]
+        assert label == f"rank{int(ev['rank'])}/GPU {int(ev['rank'])}" and label in title and "rank 0" not in title
+        shown = [t for t in tracks if label.lower() in t.lower()]
+        assert shown and all(t.startswith(f"{label}/stream ") for t in shown)  # its GPU's streams, nothing else
+    assert gpu_label("h", 3.0) == "h/PID:3" and gpu_label("h", 3, part="node-1") == "node-1/h/PID:3"
+    # compare matches a rank on its number (a rerun's host differs), and names it by its GPU's label.
+    k = keyed(ranked.assign(part=None), Roles())
+    st = k[k["rule"] == "straggler"].iloc[0]
+    assert st["who"] == st["evidence"]["gpu"] and st["key"] == f"rank {int(st['evidence']['rank'])}"
+    assert st["matched_by"] == "rank"

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from ..model.worker_labels import core_label
+from ..model.worker_labels import core_label, rank_text
 
 FINDING_COLUMNS = ["status", "rule", "part", "who", "who_after", "key", "matched_by", "severity_before",
                    "severity_after", "predicted_gain_ns", "gain_after_ns", "measured_saving_ns", "figures_changed",
@@ -83,8 +83,14 @@ def subject(rule: str, evidence: Any) -> str | None:
         if ev.get(k) is not None:
             return str(ev[k])
     if rule == "straggler" and ev.get("rank") is not None:
-        return f"rank {ev['rank']}"
+        return str(ev["gpu"]) if ev.get("gpu") is not None else rank_text(ev["rank"])
     return None
+
+
+def rank_key(rule: str, evidence: Any) -> str | None:
+    """A Kineto rank's run-independent key ('rank 3'): its GPU's label names the host, which a rerun may change."""
+    ev = evidence if isinstance(evidence, dict) else {}
+    return rank_text(ev["rank"]) if rule == "straggler" and ev.get("rank") is not None else None
 
 
 def keyed(f: pd.DataFrame, roles: Roles) -> pd.DataFrame:
@@ -93,10 +99,11 @@ def keyed(f: pd.DataFrame, roles: Roles) -> pd.DataFrame:
     for rule, ev, part in zip(f["rule"], f["evidence"], f["part"], strict=True):
         w = subject(rule, ev)
         part_node = roles.node_of_part.get(str(part), str(part)) if isinstance(part, str) else ""
+        rk = rank_key(rule, ev)
         if w is not None and w in roles.by_label:
             k, b, part_node = roles.by_label[w], roles.matched_by, ""  # the role says the node
-        elif w is not None and w.startswith("rank "):
-            k, b = w, "rank"
+        elif rk is not None:
+            k, b = rk, "rank"
         elif w is not None:
             k, b = w, "who"
         else:

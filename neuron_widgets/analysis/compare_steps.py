@@ -158,7 +158,10 @@ def align(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     """Each NEFF's k-th step of one run beside its k-th of the other; a step in one run only has NA for the other."""
     def keyed(s: pd.DataFrame) -> pd.DataFrame:
         s = s.assign(model_name=s["model_name"].astype(object).where(s["model_name"].notna(), None))
-        s = s.assign(_neff=s["model_name"].fillna("\0none"))
+        # Nullable before the outer merge: a plain int64 column with a missing side becomes float64 there, and
+        # epoch nanoseconds past 2^53 lose up to a few hundred ns.
+        s = s.assign(_neff=s["model_name"].fillna("\0none"),
+                     **{c: s[c].astype("Int64") for c in ("step", "start_ts", "duration_ns")})
         return s.assign(ordinal=s.groupby("_neff", sort=False).cumcount().astype(np.int64))
 
     b, a = keyed(before), keyed(after)
@@ -177,9 +180,10 @@ def align(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
         out["delta_pct"] = (100.0 * out["delta_ns"].astype("Float64") / b_ns.where(b_ns > 0)).astype(float)
     both = out["step_before"].notna() & out["step_after"].notna()
     out["status"] = np.where(both, "matched", np.where(out["step_before"].notna(), "before only", "after only"))
-    # Before's order, then steps after only in after's order.
-    key_b = out["start_before_ts"].astype("Float64").fillna(np.inf).to_numpy(float)
-    key_a = out["start_after_ts"].astype("Float64").fillna(np.inf).to_numpy(float)
+    # Before's order, then steps after only in after's order (int64 keys: float64 ties steps ns apart).
+    last = np.iinfo(np.int64).max
+    key_b = out["start_before_ts"].fillna(last).to_numpy(np.int64)
+    key_a = out["start_after_ts"].fillna(last).to_numpy(np.int64)
     order = np.lexsort((out["ordinal"].to_numpy(), key_a, key_b))
     return out.iloc[order].reset_index(drop=True)[STEP_COLUMNS]
 

@@ -21,6 +21,7 @@ from .frame import frame_of
 from .idle import idle_time_breakdown
 from .launches import LAUNCH_NAMES, kineto_launchers, launch_stats
 from .overlap import comm_comp_overlap
+from .rank_labels import rank_label, rank_labels
 from .stragglers import stragglers
 from .temporal import temporal_breakdown
 
@@ -41,6 +42,10 @@ def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, A
     span = run_span(p)
     ctx: dict[str, Any] = {"p": p, "span": span, "start": p.start_ts, "end": p.end_ts, "notes": notes,
                            "label": lambda inst, pid, nc: core_label(inst, pid, nc, p.track_names)}
+    if kind == "kineto":
+        # A rank as the Timeline labels its GPU ("rank0/GPU 0"): the track filter finds what a finding names.
+        ranks = rank_labels(p)
+        ctx["rank"] = lambda r: rank_label(ranks, r)
     out: list[dict[str, Any]] = []
     if kind == "kineto":
         for rule in (_late_rank, _gpu_idle, _launch_delay, _overlap, _sync_copies, _sync_on_path, _fusion):
@@ -69,12 +74,6 @@ def _rank_span(p: Profile, rank: Any, fallback: tuple[Any, Any]) -> tuple[Any, A
     return int(k.start[mine].min()), int(k.end[mine].max())
 
 
-def _rank(r: Any) -> str:
-    if isinstance(r, float) and r.is_integer():
-        r = int(r)
-    return f"rank {r}"
-
-
 def _streams(p: Profile) -> set[int]:
     ls = launch_stats(p)
     return {int(s) for s in pd.to_numeric(ls.get("stream", pd.Series(dtype=float)), errors="coerce").dropna()}
@@ -99,10 +98,11 @@ def _late_rank(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     per = stragglers(p, per_step=True)
     mine = per[per["rank"] == top["rank"]] if "rank" in per else per[:0]
-    title = (f"{_rank(top['rank'])} arrives last at {int(top['times_last'])} of {steps} NCCL collectives, "
+    who = ctx["rank"](top["rank"])
+    title = (f"{who} arrives last at {int(top['times_last'])} of {steps} NCCL collectives, "
              f"{duration(top['mean_lag_ns'])} late on average (the other ranks wait {duration(top['wait_caused_ns'])} "
              "in all); what a fix would save is not known (its lateness is not one kind of work a what-if scales)")
-    evidence = {"rank": top["rank"], "times_last": int(top["times_last"]), "steps": steps,
+    evidence = {"rank": top["rank"], "gpu": who, "times_last": int(top["times_last"]), "steps": steps,
                 "mean_lag_ns": float(top["mean_lag_ns"]), "max_lag_ns": int(top["max_lag_ns"]),
                 "wait_caused_ns": int(top["wait_caused_ns"]), "ranks": len(st)}
     return [row("straggler", "high", title, np.nan, mine["start_ts"].min() if len(mine) else ctx["start"],
@@ -125,14 +125,15 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     all_idle = float(mine["idle_time_ns"].sum())
     threads = _host_threads(p)
     gain = gain_of(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
-    if off_path(ctx, "gpu_idle", gain, f"{_rank(worst['rank'])}'s GPU is idle {pct(share)} of its span"):
+    who = ctx["rank"](worst["rank"])
+    if off_path(ctx, "gpu_idle", gain, f"{who} is idle {pct(share)} of its span"):
         return []
     ranks = int((t["idle_time_pctg"] / 100.0 >= GPU_IDLE_SHARE).sum())
-    title = (f"{_rank(worst['rank'])}'s GPU is idle {pct(share)} of its {duration(worst['span_ns'])} span "
+    title = (f"{who} is idle {pct(share)} of its {duration(worst['span_ns'])} span "
              f"({duration(worst['idle_time_ns'])}; {pct(host / all_idle) if all_idle else '0%'} of the gaps wait on "
              f"the host{f'; {ranks} ranks over {pct(GPU_IDLE_SHARE)}' if ranks > 1 else ''}); host threads with no "
              f"untraced time between their ops {saved(gain, span)}")
-    evidence = {"rank": worst["rank"], "idle_ns": int(worst["idle_time_ns"]), "idle_share": share,
+    evidence = {"rank": worst["rank"], "gpu": who, "idle_ns": int(worst["idle_time_ns"]), "idle_share": share,
                 "host_wait_ns": host, "ranks_over_threshold": ranks}
     start, end = _rank_span(p, worst["rank"], (ctx["start"], ctx["end"]))
     return [row("gpu_idle", severity_of(gain, span, "medium"), title, gain, start, end, evidence,
@@ -169,15 +170,16 @@ def _overlap(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     worst = m.sort_values("comp_comm_overlap_pctg").iloc[0]
     gain = gain_of(p, {"kind": "collective"}, 0.0, span)
     share = float(worst["comp_comm_overlap_pctg"])
-    if off_path(ctx, "low_overlap", gain, f"{_rank(worst['rank'])}'s communication runs {share:.0f}% under computation"):
+    who = ctx["rank"](worst["rank"])
+    if off_path(ctx, "low_overlap", gain, f"{who}'s communication runs {share:.0f}% under computation"):
         return []
     exposed = float(worst["comm_time_ns"] - worst["overlap_time_ns"])
     under = "None" if share < 0.5 else f"Only {share:.0f}%"
-    title = (f"{under} of {_rank(worst['rank'])}'s communication runs under computation ({duration(exposed)} "
+    title = (f"{under} of {who}'s communication runs under computation ({duration(exposed)} "
              f"exposed of {duration(worst['comm_time_ns'])}"
              f"{f'; {len(m)} ranks under {OVERLAP_BELOW:.0f}%' if len(m) > 1 else ''}); hiding the NCCL kernels "
              f"entirely {saved(gain, span)}")
-    evidence = {"rank": worst["rank"], "overlap_pct": float(worst["comp_comm_overlap_pctg"]),
+    evidence = {"rank": worst["rank"], "gpu": who, "overlap_pct": float(worst["comp_comm_overlap_pctg"]),
                 "comm_ns": int(worst["comm_time_ns"]), "exposed_ns": exposed, "ranks": len(m)}
     start, end = _rank_span(p, worst["rank"], (ctx["start"], ctx["end"]))
     return [row("low_overlap", severity_of(gain, span), title, gain, start, end, evidence,

@@ -30,28 +30,14 @@ from .timeline import Timeline
 MARGIN = 0.05  # room either side of a step, as a share of the longer of its two durations
 ROLES = ("before", "after")
 Handler = Callable[[dict[str, Any]], None]
-STEP_SLACK_NS = 1000  # a view this close to a step's start, with its width, is that step (see _step_at)
 
 
 def step_table(before: Profile, after: Profile) -> pd.DataFrame:
-    """The two runs' steps aligned as compare(before, after, by="step") aligns them (without the findings).
-
-    The starts are each run's own int64 nanoseconds: the aligned table's went through float64 in its
-    outer merge (absolute epoch times past 2^53 lose up to a few hundred ns there).
-    """
+    """The two runs' steps aligned as compare(before, after, by="step") aligns them (without the findings)."""
     notes: list[str] = []
     sb, _ = run_steps(before, notes, "before")
     sa, _ = run_steps(after, notes, "after")
-    table = align_steps(sb, sa)
-    for which, steps in (("before", sb), ("after", sa)):
-        neff = steps["model_name"].astype(object).where(steps["model_name"].notna(), None)
-        k = steps.assign(_neff=neff.fillna("\0none")).groupby("_neff", sort=False).cumcount()
-        exact = dict(zip(zip(neff.fillna("\0none"), k.astype(np.int64), strict=True),
-                         steps["start_ts"].astype(np.int64), strict=True))
-        names = table["model_name"].astype(object).where(table["model_name"].notna(), None).fillna("\0none")
-        table[f"start_{which}_ts"] = pd.array([exact.get((n, int(o))) for n, o in zip(names, table["ordinal"],
-                                                                                       strict=True)], dtype="Int64")
-    return table
+    return align_steps(sb, sa)
 
 
 def _neff_label(neff: Any) -> str:
@@ -201,14 +187,14 @@ class TimelineAlignment:
     def _step_at(self, tl: Timeline, view: list[float]) -> int | None:
         """The step whose extent `view` is in this run (a Summary's step click sets that), else None.
 
-        Its width is the step's duration to the nanosecond; its start may be off by float64's spacing at
-        epoch times (the comparison's table rounds its starts there), so the nearest start within 1 µs.
+        Its start and width are the step's to the nanosecond (the comparison's starts are exact int64 ns;
+        from the origin they are exact in float64 too), the nanosecond left for the view's arithmetic.
         """
         mine = "before" if tl is self.before else "after"
         starts = self.steps[f"start_{mine}"].to_numpy(float)
         durations = self.steps[f"duration_{mine}_ns"].to_numpy(float)
         off = np.abs(starts - view[0])
-        ok = (np.abs((view[1] - view[0]) - durations) <= 1) & (off <= STEP_SLACK_NS)
+        ok = (np.abs((view[1] - view[0]) - durations) <= 1) & (off <= 1)
         if not ok.any():
             return None
         return int(self.steps["ordinal"].iat[int(np.argmin(np.where(ok, off, np.inf)))])
