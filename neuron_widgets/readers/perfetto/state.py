@@ -77,7 +77,7 @@ def _per_sequence(seq: np.ndarray, cleared: np.ndarray) -> tuple[np.ndarray, np.
     runs = np.zeros(changes, np.int64)
     used = 0
     slot = np.empty(n, np.int32)
-    within = np.empty(n, np.int64)
+    within = np.empty(n, np.int32)  # clears on a sequence within one chunk: fewer than its packets
     last_seq, last_slot = np.int64(-1), 0
     for i in range(n):
         s = np.int64(seq[i])

@@ -126,9 +126,10 @@ class _Collect:
                  counter_event=counters + self.events, counter_value=p.counter[ev[counters]])
         self.blobs.append(gather(buf, p.ev_off, p.ev_len, ev, p.has_args))
         if p.flow_id.size:
-            event_of_packet = np.full(off.size, -1, np.int64)
-            event_of_packet[ev] = np.arange(ev.size) + self.events
-            self.put(flow_event=event_of_packet[p.flow_packet], flow_id=p.flow_id)
+            # The event of each flow's packet, by a search in the (ascending) event packets: no array per packet.
+            at = np.minimum(np.searchsorted(ev, p.flow_packet), max(ev.size - 1, 0))
+            found = ev[at] == p.flow_packet if ev.size else np.zeros(p.flow_packet.size, bool)
+            self.put(flow_event=np.where(found, at + self.events, -1), flow_id=p.flow_id)
         self.events += ev.size
 
     def _tracks(self, p: wire.Packets, ev: np.ndarray, gen: np.ndarray) -> np.ndarray:
