@@ -4,6 +4,8 @@ carried by more events than PAIRS_PER_FLOW_LIMIT (consecutive carriers only)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -40,7 +42,7 @@ def reference_pairs(flows: list[list[str] | None]) -> list[tuple[int, int]]:
         if len(rows) <= PAIRS_PER_FLOW_LIMIT:
             links = [(rows[i], rows[j]) for i in range(len(rows)) for j in range(i + 1, len(rows))]
         else:
-            links = list(zip(rows[:-1], rows[1:], strict=True))
+            links = list(pairwise(rows))
         pairs |= {(min(a, b), max(a, b)) for a, b in links if a != b}
     return sorted(pairs)
 
