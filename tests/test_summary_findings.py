@@ -123,7 +123,10 @@ def test_the_critical_path_section_holds_the_breakdown_and_the_headline(neuron) 
     assert sum(per_bar) == pytest.approx(100.0, abs=0.01)
     firsts = b.drop_duplicates(["instance_id", "process_id", "nc_idx", "thread_id"])
     assert per_bar[0] == pytest.approx(float(firsts["worker_share_pct"].iloc[0]))
-    assert data["worker"][:2] == ["i-0a88e4da06d80cbd2/2624383 thread 2624400", "i-0a88e4da06d80cbd2/2624383 NC1"]
+    assert data["worker"][:2] == ["i-0a88e4da06d80cbd2/2624383 thread 2624400",
+                                 "i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1"]
+    # A core is named as its Timeline track (and as findings name it): the track filter finds it.
+    assert data["worker"][1] in set(p.tracks("default")["label"])
     assert data["steps"][1] == "on it in 117 of 132 steps"
     assert data["worker"][-1] == f"{len(firsts) - 12} other workers"
     assert {it.label.value for it in c.legend.items} == {"compute", "collective", "host", "launch", "gap"}
@@ -229,7 +232,9 @@ def test_job_findings_open_their_part(tmp_path: Path) -> None:
     assert shown(s)["part"] == [str(x) for x in f["part"]]
     c = s.charts.critical
     assert c.layout.visible and c.sentence.text == A.critical_path_headline(job)["sentence"] + "."
-    assert c.source.data["worker"][1] == "node-02 i-0bf9e92794b6f3a12 NC1"
+    who = c.source.data["worker"][1]
+    assert who.startswith("node-02/i-0bf9e92794b6f3a12/PID:") and who.endswith("/neuron_rt/NC:1")
+    assert who.removeprefix("node-02/") in set(job.load("node-02").tracks("default")["label"])
     click(s.charts.findings.source, 0)
     for _ in range(300):  # the part loads in a thread
         if s.part_shown == "node-02" and s.part_timeline is not None:

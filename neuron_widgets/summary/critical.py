@@ -16,6 +16,7 @@ from bokeh.models import Div, FactorRange, HoverTool, Legend, LegendItem
 
 from ..analysis.critical_path_graph import KINDS
 from ..model.timefmt import duration
+from ..model.worker_labels import core_label
 from . import charts as C
 
 MAX_WORKERS = 12  # bars; the rest share one
@@ -29,8 +30,9 @@ def _text(v: Any) -> str | None:
 
 
 def worker_labels(b: pd.DataFrame, part_of: dict[str, str] | None = None) -> list[str]:
-    """`i-0a88 NC1` (a core), `i-0a88 thread 2624400` (a host thread), the pid where an instance has several,
-    the part first in a job."""
+    """A core as the Timeline labels its track (`i-0a88.../PID:2624383/neuron_rt/NC:1`, a job's `<part>/...`: what
+    findings name), `i-0a88 thread 2624400` (a host thread, the pid where an instance has several, the part first in
+    a job)."""
     pids = b.groupby(b["instance_id"].astype(str))["process_id"].nunique() if len(b) else pd.Series(dtype=int)
     out = []
     for r in b.itertuples():
@@ -38,9 +40,12 @@ def worker_labels(b: pd.DataFrame, part_of: dict[str, str] | None = None) -> lis
         where = inst or (f"pid {pid}" if pid else "")
         if inst and pid and pids.get(str(r.instance_id), 1) > 1:
             where = f"{inst}/{pid}"
+        part = (part_of or {}).get(inst or "")
+        if tid is None and nc is not None and inst is not None:
+            out.append(core_label(r.instance_id, r.process_id, r.nc_idx, part=part or None))
+            continue
         who = f"thread {tid}" if tid is not None else f"NC{nc}" if nc is not None else ""
         label = " ".join(x for x in (where, who) if x) or "(no worker)"
-        part = (part_of or {}).get(inst or "")
         out.append(f"{part} {label}" if part and not label.startswith(part) else label)
     seen: dict[str, int] = {}
     unique = []
