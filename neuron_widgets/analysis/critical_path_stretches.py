@@ -38,8 +38,8 @@ TASK_FULL = "critical_stretches:1:full"
 NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
               "Chrome traces as one profile (nw.load_profile([...]))")
 WORKER_COLS = ("instance_id", "process_id", "thread_id", "nc_idx")
-SOURCE = np.iinfo(np.int64).min  # a segment that starts at the run's start (a source: known job-wide only)
-MISSING = np.iinfo(np.int64).min  # a stretch the part did not ship
+SOURCE = np.int64(np.iinfo(np.int64).min)  # a segment that starts at the run's start (a source: known job-wide only)
+MISSING = np.int64(np.iinfo(np.int64).min)  # a stretch the part did not ship
 R_BOUND, VIRT_BOUND = 0, 1
 
 
@@ -47,8 +47,8 @@ R_BOUND, VIRT_BOUND = 0, 1
 def _visit(starts, binding, src, boundary, n):  # pragma: no cover - numba
     """The moments walked back from each start along binding edges, up to a boundary, a source or a moment
     already walked: in walk order, and each moment's position among them (-1: not walked)."""
-    local = np.full(n, -1, np.int64)
-    nodes = np.empty(n, np.int64)
+    local = np.full(n, -1, np.int32)
+    nodes = np.empty(n, np.int32)
     k = 0
     for s in starts:
         v = s
@@ -75,8 +75,12 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     used, pos = used_rows(g.n_rows, g.row)
     rank_used = np.empty(used.size, np.int64)
     rank_used[np.lexsort((used, -end[used], start[used]))] = np.arange(used.size)
-    prow = g.row.copy()
-    g.row = np.where(prow >= 0, rank_used[pos[np.maximum(prow, 0)]], -1)
+    # Per-moment arrays in int32 where a part fits (a part's moments and rows < 2^31): the worker's peak is the
+    # part's graph, and these sit beside it.
+    i32 = np.int32 if max(n, g.n_rows) < 2**31 - 1 else np.int64
+    prow = g.row.astype(i32)
+    g.row = np.where(prow >= 0, rank_used[pos[np.maximum(prow, 0)]], -1).astype(i32)
+    del pos
 
     # The collectives' moments, from the edges before binding (binding drops the ones the times contradict).
     src, dst = g.src, g.dst
@@ -85,23 +89,30 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     is_a = np.zeros(n, bool)
     is_a[a_inst] = True
     own_r = (g.cls == OWN) & (g.wkind == DEPENDENCY) & is_a[src] & (dst < b_m)
-    r_of = np.full(n, -1, np.int64)
+    r_of = np.full(n, -1, i32)
     r_of[src[own_r]] = dst[own_r]
-    a_r = r_of[a_inst]
+    a_r = r_of[a_inst].astype(np.int64)
+    del r_of, own_r
+    item_of = np.full(n, -1, i32)  # an arrival's item (its A->M edge), by arrival and by release
+    item_of[a_inst] = np.arange(a_inst.size)
+    item_of[a_r] = np.arange(a_inst.size)
     virt = np.asarray(join["virt"], np.int64)
     is_virt = np.zeros(n, bool)
     is_virt[virt] = True
-    virt_cc = np.zeros(n, np.int64)
-    virt_cc[virt] = join["virt_cc"]
+    t_a = g.t[a_inst].copy()  # a virtual arrival's: its cc_running start (its time job-wide comes in the walk)
+    t_a[item_of[virt]] = join["virt_cc"]
     into_virt = is_virt[dst] & (g.wkind != DEPENDENCY)
-    c_src = np.full(n, -1, np.int64)
-    c_row = np.full(n, -1, np.int64)
+    c_src = np.full(n, -1, i32)
+    c_row = np.full(n, -1, i32)
     c_src[dst[into_virt]], c_row[dst[into_virt]] = src[into_virt], g.wrow[into_virt]
+    del src, dst, to_m, into_virt  # the edges before binding: binding replaces them
     boundary = np.zeros(n, bool)
     boundary[a_r] = True
     boundary[virt] = True
     boundary[b_m:] = True
-    gkind0, grow0, gevent0, lane0 = g.gkind.copy(), g.grow.copy(), g.gevent.copy(), g.lane_core.copy()
+    # Releases' and virtual arrivals' gap attributes as built (binding may make a virtual arrival a source).
+    bnd = np.flatnonzero(boundary[:b_m])
+    gkind0, grow0, gevent0, lane0 = g.gkind[bnd], g.grow[bnd], g.gevent[bnd], g.lane_core[bnd]
     g.bind()
     real = np.flatnonzero((g.role != LAST_ARRIVAL) & ~is_virt)
     run_start = int(g.t[real].min()) if real.size else 0
@@ -111,8 +122,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     # barrier (arriving at min(cc_running start, first release job-wide)), the earliest-ranked one at or after
     # each possible first release: down the cc_running starts, each one ranked before all later ones.
     a_virt = is_virt[a_inst]
-    t_a = np.where(a_virt, virt_cc[a_inst], g.t[a_inst])
-    a_rank = g.row[a_inst]
+    a_rank = g.row[a_inst].astype(np.int64)
     if full:
         cand = np.ones(a_inst.size, bool)
     else:
@@ -149,10 +159,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     b_of = np.full(n, -1, np.int64)
     b_of[b_inst] = np.arange(b_inst.size)
     nxt = np.where(~has, -1, np.where(to_b, -2 - b_of[np.maximum(u, 0)], local[np.maximum(u, 0)]))
-    item_of = np.full(n, -1, np.int64)  # an arrival's item (its A->M edge), by arrival and by release
-    item_of[a_inst] = np.arange(a_inst.size)
-    item_of[a_r] = np.arange(a_inst.size)
-    b_item = item_of[b_inst]
+    b_item = item_of[b_inst].astype(np.int64)
     b_type = np.where(is_virt[b_inst], VIRT_BOUND, R_BOUND).astype(np.int8)
     # The items shipped: the candidates and those of the boundaries reached; their arrival as a pointer.
     items = np.unique(np.r_[np.flatnonzero(cand), b_item])
@@ -164,7 +171,8 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     c0 = np.maximum(cs, 0)
     b_cptr = np.where(cs < 0, -1, np.where(boundary[c0], -2 - b_of[c0], np.where(local[c0] >= 0, local[c0], MISSING)))
     b_ct = np.where(cs >= 0, g.t[np.maximum(cs, 0)], 0)
-    b_row = grow0[b_inst]
+    at = np.searchsorted(bnd, b_inst)
+    b_row = grow0[at]
     # The rows the frame and the ties read, renumbered 0.. among them.
     rows_used, rpos = used_rows(g.n_rows, row, b_row, c_row[b_inst], prow[it_a], prow[[max(sink, 0)]])
     rmap = lambda a: np.where(a >= 0, rpos[np.maximum(a, 0)], -1).astype(np.int32)  # noqa: E731
@@ -188,7 +196,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
         "it_ptr": a_ptr,
         # Boundaries: type, item, time (a release's), segment's row, on a core, compute edge into a virtual arrival.
         "b_type": b_type, "b_item": np.searchsorted(items, b_item), "b_t": g.t[b_inst],
-        "b_kind": gkind0[b_inst], "b_event": gevent0[b_inst], "b_core": lane0[b_inst] >= 0, "b_row": rmap(b_row),
+        "b_kind": gkind0[at], "b_event": gevent0[at], "b_core": lane0[at] >= 0, "b_row": rmap(b_row),
         "b_cptr": b_cptr, "b_ct": b_ct, "b_crow": rmap(c_row[b_inst]),
         # Walked moments: time, segment start, kind, row, inside the event, on a core, the next moment.
         "t": g.t[nodes], "start": seg_start, "kind": kind, "row": rmap(row), "event": event, "on_core": on_core,
