@@ -49,7 +49,7 @@ def test_blocks_match_the_reference(seed: int) -> None:
     if seed % 7 == 3:  # a key space far larger than the rows: keys are numbered first
         keys.append(rng.integers(0, 1 << 40, n))
     flags = rng.choice(np.array([0, 0, 0, 1, 2, 4], np.uint8), n)
-    rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int64)
+    rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32 if seed % 2 else np.int64)
     a = int(start.min()) - int(rng.integers(-200, 200))
     bucket_ns = int(rng.integers(1, 500))
     n_buckets = int(rng.integers(1, 400))
@@ -77,6 +77,6 @@ def test_priority_matches_the_reference(seed: int) -> None:
     start = np.sort(rng.integers(0, 10_000, n)).astype(np.int64)
     # Many equal lengths (ties), and now and then lengths too far apart for the packed key (the stable argsort).
     end = start + rng.choice([0, 3, 3, 50, 700, 2**61 if seed % 6 == 5 else 9], n)
-    rows = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False)).astype(np.int64)
+    rows = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False)).astype(np.int32 if seed % 2 else np.int64)
     must = rng.choice(n, int(rng.integers(0, 20)), replace=True) if n else np.zeros(0, np.int64)
     assert priority(rows, start, end, must).tolist() == priority_reference(rows, start, end, must)

@@ -299,6 +299,8 @@ class _Plan:
         self.src, self.range = src, data_range
         start, end = p.array("start_ts"), p.array("end_ts")
         self.rows = rows_in(start, end, *data_range)
+        if len(p) < 2**31:  # held through the export with its priority order: 40 MB each at 10M, not 80
+            self.rows = self.rows.astype(np.int32)
         must = [np.zeros(0, np.int64)]
         sel = src.state.selected_row
         if 0 <= sel < len(p):

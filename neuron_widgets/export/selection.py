@@ -73,7 +73,9 @@ def blocks(rows: np.ndarray, start: np.ndarray, end: np.ndarray, keys: list[np.n
     """
     if rows.size == 0:
         return Blocks.empty()
-    rows = np.ascontiguousarray(rows, np.int64)
+    rows = np.ascontiguousarray(rows)
+    if rows.dtype not in (np.int32, np.int64):
+        rows = rows.astype(np.int64)
     key = np.zeros(rows.size, np.int64)
     for k in keys:
         key *= int(k.max(initial=0)) + 1
