@@ -90,13 +90,14 @@ def main() -> None:
     if args.profile:
         print(in_child(code)["profile"])
         return
+    load_at_start = os.getloadavg()
     runs = []
     for _ in range(args.repeat):
         runs.append(in_child(code))
         print(json.dumps({m: round(v["s"], 3) for m, v in runs[-1]["modes"].items()}), file=sys.stderr)
     per_mode = {m: [r["modes"][m]["s"] for r in runs] for m in MODES}
     result = {
-        "machine": machine(), "load_avg_at_start": os.getloadavg(), "events": runs[0]["events"],
+        "machine": machine(), "load_avg_at_start": load_at_start, "events": runs[0]["events"],
         "runs": len(runs), "load_s": [round(r["load_s"], 3) for r in runs],
         "numba_warm_s": [round(r["numba_warm_s"], 3) for r in runs],
         "default_prepared_s": [round(r["default_prepared_s"], 3) for r in runs],
