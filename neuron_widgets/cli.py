@@ -8,13 +8,14 @@ import sys
 import time
 from collections.abc import Sequence
 
+from . import load_profile, sample_profile, write_sample
 from .errors import ProfileError
+from .model.summary import format_summary
+from .readers import cache as parse_cache
+from .sample.job import write_job
 
 
 def _info(args: argparse.Namespace) -> int:
-    from . import load_profile, sample_profile
-    from .model.summary import format_summary
-
     if args.sample == (args.path is not None):
         print("neuron-widgets info: give a PATH or --sample", file=sys.stderr)
         return 2
@@ -36,12 +37,8 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from . import write_sample
-
     t0 = time.perf_counter()
     if args.nodes is not None:
-        from .sample.job import write_job
-
         if args.nodes < 2:
             print(f"neuron-widgets sample: --nodes must be 2 or more, not {args.nodes}", file=sys.stderr)
             return 2
@@ -57,8 +54,7 @@ def _sample(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from . import load_profile, sample_profile
-    from .export import export_profile
+    from .export import export_profile  # the export stack (~0.1 s): only for the commands that write
 
     if args.sample == (args.path is not None):
         print("neuron-widgets export: give a PATH or --sample", file=sys.stderr)
@@ -77,7 +73,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from . import load_profile
+    # The export stack, and Perfetto's compiled protos (~0.5 s): only for the commands that write.
     from .export.parquet import export_parquet
     from .export.perfetto import export_perfetto
 
@@ -100,15 +96,13 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from .readers import cache
-
     if args.clear:
-        freed = cache.clear()
-        print(f"emptied {cache.root()}: {freed / 1e6:.1f} MB freed")
+        freed = parse_cache.clear()
+        print(f"emptied {parse_cache.root()}: {freed / 1e6:.1f} MB freed")
         return 0
-    listed = cache.entries()
+    listed = parse_cache.entries()
     total = sum(e["bytes"] for e in listed)
-    print(f"{cache.root()}: {len(listed)} parsed traces, {total / 1e6:.1f} MB (cap {cache.cap_bytes() / 1e6:.0f} MB, "
+    print(f"{parse_cache.root()}: {len(listed)} parsed traces, {total / 1e6:.1f} MB (cap {parse_cache.cap_bytes() / 1e6:.0f} MB, "
           "NEURON_WIDGETS_CACHE_MB)")
     for e in listed:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(e["last_used"]))

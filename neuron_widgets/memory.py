@@ -11,14 +11,18 @@ import ctypes
 import ctypes.util
 import gc
 import sys
+from collections.abc import Callable
+from contextlib import suppress
 from functools import cache
+
+import pyarrow as pa
 
 # Below this many events a load leaves too little behind to be worth a collection.
 GIVE_BACK_MIN_EVENTS = 200_000
 
 
 @cache
-def _trim():
+def _trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     name = ctypes.util.find_library("c")
@@ -42,9 +46,5 @@ def give_back() -> None:
     trim = _trim()
     if trim is not None:
         trim(0)
-    try:
-        import pyarrow as pa
-
+    with suppress(AttributeError):  # a pyarrow without release_unused
         pa.default_memory_pool().release_unused()
-    except (ImportError, AttributeError):
-        pass

@@ -13,10 +13,12 @@ from .across import across
 from .compare import compare
 from .compare_steps import Comparison  # compare(before, after, by="step")'s result; the import registers it
 from .critical_path import critical_path, critical_path_breakdown, critical_path_headline
+from .critical_path_graph import warm as warm_path
 from .density import busy_density
 from .findings import findings
 from .idle import idle_time_breakdown
-from .kernels import kernel_breakdown
+from .intervals import warm as warm_intervals
+from .kernels import group_stats, kernel_breakdown
 from .launches import launch_stats
 from .overlap import comm_comp_overlap
 from .problems import NRT_STATUS, errors_and_hangs, last_events
@@ -32,13 +34,11 @@ __all__ = ["NRT_STATUS", "Comparison", "WhatIf", "across", "all_analyses", "busy
 
 
 def _warm() -> None:
+    # Loaded here, in the warm-up thread, rather than by `import neuron_widgets.analysis` (~10 ms each).
     from ..model.device.hierarchy import warm as warm_hierarchy
     from .critical_path_chrome import warm as warm_chrome
-    from .critical_path_graph import warm as warm_path
-    from .intervals import warm
-    from .kernels import group_stats
 
-    warm()
+    warm_intervals()
     warm_hierarchy()
     warm_path()
     warm_chrome()

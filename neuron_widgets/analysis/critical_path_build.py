@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..model.profile import Profile
 from .critical_path_graph import Graph
+from .critical_path_neuron import neuron_graph
 from .devices import kind_of
 from .frame import Frame, frame_of
 
@@ -31,12 +32,11 @@ def graph_of(fr: Frame) -> tuple[Graph | None, list[str]]:
         if len(fr) == 0:
             return None, ["the profile has no events"]
         if kind_of(fr) != "neuron" and not {"neuron_rt", "neuron_hw"} & set(fr.sources):
+            # Loaded by the warm-up thread (analysis/__init__), not by the import of the analyses.
             from .critical_path_chrome import chrome_graph
 
             g = chrome_graph(fr)
             return g, g.notes
-        from .critical_path_neuron import neuron_graph
-
         g = neuron_graph(fr)
         return g, g.notes
 

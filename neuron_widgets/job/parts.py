@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 
 from ..errors import ProfileError
 from ..model.profile import Profile
+from ..readers import READERS, load_profile
+from ..readers import cache as parse_cache
 
 # A file's stat vouches for its bytes once its ctime is this old (as for the parse cache: readers/cache.py).
 RACY_NS = 2_000_000_000
@@ -36,8 +38,6 @@ class PartSpec:
     filters: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def load(self) -> Profile:
-        from ..readers import load_profile
-
         # No background preparation: a task analyses the part and ends.
         return load_profile(self.path, prepare=False, **self.filters)
 
@@ -208,9 +208,6 @@ def _parquet(path: Path, files: list[Path]) -> dict[str, Any]:
 
 
 def _trace(path: Path) -> dict[str, Any]:
-    from ..readers import READERS
-    from ..readers import cache as parse_cache
-
     known = parse_cache.peek(path, {r.name: r.cache_version for r in READERS if r.cache_version is not None})
     if known is not None:
         return known

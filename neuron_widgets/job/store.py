@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..readers.cache import root
 from .parts import PartSpec
 
 # What an entry holds that the job at hand must say instead.
@@ -31,8 +32,6 @@ NAMED = ("part", "path")
 
 
 def default_root() -> Path:
-    from ..readers.cache import root
-
     return root().parent / "results"
 
 

@@ -51,6 +51,7 @@ import pyarrow.ipc as ipc
 
 from ..errors import LoadWarnings
 from ..model.profile import Counters, Profile
+from ..model.schema import ROW
 from .columns import ArgsLazy
 
 FORMAT = 2  # the entry layout's version (2: stat index with ctime and inode)
@@ -317,7 +318,7 @@ def _read(entry: Path, path: Path) -> Profile | None:
 
 def _restore(kind: str, arrays: dict[str, pa.Array], state: dict[str, Any]) -> Any:
     if kind == "PerfettoArgs":
-        from .perfetto.args import PerfettoArgs
+        from .perfetto.args import PerfettoArgs  # Perfetto's compiled protos (~0.15 s): only for a cached Perfetto trace
 
         return PerfettoArgs.from_cache(arrays, state)
     if kind == "columns":
@@ -341,8 +342,6 @@ class StoredColumns(ArgsLazy):
         return self.arrays[name].take(pa.array(np.asarray(rows, dtype=np.int64)))
 
     def value(self, name: str, event: dict[str, Any]) -> Any:
-        from ..model.schema import ROW
-
         return self.arrays[name][int(event[ROW])].as_py()
 
 

@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..progress import progress
-from . import counters, device, system
+from ..readers import load_profile
+from . import counters, device, kineto, system
 from . import template as tp
 
 SCHEMA_VERSION = "7.4.0"
@@ -140,8 +141,6 @@ def sample_profile(kind: str = "neuron", **filters):
     device profiles). `kind="kineto"`: a two-rank PyTorch-profiler (Kineto) GPU job, written on
     first use, in which rank 0 reaches the all-reduce late.
     """
-    from ..readers import load_profile
-
     if kind == "kineto":
         return load_profile(kineto_sample_paths(), **filters)
     if kind != "neuron":
@@ -160,13 +159,11 @@ def sample_profile(kind: str = "neuron", **filters):
 
 def kineto_sample_paths() -> list[Path]:
     """The Kineto sample's rank files (written once per machine into the temporary directory)."""
-    from .kineto import RANKS, VERSION, write_kineto
-
-    path = Path(tempfile.gettempdir()) / f"neuron-widgets-kineto-sample-v{VERSION}"
-    files = [path / f"rank-{r}.pt.trace.json.gz" for r in range(RANKS)]
+    path = Path(tempfile.gettempdir()) / f"neuron-widgets-kineto-sample-v{kineto.VERSION}"
+    files = [path / f"rank-{r}.pt.trace.json.gz" for r in range(kineto.RANKS)]
     if not all(f.exists() for f in files):
         tmp = Path(tempfile.mkdtemp())
-        write_kineto(tmp)
+        kineto.write_kineto(tmp)
         path.mkdir(parents=True, exist_ok=True)
         for f in files:
             shutil.move(str(tmp / f.name), f)  # each file whole: a reader never sees half of one

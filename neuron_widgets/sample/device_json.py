@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 # Engine track -> the engine name ActiveTime and the summaries use.
 TRACKS = {"Tensor": "tensor", "TensorMatrix": "tensor", "Vector": "vector", "Scalar": "scalar", "GpSimd": "gpsimd",
@@ -176,8 +177,6 @@ def _layer_summary(rows: list[dict[str, Any]], sgs: list[str], layer_of: dict[st
 
 def write(path: Path, rng: np.random.Generator | None = None, **shape: Any) -> Path:
     """Write `document(rng, **shape)` to `path` (compact JSON, as the tool writes it)."""
-    import orjson
-
     path = Path(path)
     path.write_bytes(orjson.dumps(document(rng if rng is not None else np.random.default_rng(0), **shape)))
     return path

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..progress import progress
-from . import system
+from . import _side_tables, plan, system
 from . import template as tp
 
 ROW_GROUP = 1 << 20
@@ -49,8 +49,6 @@ def write_job(directory: str | Path, nodes: int = 4, events: int = 200_000, seed
               processes: int = 2, cores: int = 4, steps: int | None = None) -> Path:
     """Write a job of `nodes` node profiles (about `events` system events in all) into
     `directory/node-NN/`; return `directory`. With `steps`, `steps` lean steps instead (`events` unused)."""
-    from . import _side_tables, plan
-
     if nodes < 2:
         raise ValueError(f"a multi-node job needs at least 2 nodes, not {nodes}")
     out = Path(directory)

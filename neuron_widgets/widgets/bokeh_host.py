@@ -5,8 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import anywidget
+import IPython
 import ipywidgets as W
 import traitlets as t
+from bokeh.io import output_notebook
+from bokeh.models import ColumnDataSource
+from bokeh.resources import Resources
 
 from ..bundle import asset
 from .delivery import Delivered
@@ -22,21 +26,16 @@ def load_bokehjs() -> None:
     global _BOKEHJS_LOADED
     if _BOKEHJS_LOADED:
         return
-    try:
-        from IPython import get_ipython
-
-        if get_ipython() is None or not hasattr(get_ipython(), "kernel"):
-            return  # not in a notebook: nothing to draw on
-    except ImportError:
-        return
+    # Looked up at each call (the module's attribute, not a name bound at import): a test or an embedding
+    # shell may stand in for it.
+    shell = IPython.get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return  # not in a notebook: nothing to draw on
     _publish_bokehjs()
     _BOKEHJS_LOADED = True
 
 
 def _publish_bokehjs() -> None:
-    from bokeh.io import output_notebook
-    from bokeh.resources import Resources
-
     output_notebook(Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"]), hide_banner=True)
 
 
@@ -63,6 +62,4 @@ class ThemeProbe(Delivered, anywidget.AnyWidget):
 
 def source_of(fig: Any) -> Any:
     """The ColumnDataSource a figure draws from."""
-    from bokeh.models import ColumnDataSource
-
     return fig.select_one({"type": ColumnDataSource})

@@ -83,7 +83,7 @@ class EventDetails(Delivered, anywidget.AnyWidget):
     def to_html(self, path: str | Path, *, time_range: tuple[Any, Any] | str | None = None, max_mb: float = 25.0,
                 title: str | None = None) -> dict[str, Any]:
         """Write the timeline with these details below it to one offline HTML file (see Timeline.to_html)."""
-        from ..export import export_html
+        from ..export import export_html  # the export stack (~0.1 s to import): only when a page is written
 
         return export_html(path, self.timeline, self, time_range=time_range, max_mb=max_mb, title=title)
 

@@ -25,6 +25,7 @@ from ..model.device.hierarchy import instruction_nodes, subtree
 from ..model.device.summary import engine_strip
 from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
+from ..readers.neuron.device import load_device_trace
 from .device_tree import tree_payload
 from .messages import ViewportRequest, request_class
 from .timeline import Timeline
@@ -64,8 +65,6 @@ class DeviceTraceViewer(Timeline):
         if isinstance(source, Timeline):
             timeline, source = source, None
         if isinstance(source, str | Path):
-            from ..readers.neuron.device import load_device_trace
-
             source = load_device_trace(source)
         trace = source if source is not None else _empty_trace()
         self._following: Timeline | None = None

@@ -15,6 +15,9 @@ from typing import Any
 import pandas as pd
 import traitlets as t
 
+# The package, not its `findings`: looked up at each call, so a test can stand in for the analysis.
+from .. import analysis
+
 MAX_MARKS = 500  # drawn on the strip: the first by gain, and the text says how many more
 PAINT_WAIT_S = 5.0  # at most this long for the first view's answer before computing anyway
 SEVERITY_ORDER = ("high", "medium", "low")
@@ -42,15 +45,16 @@ def finding_marks(found: pd.DataFrame, origin: int,
     marks: list[dict[str, Any]] = []
     unplaced = 0
     for r in found.to_dict("records"):
-        part = r.get("part") if isinstance(r.get("part"), str) else None
+        named = r.get("part")
+        part = named if isinstance(named, str) else None
         a, b = _ns(r.get("start_ts")), _ns(r.get("end_ts"))
-        if (a is None or b is None) and part in spans:
+        if (a is None or b is None) and part is not None and part in spans:
             a, b = spans[part]
         if a is None:
             unplaced += 1
             continue
         b = a if b is None or b < a else b
-        if part in spans and a <= spans[part][1] and b >= spans[part][0]:
+        if part is not None and part in spans and a <= spans[part][1] and b >= spans[part][0]:
             # Within its part (a hang's range runs to the job's end, past its own part's last event).
             a, b = max(a, spans[part][0]), min(b, spans[part][1])
         gain = r.get("gain_ns")
@@ -94,13 +98,11 @@ class FindingMarks(t.HasTraits):
 
     def _findings_subject(self) -> tuple[Any, Callable[[], pd.DataFrame], Mapping[str, tuple[int, int]]]:
         """What the findings are of (the cache's key), how to compute them, and parts' spans (jobs)."""
-        from ..analysis import findings
-
         if hasattr(type(self), "device_trace"):  # a DeviceTraceViewer: the device trace's own rules
             trace = self.device_trace  # type: ignore[attr-defined]
-            return trace, lambda: findings(trace), {}
+            return trace, lambda: analysis.findings(trace), {}
         profile = self.profile  # type: ignore[attr-defined]
-        return profile, lambda: findings(profile), {}
+        return profile, lambda: analysis.findings(profile), {}
 
     @t.observe("findings")
     def _findings_toggled(self, change: dict[str, Any]) -> None:
@@ -135,7 +137,7 @@ class FindingMarks(t.HasTraits):
                 marks, unplaced = finding_marks(found, self.profile.origin_ts, spans)  # type: ignore[attr-defined]
             except Exception as exc:  # said in the widget; the toggle goes off
                 if token == self._findings_token:
-                    with self.hold_sync():
+                    with self.hold_sync():  # type: ignore[attr-defined]  # a mixin: the widget it is mixed into has it
                         self.findings = False
                         self.findings_info = {"state": "none", "marks": [],
                                               "text": f"findings unavailable: {type(exc).__name__}: {exc}"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .timeline import Timeline
@@ -44,7 +45,7 @@ class TimelineLink:
             return 0.0
         return float(src.profile.origin_ts - dst.profile.origin_ts)
 
-    def _view_handler(self, src: Timeline, dst: Timeline):
+    def _view_handler(self, src: Timeline, dst: Timeline) -> Callable[[dict[str, Any]], None]:
         def on_view(change: dict[str, Any]) -> None:
             if self._busy:
                 return
@@ -59,7 +60,7 @@ class TimelineLink:
                 self._busy = False
         return on_view
 
-    def _select_handler(self, src: Timeline, dst: Timeline):
+    def _select_handler(self, src: Timeline, dst: Timeline) -> Callable[[dict[str, Any]], None]:
         def on_select(change: dict[str, Any]) -> None:
             if self._busy:
                 return

@@ -9,6 +9,7 @@ brush wins), and a click on a bar, a point or a row selects or highlights in the
 
 from __future__ import annotations
 
+import html
 import threading
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..analysis import (
     stragglers,
     temporal_breakdown,
 )
+from ..analysis.device import device_breakdown, device_trace_of
 from ..analysis.device_profiles import device_profile_summary
 from ..analysis.devices import rank_codes, trace_kind
 from ..analysis.frame import frame_of
@@ -36,6 +38,7 @@ from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.compare import fix_steps
 from ..summary.data import duration
+from ..summary.device import DeviceSummaryCharts
 from .bokeh_host import ThemeProbe, bokehjs_here, load_bokehjs, source_of
 from .delivery import Delivered, keep_in_order
 from .job.summary import JobSummaryMixin, is_job
@@ -126,9 +129,6 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             self.timeline.on_trace(lambda t: self._show_device(t))
 
     def _show_device(self, trace: DeviceTrace, first: bool = False) -> None:
-        from ..analysis.device import device_breakdown
-        from ..summary.device import DeviceSummaryCharts
-
         started = time.perf_counter()
         self.done.clear()
         self.device_trace = trace
@@ -274,7 +274,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
 
     def _chart_view(self) -> Any:
         """The charts as a jupyter_bokeh widget, its messages kept in order as ours are."""
-        from jupyter_bokeh import BokehModel
+        from jupyter_bokeh import BokehModel  # its own modules (~15 ms): once charts are shown, not at import
 
         view = BokehModel(self.charts.layout, layout=W.Layout(width="100%"))
         keep_in_order(view.comm)
@@ -345,8 +345,6 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             self._view_ready.set()
 
     def _say(self, text: str, busy: bool, error: bool = False) -> None:
-        import html
-
         spinner = '<span class="nw-spin" style="display:inline-block;width:10px;height:10px;margin-right:6px;' \
                   'border:2px solid currentColor;border-right-color:transparent;border-radius:50%;' \
                   'animation:nw-spin .8s linear infinite"></span><style>@keyframes nw-spin{to{transform:rotate(360deg)}}' \
@@ -416,7 +414,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
     # -- export -------------------------------------------------------------------------
     def to_html(self, path: str | Path, *, title: str | None = None, max_mb: float = 25.0) -> dict[str, Any]:
         """Write the summary (with its timeline, when it follows one) to one self-contained HTML file."""
-        from ..export import export_html
+        from ..export import export_html  # the export stack (~0.1 s to import): only when a page is written
 
         widgets = (self.timeline, self) if self.timeline is not None else (self,)
         return export_html(path, *widgets, title=title, max_mb=max_mb)
@@ -433,8 +431,6 @@ def _drop_view(old: Any) -> None:
 
 def _device_trace_in(source: Any) -> DeviceTrace | None:
     """The device trace a Summary is asked for (a DeviceTrace, or a DeviceTraceViewer's), else None."""
-    from ..analysis.device import device_trace_of
-
     try:
         return device_trace_of(source)
     except TypeError:

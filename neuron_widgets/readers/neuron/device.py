@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,6 +17,8 @@ import pyarrow.parquet as pq
 from ...errors import LoadWarnings, ProfileError
 from ...model.device.trace import DeviceTrace
 from ..columns import TS_LIMIT, read_json
+from ..perfetto import reader as perfetto
+from ..sniff import read_all
 from .parquet import table_files
 
 _PARQUET_TABLES = {"instructions": "Instruction", "dma": "DmaPacket", "semaphores": "SemaphoreUpdate",
@@ -39,8 +44,6 @@ def load_device_trace(path: str | os.PathLike[str]) -> DeviceTrace:
         return _parquet(p)
     if p.suffix == ".ntff":
         return _ntff(p)
-    from ..perfetto import reader as perfetto
-
     if perfetto.sniff(p):
         return _perfetto(p)
     return _json(p)
@@ -48,8 +51,6 @@ def load_device_trace(path: str | os.PathLike[str]) -> DeviceTrace:
 
 def _perfetto(path: Path) -> DeviceTrace:
     """A device profile neuron-explorer wrote as Perfetto: a track per engine and DMA queue."""
-    from ..perfetto import reader as perfetto
-
     events = perfetto.read(path, None)  # type: ignore[arg-type]
     df = pd.DataFrame({"start_ts": events.array("start_ts"), "end_ts": events.array("end_ts"),
                        "opcode": events.column("name").to_pandas().astype(str).to_numpy(),
@@ -65,8 +66,6 @@ def _perfetto(path: Path) -> DeviceTrace:
 
 
 def _args(text: str | None) -> dict[str, Any]:
-    import orjson
-
     try:
         value = orjson.loads(text) if text else {}
     except orjson.JSONDecodeError:
@@ -174,11 +173,6 @@ def _document(path: Path, warnings: LoadWarnings) -> Any:
     try:
         return read_json(path)
     except ProfileError as strict:
-        import json
-        import re
-
-        from ..sniff import read_all
-
         data = read_all(path)
         if not re.search(rb"\bNaN\b|\bInfinity\b", data):
             raise

@@ -14,7 +14,11 @@ from typing import Any
 
 import pandas as pd
 
+# The package, not its `findings`: looked up at each call, so a test can stand in for the analysis.
+from ... import analysis
+from ...analysis.across import across
 from ...analysis.density import BINS
+from ...job.view import job_view, overview_profile
 from ...model.grouping import SUMMARY_SOURCE
 from ...model.profile import Profile
 from ..timeline import Timeline
@@ -47,15 +51,11 @@ class JobTimeline(Timeline):
 
     def _findings_subject(self) -> tuple[Any, Any, dict[str, tuple[int, int]]]:
         """The job's findings (each with its part), placed on the parts' spans where they have no range."""
-        from ...analysis import findings
-
-        return self.job, lambda: findings(self.job, client=self.client), self._spans
+        return self.job, lambda: analysis.findings(self.job, client=self.client), self._spans
 
     # -- what is shown ------------------------------------------------------------------
     def _overview(self) -> Profile:
         """The density tracks, built once per set of densities (opening a part does not rebuild them)."""
-        from ...job.view import overview_profile
-
         if self._overview_of is not self.density:
             self._overview_profile = overview_profile(self._order, self.density, self._spans)
             self._overview_of = self.density
@@ -69,8 +69,6 @@ class JobTimeline(Timeline):
         and then `tracks` from another thread never sees a part opened whose tracks are not there
         yet, nor a part closed whose tracks still are.
         """
-        from ...job.view import job_view
-
         with self._job_lock:
             opened = dict(self._opened if opened is None else opened)
             view = job_view(self._overview(), opened)
@@ -84,8 +82,6 @@ class JobTimeline(Timeline):
             self._opened = opened
 
     def _summarise(self) -> None:
-        from ...analysis.across import across
-
         try:
             # The default bins go unsaid: the results are then shared with across(job, ["busy_density"]).
             kw = {"bins": self.bins} if self.bins != BINS else {}
