@@ -86,7 +86,7 @@ def labels_among(tracks: list[str], context: list[str]) -> list[str]:
     return [short[t] for t in tracks]
 
 
-def device_key(row: pd.Series | dict) -> tuple:
+def device_key(row: pd.Series | dict[str, Any]) -> tuple[str, Any] | tuple[str, int, int]:
     """What identifies a device across analyses (rank, or instance/process/NeuronCore)."""
     if "rank" in row and row["rank"] is not None and not (isinstance(row["rank"], float) and np.isnan(row["rank"])):
         return ("rank", row["rank"])
@@ -211,7 +211,7 @@ def threads_of(t: pd.DataFrame, span_ns: int | None = None) -> pd.DataFrame:
     return t
 
 
-def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None) -> dict[str, list]:
+def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None) -> dict[str, list[Any]]:
     """Per device, worst first (least compute share; a plain trace's threads busiest first, as shares of the
     summarised span `span_ns`), the shares and times of each part."""
     parts = parts_of(kind)
@@ -222,7 +222,7 @@ def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None) -> 
                 "span": [], "track": []}
     if kind != "chrome":
         t = t.iloc[np.argsort(t["compute_time_pctg"].to_numpy(), kind="stable")]
-    out: dict[str, list] = {"device": device_labels(t), "row": [int(i) for i in t.index],
+    out: dict[str, list[Any]] = {"device": device_labels(t), "row": [int(i) for i in t.index],
                             "track": [str(x) for x in t["track"]] if "track" in t.columns else device_labels(t)}
     for p in parts:
         out[f"{p}_pctg"] = t[f"{p}_time_pctg"].round(2).tolist()
@@ -231,7 +231,7 @@ def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None) -> 
     return out
 
 
-def idle_columns(idle: pd.DataFrame, order: list[str]) -> dict[str, list]:
+def idle_columns(idle: pd.DataFrame, order: list[str]) -> dict[str, list[Any]]:
     keys = [c for c in ("rank", "stream", "instance_id", "process_id", "nc_idx") if c in idle.columns]
     if idle.empty:
         return {"device": [], "host_wait": [], "kernel_wait": [], "other": [], "total": []}
@@ -320,7 +320,7 @@ def unique_labels(names: list[str], width: int = 40) -> list[str]:
 
 
 def top_columns(df: pd.DataFrame, label: str, total: str, count: str, mean: str, n: int = 10,
-                scale: float = 1e6, shorten: bool = True) -> dict[str, list]:
+                scale: float = 1e6, shorten: bool = True) -> dict[str, list[Any]]:
     """The n largest by total, largest on top; totals in ms (scale: units per ms of the source column)."""
     if df.empty:
         return {"label": [], "full": [], "total_ms": [], "count": [], "mean": [], "share": []}
@@ -332,7 +332,7 @@ def top_columns(df: pd.DataFrame, label: str, total: str, count: str, mean: str,
             "share": [f"{100 * v / whole:.1f}%" for v in top[total]]}
 
 
-def launch_columns(launches: pd.DataFrame) -> dict[str, list]:
+def launch_columns(launches: pd.DataFrame) -> dict[str, list[Any]]:
     """Per rank and stream: launches, median, 95th percentile and largest launch delay (µs), worst p95 first."""
     keys = [c for c in ("rank", "stream") if c in launches.columns]
     if launches is None or launches.empty or "launch_delay_ns" not in launches or not keys:

@@ -17,6 +17,9 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 
+from ...analysis.across import across
+from ...summary.charts import apply_theme
+from ...summary.job import JobSummaryCharts
 from ..bokeh_host import ThemeProbe, load_bokehjs, source_of
 from ..timeline import Timeline
 from .compare import compare_jobs, job_to_compare
@@ -60,10 +63,6 @@ class JobSummaryMixin:
         threading.Thread(target=self._job_run, name="neuron-widgets-job-summary", daemon=True).start()
 
     def _job_run(self) -> None:
-        from ...analysis.across import across
-        from ...summary.charts import apply_theme
-        from ...summary.job import JobSummaryCharts
-
         started = time.perf_counter()
         try:
             results = across(self.job, JOB_ANALYSES, self.client)
@@ -103,8 +102,6 @@ class JobSummaryMixin:
         self.done.set()
 
     def _job_themed(self, dark: bool) -> None:
-        from ...summary.charts import apply_theme
-
         with self._lock:
             self._dark = dark
             if self.charts is not None:
