@@ -182,8 +182,3 @@ def lanes_in_time_order(combo: np.ndarray, combo_track: np.ndarray, start: np.nd
     lane_events = per_lane[np.arange(width)[None, :] < used[:, None]]  # row-major: track, then lane
     return lanes, used, lane_events
 
-
-def warm() -> None:
-    """Load the compiled lane kernel now (tens of ms the first time in a process), not on a first view."""
-    lanes_in_time_order(np.zeros(2, np.int32), np.zeros(1, np.int32), np.array([0, 1], np.int64),
-                        np.array([2, 3], np.int64), 1)
