@@ -27,9 +27,12 @@ def test_the_parts_errors_and_hangs_are_shown_and_said(results: dict) -> None:
     assert set(zip(problems["part"], problems["kind"], strict=True)) == {("node-02", "error"), ("node-00", "hang")}
     c = JobSummaryCharts(results)
     rows = c.problems.source.data
+    # A core as the job's Timeline labels its track under the part: `<part>/<instance>/PID:<pid>/neuron_rt/NC:<n>`.
+    inst = dict(zip(problems["part"], problems["instance_id"], strict=True))
     assert sorted(zip(rows["kind"], rows["device"], rows["code"], strict=True)) == [
-        ("error", "node-02/2495392 NC2", "1003"), ("error", "node-02/2495392 NC2", "1003"),
-        ("hang", "node-00/2563698 NC0", "")]
+        ("error", f"node-02/{inst['node-02']}/PID:2495392/neuron_rt/NC:2", "1003"),
+        ("error", f"node-02/{inst['node-02']}/PID:2495392/neuron_rt/NC:2", "1003"),
+        ("hang", f"node-00/{inst['node-00']}/PID:2563698/neuron_rt/NC:0", "")]
     assert all(0 <= t < 1000 for t in rows["t_ms"])  # ms from the job's start
     assert "Found 2 errors (node-02) and 1 hang (node-00)" in c.sentence.text
     assert c.problems in c.layout.children

@@ -181,3 +181,31 @@ def test_summary_of_a_job_compared_with_another(tmp_path) -> None:
 
     item = json.dumps(summary_item(s))
     assert "nw-fix-steps" in item and json.dumps(c.headline) in item
+    # A step's bar opens the first part running then, fitted to the after-job's step (no margin: the step itself).
+    from neuron_widgets.widgets.bokeh_host import source_of
+
+    m = c.steps[c.steps["status"] == "matched"].reset_index(drop=True)
+    assert s.part_timeline is None
+    source_of(fix.chart).selected.indices = [2]
+    t0 = int(m["start_after_ts"][2])
+    assert s.part_shown == str(after.parts["part"].iloc[0]) and s.part_timeline is not None
+    assert s.part_timeline.time_range == (t0, t0 + int(m["duration_after_ns"][2]))
+
+
+def test_a_job_step_bar_fits_the_job_timeline_it_follows() -> None:
+    """Summary(JobTimeline(job), compare=...): a step's bar fits that timeline (origin + the bar's t0 and t1)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from neuron_widgets.widgets.job.compare import part_at, step_clicked
+
+    tl = SimpleNamespace(time_range=None)
+    src = SimpleNamespace(data={"t0": [0.0, 1_500.0], "t1": [1_000.0, 2_250.0]})
+    step_clicked(SimpleNamespace(timeline=tl), SimpleNamespace(origin=10_000), src, [1])
+    assert tl.time_range == (11_500, 12_250)
+    step_clicked(SimpleNamespace(timeline=tl), SimpleNamespace(origin=0), src, [5])  # no such bar: nothing moves
+    assert tl.time_range == (11_500, 12_250)
+    parts = pd.DataFrame({"part": ["a", "b", "c"], "status": ["left out", "read", "read"],
+                          "start_ts": [0, 0, 500], "end_ts": [0, 400, 900]})
+    assert part_at(parts, (600, 700)) == "c" and part_at(parts, (100, 200)) == "b" and part_at(parts, (5_000, 6_000)) == "b"

@@ -88,8 +88,8 @@ def test_plain_traces_have_no_step_chart() -> None:
 
 
 def test_the_comparisons_findings_table_holds_headers_and_ids_whole() -> None:
-    who = "i-0a88e4da06d80cbd2/2624383 NC1"
-    title = "i-0a88e4da06d80cbd2/2624383 NC1 arrives last at 55 of 66 collective steps, 73.4 µs late on average " \
+    who = "i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1"  # a core as findings and the Timeline name it
+    title = "i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1 arrives last at 55 of 66 collective steps, 73.4 µs late on average " \
             "(others wait 4.55 ms in all), on the critical path in 117 of 132 steps"
     table = pd.DataFrame({"status": ["gone", "same", "same", "same"], "rule": ["straggler"] * 4, "who": [who] * 4,
                           "predicted_gain_ns": [3.4e6] * 4, "measured_saving_ns": [9e4] * 4,

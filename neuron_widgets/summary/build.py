@@ -18,6 +18,7 @@ from ..analysis import compare as compare_profiles
 from ..analysis import temporal_breakdown
 from ..analysis.device_profiles import device_profile_summary
 from ..model.profile import Profile
+from ..model.worker_labels import core_label
 from . import charts as C
 from . import data as D
 from .compare import FixSection
@@ -345,7 +346,8 @@ class SummaryCharts:
         # An event off the NeuronCores by its track, as the Timeline labels it (`row` is in `profile`).
         combo, combo_track, labels = profile.grouping_keys("default")
         tracks = D.labels_among([labels[combo_track[combo[int(r)]]] for r in p["row"]], self._thread_tracks(r))
-        device = [f"{text(x.instance_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else track
+        # A core by its runtime track's label, as the device charts and findings name it.
+        device = [core_label(x.instance_id, x.process_id, x.nc_idx, profile.track_names) if text(x.nc_idx) else track
                   for x, track in zip(p.itertuples(), tracks, strict=True)]
         return {"kind": p["kind"].tolist(), "name": [text(x) for x in p["name"]], "device": device,
                 "exec_id": [text(x) for x in p["exec_id"]], "model": [text(x) for x in p["model_name"]],

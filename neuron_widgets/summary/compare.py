@@ -225,7 +225,8 @@ def findings_columns(table: pd.DataFrame) -> dict[str, list]:
 
 
 # field: (header, width px); a width holds its header and its longest word ("changed"): neither wraps.
-FINDING_COLUMNS = {"status": ("status", 72), "rule": ("rule", 100), "who": ("who", 235),
+# "who" holds a core's track label whole (`i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1`).
+FINDING_COLUMNS = {"status": ("status", 72), "rule": ("rule", 100), "who": ("who", 330),
                    "predicted": ("predicted gain (before)", 170), "measured": ("measured saving", 120),
                    "after": ("gain left (after)", 125), "change": ("evidence moved", 200), "title": ("finding", 420)}
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..model.profile import Profile
 from ..model.timefmt import duration
+from ..model.worker_labels import core_label
 
 NEURON_PARTS = ("compute", "collective", "barrier", "idle")
 KINETO_PARTS = ("compute", "non_compute", "idle")
@@ -30,8 +31,8 @@ NOT_APPLICABLE = {
 
 
 def device_labels(df: pd.DataFrame, unique: bool = True) -> list[str]:
-    """One short label per device row: `rank 3`, `<instance> NC1` (with the pid when an instance has several),
-    or a thread's name and id; threads that label alike are numbered when `unique`."""
+    """One label per device row: `rank 3`, a NeuronCore's track label (`i-0a88.../PID:2624383/neuron_rt/NC:1`), or
+    a thread's name and id; threads that label alike are numbered when `unique`."""
     if df.empty:
         return []
     if "rank" in df.columns:
@@ -41,13 +42,8 @@ def device_labels(df: pd.DataFrame, unique: bool = True) -> list[str]:
     if "thread_id" in df.columns and "nc_idx" not in df.columns:  # no track known: the Timeline's unnamed form
         return track_labels([f"PID:{r.get('process_id')}/TID:{r.get('thread_id')}" for r in df.to_dict("records")],
                             unique)
-    pids_per_instance = df.groupby("instance_id", observed=True)["process_id"].nunique()
-    out = []
-    for r in df.itertuples():
-        several = pids_per_instance.get(r.instance_id, 1) > 1
-        where = f"{r.instance_id}/{r.process_id}" if several else f"{r.instance_id}"
-        out.append(f"{where} NC{r.nc_idx}")
-    return out
+    # A NeuronCore as the Timeline labels its runtime track (and findings name it): the track filter finds it.
+    return [core_label(r.instance_id, r.process_id, r.nc_idx) for r in df.itertuples()]
 
 
 def track_labels(tracks: list[str], unique: bool = True) -> list[str]:

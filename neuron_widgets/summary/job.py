@@ -27,6 +27,7 @@ from bokeh.models import (
 )
 from bokeh.palettes import Inferno256
 
+from ..model.worker_labels import core_label
 from . import charts as C
 from . import data as D
 from .build import _wrap
@@ -39,11 +40,16 @@ MAX_COLS = 600
 
 
 def core_labels(df: pd.DataFrame) -> list[str]:
-    """`node-03/1930725 NC3` (a Neuron core in its part), `node-03 rank 5` (Kineto)."""
+    """A Neuron core as the job's Timeline labels its track once its part is open
+    (`node-03/i-0a88.../PID:1930725/neuron_rt/NC:3`, what the job's findings name under the part), `node-03 rank 5`
+    (Kineto)."""
     if df.empty:
         return []
     if "rank" in df.columns:
         return [f"{p} rank {r}" for p, r in zip(df["part"], df["rank"], strict=True)]
+    if "instance_id" in df.columns:
+        return [core_label(i, pid, nc, part=p) for p, i, pid, nc in
+                zip(df["part"], df["instance_id"], df["process_id"], df["nc_idx"], strict=True)]
     return [f"{p}/{pid} NC{nc}" for p, pid, nc in zip(df["part"], df["process_id"], df["nc_idx"], strict=True)]
 
 
@@ -214,8 +220,12 @@ def problem_columns(problems: pd.DataFrame, parts: pd.DataFrame) -> dict[str, li
 
     starts = pd.to_numeric(parts.get("start_ts"), errors="coerce").dropna()
     origin = int(starts.min()) if len(starts) else int(problems["start_ts"].min())
-    device = [f"{x.part}/{text(x.process_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else
-              f"{x.part}/PID:{text(x.process_id)}/TID:{text(x.thread_id)}" for x in problems.itertuples()]
+    inst = problems["instance_id"] if "instance_id" in problems.columns else pd.Series([None] * len(problems))
+    # A core as the job's Timeline labels its track under the part (and findings name it).
+    device = [core_label(i, x.process_id, x.nc_idx, part=x.part) if text(x.nc_idx) and text(i) else
+              f"{x.part}/{text(x.process_id)} NC{text(x.nc_idx)}" if text(x.nc_idx) else
+              f"{x.part}/PID:{text(x.process_id)}/TID:{text(x.thread_id)}"
+              for x, i in zip(problems.itertuples(), inst, strict=True)]
     return {"kind": problems["kind"].astype(str).tolist(), "name": [text(x) for x in problems["name"]], "device": device,
             "exec_id": [text(x) for x in problems["exec_id"]], "model": [text(x) for x in problems["model_name"]],
             "code": [text(x) for x in problems["code"]], "meaning": [text(x) for x in problems["meaning"]],

@@ -5,6 +5,8 @@
 
 import { quietEmptyRanges } from "../common/bokehtables";
 import { h } from "../common/dom";
+import { memberId, publish } from "../common/viewsync";
+import { alignedOf } from "../timeline/align";
 import type { TimelineHost } from "./host";
 
 // The little of BokehJS's model API used here.
@@ -34,9 +36,13 @@ const CLICKABLE = [
   "nw-problems",
   "nw-device-layers",
   "nw-findings",
+  "nw-fix-steps",
 ];
 // Sources whose rows are windows (t0, t1: ns from the origin): a click moves the view there.
-const WINDOWS = new Set(["nw-straggler-steps", "nw-device-layers", "nw-findings"]);
+const WINDOWS = new Set(["nw-straggler-steps", "nw-device-layers", "nw-findings", "nw-fix-steps"]);
+// "Did the fix work": a step's bar is the after-run's step (t0, t1 from its origin).
+const FIX_STEPS = "nw-fix-steps";
+const SUMMARY_MEMBER = memberId();
 // What the findings' toggle shows in each state, as the kernel wrote it in the toggle's tags.
 interface ToggleState {
   rows: number;
@@ -126,11 +132,31 @@ function link(doc: BkDocument, host: TimelineHost): void {
       if (WINDOWS.has(name)) {
         const t0 = Number(column("t0")[i]);
         const t1 = Number(column("t1")[i]);
-        if (Number.isFinite(t0) && t1 > t0) host.model.set("view", [t0, t1]);
+        if (Number.isFinite(t0) && t1 > t0) {
+          if (name === FIX_STEPS) fitStep(host, t0, t1);
+          else host.model.set("view", [t0, t1]);
+        }
       }
       const id = String(column("event_id")[i] ?? "");
       const row = id ? host.rowOfId(id) : -1;
       if (row >= 0) host.select(row, !WINDOWS.has(name));
     });
   }
+}
+
+/**
+ * A step's bar: the after-run's timeline fits the step; exported aligned with the before-run's, the pair
+ * re-aligns on that step (as the kernel does when a view is set to one step's extent) and the partner shows the
+ * same window from its own step start.
+ */
+function fitStep(host: TimelineHost, t0: number, t1: number): void {
+  const a = alignedOf(host.model);
+  const i = a ? a.starts.findIndex((s) => Math.abs(s - t0) <= 1) : -1;
+  if (!a || i < 0) {
+    host.model.set("view", [t0, t1]);
+    return;
+  }
+  // Told on the bus from outside both views: each hears it (the after-run's too) and re-aligns, then follows.
+  if (a.step !== a.steps[i]) publish(a.group, SUMMARY_MEMBER, { kind: "step", step: a.steps[i] });
+  publish(a.group, SUMMARY_MEMBER, { kind: "view", rel: [t0 - a.starts[i], t1 - a.starts[i]] });
 }

@@ -22,7 +22,7 @@ from ...summary.charts import apply_theme
 from ...summary.job import JobSummaryCharts
 from ..bokeh_host import ThemeProbe, load_bokehjs, source_of
 from ..timeline import Timeline
-from .compare import compare_jobs, job_to_compare
+from .compare import compare_jobs, job_to_compare, wire_step_clicks
 from .kind import is_job
 
 __all__ = ["JOB_ANALYSES", "JobSummaryMixin", "is_job"]
@@ -81,6 +81,7 @@ class JobSummaryMixin:
             src.selected.on_change("indices", lambda _a, _o, new: self._core_clicked(src, new))
             charts.problems.source.selected.on_change("indices", lambda _a, _o, new: self._problem_clicked(new))
             self._wire_findings(charts)  # type: ignore[attr-defined]
+            wire_step_clicks(self, charts)  # "Did the fix work": a step's bar fits the job's timeline or opens a part
             self.bokeh = self._chart_view()
             self._arrange()  # type: ignore[attr-defined]
             apply_theme(None, self._dark, charts.figures)
