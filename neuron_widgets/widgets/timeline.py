@@ -17,6 +17,7 @@ from ..bundle import asset
 from ..model import profile as model_profile
 from ..model.color_keys import color_codes
 from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
+from ..model.filters import parse_time
 from ..model.overview import overview
 from ..model.problems import error_rows, incomplete_rows
 from ..model.profile import Profile
@@ -461,8 +462,6 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         self.brush = [float(a - origin), float(b - origin)]
 
     def _abs_range(self, value: tuple[Any, Any]) -> tuple[int, int]:
-        from ..model.filters import parse_time
-
         a, b = (parse_time(v, self.profile.origin_ts) for v in value)
         if b <= a:
             raise ValueError(f"a time range must end after it starts: {value!r}")
@@ -526,7 +525,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         `time_range`: None exports the visible range, "all" the whole profile, or (start, end)
         such as ("12.5ms", "40ms"). Past `max_mb` the shortest events are merged into blocks.
         """
-        from ..export import export_html
+        from ..export import export_html  # the export stack (~0.1 s) loads on a first export, not with every Timeline
 
         return export_html(path, self, time_range=time_range, max_mb=max_mb, title=title)
 

@@ -25,7 +25,7 @@ def critical_shown(profile: Profile, grouping: str) -> CriticalShown:
     Gap segments (no event) are not drawn: a jump across one starts where the event before it
     ends and lands where the next one starts, so the gap is the arrow's horizontal run.
     """
-    from ..analysis import critical_path
+    from ..analysis import critical_path  # the analyses (their numba kernels) load when a path is first shown
 
     path = critical_path(profile)
     ev = path[path["event_id"] >= 0]
