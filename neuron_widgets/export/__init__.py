@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..model.color_keys import color_codes
+from ..model.counter_series import counter_series
+from ..model.filters import parse_time
+from ..model.problems import error_rows, incomplete_rows
 from ..model.profile import Profile
 from .blob import Blob, b64_size
 from .dataset import Source, ViewState, arg_texts, key_sets, left_out_note, row_flags, write
@@ -85,6 +89,7 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
 
 def summary_item(summary: Any) -> dict[str, Any]:
     """A Summary's charts as a bokeh JSON item, built from its finished results in a document of their own."""
+    # bokeh and the Summary's builders load only for a page that holds a Summary (bokeh: ~0.3 s)
     from bokeh.embed import json_item
 
     from ..summary import SummaryCharts
@@ -115,8 +120,6 @@ def export_profile(path: str | Path, profile: Profile, *, grouping: str | None =
                    time_range: tuple[Any, Any] | str | None = "all", title: str | None = None,
                    max_mb: float = DEFAULT_MAX_MB) -> dict[str, Any]:
     """Export a profile (no widget needed): a timeline over `time_range` and the event details below it."""
-    from ..model.counter_series import counter_series
-    from ..model.problems import error_rows, incomplete_rows
 
     grouping = profile.check_grouping(grouping or profile.default_grouping)
     src = Source(profile, ViewState(grouping, (0.0, 1.0), height=640), {"error": error_rows(profile),
@@ -149,7 +152,6 @@ def _settled(tl: Any) -> None:
     while busy() and time.monotonic() < end:
         time.sleep(0.05)  # the work runs on the widget's own thread; nothing to join
     if left := busy():
-        import warnings
 
         warnings.warn(f"export_html: the timeline's {' and '.join(left)} still computing after {timeout_s:.0f} s; "
                       "the page leaves them out (export again once the toolbar shows them)", stacklevel=3)
@@ -191,7 +193,6 @@ def _findings_of(tl: Any) -> dict[str, Any]:
 
 
 def _range_of(src: Source, time_range: tuple[Any, Any] | str | None) -> tuple[int, int]:
-    from ..model.filters import parse_time
 
     p = src.profile
     origin = p.origin_ts

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from ..model.counter_series import CounterSeries
 from ..model.flows import SOURCE_ORDER
+from ..model.grouping_many import tracks_at_least
 from ..model.markers import FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE
 from ..model.overview import overview
 from ..model.profile import Profile
@@ -109,8 +110,6 @@ def key_sets(profile: Profile, max_tracks: int | None = None
     many = combos is not None and len(combos.table) > max_tracks
     for g, label in profile.groupings.items():
         if many:
-            from ..model.grouping_many import tracks_at_least
-
             low = tracks_at_least(combos.table, g, profile.track_names)
             if low > max_tracks:
                 left_out[g] = low

@@ -56,7 +56,7 @@ def _json_for_script(obj: Any) -> str:
 
 def bokeh_scripts() -> str:
     """BokehJS (core, widgets, tables) as inline scripts, for pages with Summary charts."""
-    from bokeh.resources import Resources
+    from bokeh.resources import Resources  # bokeh loads only for a page with Summary charts
 
     # Core, widgets (Divs, layouts) and tables; not MathJax or WebGL, which no chart here uses.
     inline = Resources(mode="inline", components=["bokeh", "bokeh-widgets", "bokeh-tables"])

@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+from ..model.counter_series import counter_series
 from ..model.grouping import COMBO_COLUMNS, tracks_of
 from ..model.profile import Profile
 from ..readers.perfetto.tracks import Identity, describe
@@ -250,8 +251,6 @@ class _Tracks:
 
     def counters(self, p: Profile, time_range: tuple[int, int] | None) -> None:
         """Sampled series (host memory, HBM, CPU, Chrome counters) as counter tracks."""
-        from ..model.counter_series import counter_series
-
         series = counter_series(p)
         origin = p.origin_ts
         for s in series.series:
