@@ -27,6 +27,7 @@ from ...model.track_names import process_label, thread_label
 from ..chrome.flows import flow_lists
 from ..columns import event_source
 from . import wire
+from .clocks import far, to_primary
 from .tracks import Identity, fields_in, identity_of, sequence_identity
 
 if TYPE_CHECKING:
@@ -191,8 +192,6 @@ class _Builder:
         self.n_events = 0
 
     def build(self) -> Profile:
-        from .clocks import far, to_primary
-
         s, state, w, origin = self.scan, self.state, self.warnings, self.origin
         ev = s.events
         w.add(f"{origin}: track events without a timestamp (dropped)", s.no_ts)
@@ -332,7 +331,7 @@ class _Builder:
                                               pa.array(list(values), pa.string()))
 
     def _args(self, begin: np.ndarray, end: np.ndarray, n: int) -> PerfettoArgs:
-        from .args import PerfettoArgs
+        from .args import PerfettoArgs  # it imports Perfetto's compiled proto (~0.25 s): only for a trace's arguments
 
         ev = self.scan.events
         empty = self.n_events  # the blobs' trailing empty entry
