@@ -66,7 +66,7 @@ def test_kineto_charts_and_labels() -> None:
     p = nw.load_profile(trace_files("param-dlrm-8rank"))
     c = SummaryCharts(p, A.all_analyses(p))
     t = source(c.temporal).data
-    assert sorted(t["device"]) == sorted(f"rank {i}" for i in range(8))
+    assert sorted(t["device"]) == sorted(f"rank{i}/GPU {i}" for i in range(8))  # each rank's GPU as the Timeline has it
     top = source(c.top_a).data
     assert all(len(lab) <= 40 for lab in top["label"]) and len(set(top["label"])) == len(top["label"])
     assert any("ncclKernel" in f for f in top["full"])
@@ -275,16 +275,21 @@ def test_the_kineto_sample_summary_names_the_late_rank() -> None:
     s = Summary(p)
     assert s.done.wait(60) and s.kind == "kineto" and s.ranks == 2
     c = s.charts
-    assert c.stragglers.visible and source(c.stragglers).data["device"][0] == "rank 0"
-    assert "rank 0 arrives last at 4 of 5 collectives" in c.head.children[1].text
-    assert sorted(source(c.temporal).data["device"]) == ["rank 0", "rank 1"]
+    # A rank named as the Timeline labels its GPU (and a stream as its track), as findings name it.
+    tracks = set(p.tracks("default")["label"])
+    assert c.stragglers.visible and source(c.stragglers).data["device"][0] == "rank0/GPU 0"
+    assert "rank0/GPU 0 arrives last at 4 of 5 collectives" in c.head.children[1].text
+    assert sorted(source(c.temporal).data["device"]) == ["rank0/GPU 0", "rank1/GPU 1"]
+    assert set(source(c.idle).data["device"]) <= tracks
     assert any("ncclDevKernel_AllReduce" in f for f in source(c.top_a).data["full"])
     # Launch delays per rank and stream, as HTA's launch statistics give them.
     launches = source(c.launches).data
-    assert sorted(launches["device"]) == ["rank 0 stream 20", "rank 0 stream 7", "rank 1 stream 20", "rank 1 stream 7"]
+    assert sorted(launches["device"]) == ["rank0/GPU 0/stream 20", "rank0/GPU 0/stream 7", "rank1/GPU 1/stream 20",
+                                          "rank1/GPU 1/stream 7"]
+    assert set(launches["device"]) <= tracks
     ls = A.launch_stats(p)
     mine = ls[(ls["rank"] == 1) & (ls["stream"] == 7)]["launch_delay_ns"]
-    i = launches["device"].index("rank 1 stream 7")
+    i = launches["device"].index("rank1/GPU 1/stream 7")
     assert launches["median_us"][i] == pytest.approx(mine.median() / 1e3) and launches["launches"][i] == len(mine)
     assert all(a <= b for a, b in zip(launches["median_us"], launches["max_us"], strict=True))
     # Idle is said in the trace's words: kernels, not executions.

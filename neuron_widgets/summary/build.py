@@ -17,6 +17,7 @@ from bokeh.models import ColumnDataSource, Div, FactorRange
 from ..analysis import compare as compare_profiles
 from ..analysis import temporal_breakdown
 from ..analysis.device_profiles import device_profile_summary
+from ..analysis.rank_labels import rank_labels
 from ..model.profile import Profile
 from ..model.worker_labels import core_label
 from . import charts as C
@@ -53,16 +54,17 @@ class SummaryCharts:
         ranks = ranks if ranks is not None else int((results or {}).get("ranks", 2))
         r = {**EMPTY, **(results or {}), "kind": self.kind, "ranks": ranks}
         self.ranks = ranks
-        self.head = C.headline_div(D.headline(profile, r, range_note))
+        self._rank_names: dict[Any, str] | None = None  # read once a chart or sentence names a rank
+        self.head = C.headline_div(self._headline(profile, r, range_note))
         # Findings lead (None until looked for: the table says so), the critical path after them.
         self.findings = FindingsSection(r.get("findings"), profile.origin_ts,
                                         int(r.get("findings_span") or profile.duration_ns))
         self.critical = CriticalSection(r.get("critical"))
-        tcols = D.temporal_columns(r["temporal"], self.kind, profile.duration_ns)
+        tcols = self._named(D.temporal_columns(r["temporal"], self.kind, profile.duration_ns), "device", "track")
         self.temporal = C.temporal_chart(self._temporal_click(tcols, r), self.kind, title=
                                          "Busy time per thread (% of the span summarised), busiest first"
                                          if self.kind == "chrome" else "Where the time goes (% of each device's span)")
-        self.idle = C.idle_chart(D.idle_columns(r["idle"], tcols["device"]))
+        self.idle = C.idle_chart(self._named(D.idle_columns(r["idle"], tcols["device"])))
         first, second = self._top_cols(r)
         titles = {"neuron": ("Top NEFFs by execution time (ms)", "Top events by total time (ms)"),
                   "kineto": ("Top kernels by total time (ms)", "Kernel time by type (ms)"),
@@ -73,7 +75,7 @@ class SummaryCharts:
         self.steps = C.straggler_steps_chart(self._step_cols(r))
         self.problems = C.problems_table(self._problem_cols(r, profile), neuron=self.kind == "neuron")
         self.longest = C.longest_table(self._longest_cols(r)) if self.kind == "chrome" else None
-        self.launches = C.launch_chart(D.launch_columns(r["launches"])) if self.kind == "kineto" else None
+        self.launches = C.launch_chart(self._named(D.launch_columns(r["launches"]))) if self.kind == "kineto" else None
         # Charts that do not apply to this kind of trace are not drawn (the headline says why); charts
         # with nothing to draw (no launch calls in an MTIA trace, no collective in a brushed range) neither.
         self.applies = {"idle": self.kind != "chrome",
@@ -179,17 +181,18 @@ class SummaryCharts:
 
         r = {**EMPTY, **results, "kind": self.kind, "ranks": self.ranks}
         if wanted("headline"):
-            h = D.headline(profile if profile is not None else self.profile, r, range_note)
+            h = self._headline(profile if profile is not None else self.profile, r, range_note)
             for (k, v), card in zip(h.cards(), self.head.children[0].children, strict=True):
                 card.text = f"{k}\n{v}"
             self.head.children[1].text = h.sentence
             self.head.children[2].text = h.range_note
         if wanted("temporal"):
-            tcols = D.temporal_columns(r["temporal"], self.kind, (profile or self.profile).duration_ns)
+            tcols = self._named(D.temporal_columns(r["temporal"], self.kind, (profile or self.profile).duration_ns),
+                                "device", "track")
             self._set(self.temporal, self._temporal_click(tcols, r), "device")
-            self._set(self.idle, D.idle_columns(r["idle"], tcols["device"]), "device")
+            self._set(self.idle, self._named(D.idle_columns(r["idle"], tcols["device"])), "device")
             if self.launches is not None:
-                self._set(self.launches, D.launch_columns(r["launches"]), "device")
+                self._set(self.launches, self._named(D.launch_columns(r["launches"])), "device")
         if wanted("kernels"):
             a, b = self._top_cols(r)
             self._set(self.top_a, a, "label", reverse=False)
@@ -285,6 +288,27 @@ class SummaryCharts:
             b = D.top_columns(types, "kernel_type", "sum", "count", "mean", scale=1e3, shorten=False)
         return a, b
 
+    @property
+    def rank_names(self) -> dict[Any, str]:
+        """A Kineto rank named as the Timeline labels its GPU, in every chart and sentence (findings say it so too)."""
+        if self._rank_names is None:
+            self._rank_names = rank_labels(self.profile) if self.kind == "kineto" and len(self.profile) else {}
+        return self._rank_names
+
+    def _named(self, cols: dict[str, list], *fields: str) -> dict[str, list]:
+        """`fields` of chart columns (default: "device") with each Kineto rank named as its GPU's track."""
+        if self.kind == "kineto" and any(cols.get(f) for f in fields or ("device",)) and self.rank_names:
+            for f in fields or ("device",):
+                if f in cols:
+                    cols[f] = [D.named_ranks(str(x), self.rank_names) for x in cols[f]]
+        return cols
+
+    def _headline(self, profile: Profile, r: dict[str, Any], range_note: str) -> Any:
+        h = D.headline(profile, r, range_note)
+        if self.kind == "kineto" and D.RANK_WORDS.search(h.sentence):
+            h.sentence = D.named_ranks(h.sentence, self.rank_names)
+        return h
+
     def _straggler_cols(self, r: dict[str, Any]) -> dict[str, list]:
         s, steps = r["stragglers"], r["straggler_steps"]
         if s.empty:
@@ -295,7 +319,8 @@ class SummaryCharts:
         worst = known.groupby(pd.Series(D.device_labels(known), index=known.index))["lag_ns"].idxmax() \
             if len(known) else pd.Series(dtype=object)
         target = [int(known.loc[worst[lab], "id"]) if lab in worst.index else -1 for lab in labels]
-        return {"device": labels, "times_last": [int(x) for x in s["times_last"]], "steps": [int(x) for x in s["steps"]],
+        return {"device": [D.named_ranks(x, self.rank_names) for x in labels],
+                "times_last": [int(x) for x in s["times_last"]], "steps": [int(x) for x in s["steps"]],
                 "mean_lag": [D.duration(x) for x in s["mean_lag_ns"]], "max_lag": [D.duration(x) for x in s["max_lag_ns"]],
                 "caused": [D.duration(x) for x in s["wait_caused_ns"]],
                 "event_id": [str(t) if t >= 0 else "" for t in target]}
@@ -310,7 +335,8 @@ class SummaryCharts:
         lag = steps["lag_ns"].to_numpy(np.int64)
         pad = np.maximum(lag * 4, 20_000)
         return {"t_ms": (start / 1e6).tolist(), "lag_us": (lag / 1e3).tolist(), "step": [str(x) for x in steps["step"]],
-                "device": D.device_labels(steps), "lag": [D.duration(x) for x in lag],
+                "device": [D.named_ranks(x, self.rank_names) for x in D.device_labels(steps)],
+                "lag": [D.duration(x) for x in lag],
                 "wait": [D.duration(x) for x in steps["mean_wait_ns"]],
                 "t0": (start - pad).astype(float).tolist(), "t1": (start + lag + pad).astype(float).tolist(),
                 "event_id": [str(int(x)) if x >= 0 else "" for x in steps["id"]]}

@@ -46,6 +46,21 @@ def device_labels(df: pd.DataFrame, unique: bool = True) -> list[str]:
     return [core_label(r.instance_id, r.process_id, r.nc_idx) for r in df.itertuples()]
 
 
+RANK_WORDS = re.compile(r"\brank (\d+)(?: stream (\d+))?\b")
+
+
+def named_ranks(text: str, names: dict[Any, str]) -> str:
+    """`rank 0` as the Timeline labels that rank's GPU (`rank0/GPU 0`), `rank 0 stream 7` as its stream's track
+    (`rank0/GPU 0/stream 7`): what findings name, what the track filter finds. Ranks without a name stay."""
+    def one(m: re.Match[str]) -> str:
+        gpu = names.get(int(m.group(1)))
+        if gpu is None:
+            return m.group(0)
+        return f"{gpu}/stream {m.group(2)}" if m.group(2) is not None else gpu
+
+    return RANK_WORDS.sub(one, text) if names else text
+
+
 def track_labels(tracks: list[str], unique: bool = True) -> list[str]:
     """Timeline track labels ("instance/process/thread") as short as they can be and still tell the rows
     apart: the thread's own segment, as the Timeline shows it ("CoreFlipWaitThread 5260"), with its process

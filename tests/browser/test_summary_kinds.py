@@ -117,7 +117,8 @@ def test_summaries_of_kineto_plain_and_device_traces(page: Page, lab: str, lab_r
     texts = [found[c] for c in sorted(found)]
     assert len(texts) == 3, sorted(found)
     kineto, plain, device = texts
-    assert "rank 0 arrives last at 4 of 5 collectives" in kineto and "NEFF" not in kineto
+    # A rank by its GPU's track label, as its findings and the Timeline name it.
+    assert "rank0/GPU 0 arrives last at 4 of 5 collectives" in kineto and "NEFF" not in kineto
     assert "plain trace" in plain and "Longest events" in plain and "NeverEnds" in plain
     # Said in the trace's words: threads by their names, no execution or NEFF columns.
     assert "The busiest thread is CrRendererMain 1" in plain and "NEFF code" not in plain and "#2" not in plain
