@@ -8,10 +8,11 @@ analysis-only session), the runs of the shapes taken in turn so a change of load
 - `all_analyses` then `findings` in one process: what findings adds once the analyses it shares are
   computed (kept per profile: temporal, idle, overlap, stragglers, errors_and_hangs).
 Each gives wall and CPU seconds (all threads: what the machine's load does not stretch), the process's
-peak RSS and the load average when it started. `--code DIR` runs another tree's `neuron_widgets`
-(e.g. `git archive <commit> neuron_widgets | tar -x -C DIR`) for a before/after.
+peak RSS and the load average when it started. `--code DIR` (repeatable) runs another tree's
+`neuron_widgets` (e.g. `git archive <commit> neuron_widgets | tar -x -C DIR`): with several, a
+before/after, their runs taken in turn too.
 
-    python bench/bench_findings.py [--events 10000000] [--repeat 3] [--code DIR]
+    python bench/bench_findings.py [--events 10000000] [--repeat 3] [--code DIR ...]
 """
 
 from __future__ import annotations
@@ -50,28 +51,37 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--events", type=int, default=10_000_000)
-    ap.add_argument("--code", default=None, help="a folder holding the neuron_widgets to measure")
+    ap.add_argument("--code", action="append", help="a folder holding the neuron_widgets to measure (repeatable)")
     args = ap.parse_args()
     path = sample(args.events)
+    trees: list[str | None] = args.code or [None]
 
-    def run(shape: str) -> dict:
-        return in_child(CODE.format(path=str(path), order=SHAPES[shape]), args.code)
+    def run(shape: str, tree: str | None) -> dict:
+        return in_child(CODE.format(path=str(path), order=SHAPES[shape]), tree)
 
-    run("all_analyses")  # numba's cache warm
-    runs: dict[str, list[dict]] = {s: [] for s in SHAPES}
+    for tree in trees:
+        run("all_analyses", tree)  # numba's cache warm
+    runs: dict[str | None, dict[str, list[dict]]] = {t: {s: [] for s in SHAPES} for t in trees}
     for _ in range(args.repeat):
         for shape in SHAPES:
-            runs[shape].append(run(shape))
+            for tree in trees:
+                runs[tree][shape].append(run(shape, tree))
+    for tree in trees:
+        report(tree, runs[tree], args.repeat)
+
+
+def report(tree: str | None, runs: dict[str, list[dict]], repeat: int) -> None:
     med = {s: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for s, rs in runs.items()}
     a, f, both = med["all_analyses"], med["findings"], med["both"]
-    results = {"machine": machine(), "code": args.code or "this tree", "events": a["events"], "medians": med,
+    results = {"machine": machine(), "code": tree or "this tree", "events": a["events"], "medians": med,
                "runs": runs,
                "first_call_ratio": f["findings"] / a["all_analyses"],
                "first_call_ratio_cpu": f["findings_cpu"] / a["all_analyses_cpu"],
                "after_ratio": both["findings"] / both["all_analyses"],
                "after_ratio_cpu": both["findings_cpu"] / both["all_analyses_cpu"]}
     loads = [r["load"] for rs in runs.values() for r in rs]
-    print(f"{a['events']:,.0f} events, {args.repeat} runs each, medians (load {min(loads):.1f}-{max(loads):.1f}):")
+    print(f"{tree or 'this tree'}: {a['events']:,.0f} events, {repeat} runs each, medians (load "
+          f"{min(loads):.1f}-{max(loads):.1f}):")
     print(f"  alone: all_analyses {a['all_analyses']:.2f} s (CPU {a['all_analyses_cpu']:.2f} s, {a['peak_mb']:.0f} MB), "
           f"findings {f['findings']:.2f} s (CPU {f['findings_cpu']:.2f} s, {f['peak_mb']:.0f} MB): "
           f"{results['first_call_ratio']:.2f}x (CPU {results['first_call_ratio_cpu']:.2f}x), {f['findings_rows']:.0f} findings")
@@ -79,7 +89,7 @@ def main() -> None:
           f"(CPU {both['all_analyses_cpu']:.2f} s, {both['findings_cpu']:.2f} s: {results['after_ratio_cpu']:.2f}x; "
           f"{both['peak_mb']:.0f} MB)", flush=True)
     OUT.mkdir(exist_ok=True)
-    name = "bench_findings.json" if args.code is None else f"bench_findings_{Path(args.code).name}.json"
+    name = "bench_findings.json" if tree is None else f"bench_findings_{Path(tree).name}.json"
     (OUT / name).write_text(json.dumps(results, indent=1))
 
 

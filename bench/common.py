@@ -44,7 +44,9 @@ def in_child(code: str, code_dir: str | Path | None = None) -> dict:
     env = dict(os.environ, NEURON_WIDGETS_PROGRESS="0")
     if code_dir is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(code_dir), *filter(None, [env.get("PYTHONPATH")])])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    # `python -c` imports from its working folder first: run in code_dir, not in a tree holding another copy.
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                         cwd=None if code_dir is None else str(code_dir))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
