@@ -59,3 +59,11 @@ def test_what_the_sample_holds(sample: nw.Profile, sample_dir: Path) -> None:
         assert pq.read_table(d / "Instruction.parquet").num_rows > 100
         assert pq.read_table(d / "ExecutionInfo.parquet").num_rows == 1
     assert np.isin(["0", "average"], sample.cpu_usage["cpu_id"].unique()).all()
+
+
+def test_write_kineto_takes_a_str_path_as_the_other_writers_do(tmp_path) -> None:
+    from neuron_widgets.sample.kineto import write_kineto
+
+    paths = write_kineto(str(tmp_path / "kin"), ranks=2, steps=2)
+    assert [p.name for p in paths] == ["rank-0.pt.trace.json.gz", "rank-1.pt.trace.json.gz"]
+    assert all(p.stat().st_size > 0 for p in paths)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -96,8 +97,10 @@ def job_events(seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank:
             for r in range(ranks)]
 
 
-def write_kineto(out: Path, seed: int = 0, ranks: int = RANKS, steps: int = STEPS, late_rank: int = 0) -> list[Path]:
+def write_kineto(out: str | os.PathLike[str], seed: int = 0, ranks: int = RANKS, steps: int = STEPS,
+                 late_rank: int = 0) -> list[Path]:
     """One gzipped Kineto JSON per rank under `out` (rank-0.pt.trace.json.gz, ...)."""
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for rank, doc in enumerate(job_events(seed, ranks, steps, late_rank)):
