@@ -278,3 +278,35 @@ def test_the_summarys_step_bar_realigns_the_pair(runs) -> None:
     sb, sa = al.anchors()
     assert a.view[0] == sa and a.view[1] - a.view[0] == matched["duration_after_ns"][i]
     assert b.view == [sb + (a.view[0] - sa), sb + (a.view[1] - sa)]
+
+
+def test_an_aligned_pair_exported_without_a_range_holds_each_run_whole(runs, pair, tmp_path: Path) -> None:
+    """D7: export_html(path, tb, ta) (the README's call, no time_range) writes each run from its first event to past
+    its last, so the page's step picker finds events at every step; a range given is still the range written."""
+    from test_export import Export
+
+    from neuron_widgets.export import export_html
+
+    b, a, al = pair
+    sb, _ = al.anchors()
+    w0, w1 = al.window()
+    assert (b.view[1] - b.view[0]) < 0.5 * (b.span[1] - b.span[0])  # the window shown is a small part of the run
+    got = export_html(tmp_path / "pair.html", b, a)
+    page = Export(tmp_path / "pair.html")
+    for i, tl in enumerate((b, a)):
+        p = tl.profile
+        meta = page.json(f"t{i}:meta")
+        assert meta["state"]["aligned"]["group"] == al.group
+        assert meta["range"] == [float(p.start_ts - p.origin_ts), float(p.end_ts + 1 - p.origin_ts)]
+        assert got["timelines"][i]["events"] == len(p)
+        # Every step both runs have: this run's exported events reach into that step's window.
+        items = page.items(i)
+        start, end = items["start"][: items["dur"].size], items["start"][: items["dur"].size] + items["dur"]
+        starts = al.steps["start_before" if i == 0 else "start_after"].to_numpy(float)
+        for s in starts:
+            lo, hi = s + w0, s + w1
+            assert ((start < hi) & (end > lo)).any(), (i, s)
+    # The window shown, as given: what is in it only (and still linked).
+    origin = b.profile.origin_ts
+    export_html(tmp_path / "window.html", b, a, time_range=(origin + int(sb + w0), origin + int(sb + w1)))
+    assert Export(tmp_path / "window.html").json("t0:meta")["range"] == [float(int(sb + w0)), float(int(sb + w1))]

@@ -36,8 +36,9 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
                 time_range: tuple[Any, Any] | str | None = None) -> dict[str, Any]:
     """Write the widgets (Timeline, DeviceTraceViewer, EventDetails, GroupingSelector) to one HTML file.
 
-    `time_range` picks the events exported: None for the timeline's visible range, "all" for the
-    whole profile, or (start, end) as `parse_time` reads them ('12.5ms', absolute ns...).
+    `time_range` picks the events exported: None for the timeline's visible range (for an aligned
+    pair exported together, each run's whole range: the page's step picker reaches every step), "all"
+    for the whole profile, or (start, end) as `parse_time` reads them ('12.5ms', absolute ns...).
     `max_mb` caps the file (MB = 10**6 bytes). Returns what was written: sizes and counts.
     """
     if not widgets:
@@ -82,7 +83,9 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
     for src, tl, group in zip(sources, timelines, groups, strict=True):
         if group and groups.count(group) == 2:  # an aligned pair exported together stays linked in the page
             src.state.aligned = dict(tl.aligned)
-    ranges = [_range_of(s, time_range) for s in sources]
+    # A linked pair's page re-aligns on any step (its picker): each run goes in whole, not just the window
+    # shown (past the size budget the rest is merged into blocks, never left out).
+    ranges = [_range_of(s, "all" if time_range is None and s.state.aligned else time_range) for s in sources]
     page_title = title or next((s.state.title for s in sources if s.state.title), "") or "neuron-widgets export"
     return write_page(path, sources, ranges, layout, page_title, max_mb, extras)
 
