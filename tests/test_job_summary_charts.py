@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from bokeh.document import Document
+from bokeh.models import ColumnDataSource, HoverTool
 
 import neuron_widgets as nw
 from neuron_widgets.analysis.across import across
@@ -75,3 +76,24 @@ def test_the_widget_opens_a_problems_part_at_its_event(tmp_path: Path, results: 
     kinds = s.charts.problems.source.data["kind"]
     s.charts.problems.source.selected.indices = [kinds.index("hang")]
     assert s.part_shown == "node-00" and s.part_timeline.selection["name"] == "nc_exec_running"
+
+
+def test_a_cores_bar_reads_its_track_short_with_the_whole_label_on_hover(results: dict) -> None:
+    """The job's straggler and core bars: `<part>/…/PID:<pid>/neuron_rt/NC:<n>` on the axis (the track's own text
+    after the …), the track label whole (`<part>/<instance>/...`, what findings name) on hover."""
+    from neuron_widgets.summary.job import short_cores
+
+    c = JobSummaryCharts(results)
+    s = results["stragglers"].iloc[0]
+    for fig in (c.stragglers, c.cores):
+        data = fig.select_one({"type": ColumnDataSource}).data
+        for short, full in zip(data["device"], data["full"], strict=True):
+            part, _inst, rest = full.split("/", 2)
+            assert short == f"{part}/…/{rest}" and rest in full and rest.startswith("PID:")
+    top = c.stragglers.select_one({"type": ColumnDataSource}).data
+    assert top["full"][0] == f"{s['part']}/{s['instance_id']}/PID:{s['process_id']}/neuron_rt/NC:{s['nc_idx']}"
+    hover = next(t for t in c.stragglers.tools if isinstance(t, HoverTool))
+    assert ("device", "@full") in hover.tooltips
+    # Two instances of one part whose cores would read alike keep their whole labels.
+    twins = ["n/i-1/PID:1/neuron_rt/NC:0", "n/i-2/PID:1/neuron_rt/NC:0"]
+    assert short_cores(twins) == twins and short_cores(twins[:1]) == ["n/…/PID:1/neuron_rt/NC:0"]

@@ -134,8 +134,8 @@ def temporal_chart(cols: dict[str, list], kind: str = "neuron", name: str = "nw-
                                                                                                    strict=True)],
                         orientation="horizontal", location="top_left", click_policy="none"), "above")
     # A thread by its whole track label on hover (the axis shows its end, as the Timeline does).
-    who = [("thread", "@track"), ("span summarised", "@span")] if kind == "chrome" else [("device", "@device"),
-                                                                                        ("span", "@span")]
+    who = [("thread", "@track"), ("span summarised", "@span")] if kind == "chrome" else \
+        [("device", "@full" if "full" in cols else "@device"), ("span", "@span")]
     f.add_tools(HoverTool(renderers=renderers, tooltips=who +
                           [(p.replace("_", " "), f"@{p}_ns (@{p}_pctg{{0.0}}%)") for p in parts]))
     f.xaxis.axis_label = "% of span"
@@ -198,7 +198,9 @@ def straggler_chart(cols: dict[str, list], name: str = "nw-stragglers"):
     f = _figure("Last to arrive at collectives (steps)", _bar_height(len(cols["device"])), name,
                 y_range=FactorRange(factors=list(reversed(cols["device"]))), tools="tap")
     r = f.hbar(y="device", right="times_last", height=0.7, source=src, color="#e4572e", line_color=None)
-    f.add_tools(HoverTool(renderers=[r], tooltips=[("device", "@device"), ("last", "@times_last of @steps steps"),
+    # A short label on the axis (a job's core): its whole track label on hover.
+    who = "@full" if "full" in cols else "@device"
+    f.add_tools(HoverTool(renderers=[r], tooltips=[("device", who), ("last", "@times_last of @steps steps"),
                                                    ("mean lag", "@mean_lag"), ("largest lag", "@max_lag"),
                                                    ("others waited", "@caused")]))
     f.xaxis.axis_label = "steps where it was last"

@@ -167,16 +167,32 @@ def node_columns(t: pd.DataFrame, kind: str = "neuron") -> dict[str, list]:
     return out
 
 
+def short_core(label: str) -> str:
+    """A core's track label for an axis, its instance left out (`node-03/…/PID:1930725/neuron_rt/NC:3`): what
+    follows the … is the track's text (*Filter tracks* finds it); the whole label is on hover."""
+    segs = label.split("/")
+    return f"{segs[0]}/…/{'/'.join(segs[-3:])}" if len(segs) > 4 and segs[-1].startswith("NC:") else label
+
+
+def short_cores(labels: list[str]) -> list[str]:
+    """`short_core` of each, or the labels whole where two would read alike (a part of several instances)."""
+    short = [short_core(x) for x in labels]
+    return short if len(set(short)) == len(set(labels)) else list(labels)
+
+
 def core_columns(t: pd.DataFrame, kind: str = "neuron", n: int = 30) -> dict[str, list]:
     cols = D.temporal_columns(t, kind)
     labels = dict(zip(t.index, core_labels(t), strict=True))
-    cols["device"] = [labels[r] for r in cols["row"]]
+    cols["full"] = [labels[r] for r in cols["row"]]
+    cols["device"] = short_cores(cols["full"])
     return {k: v[:n] for k, v in cols.items()}
 
 
 def straggler_columns(s: pd.DataFrame, n: int = 20) -> dict[str, list]:
     s = s.head(n)
-    return {"device": core_labels(s), "times_last": [int(x) for x in s["times_last"]], "steps": [int(x) for x in s["steps"]],
+    full = core_labels(s)
+    return {"device": short_cores(full), "full": full, "times_last": [int(x) for x in s["times_last"]],
+            "steps": [int(x) for x in s["steps"]],
             "mean_lag": [D.duration(x) for x in s["mean_lag_ns"]], "max_lag": [D.duration(x) for x in s["max_lag_ns"]],
             "caused": [D.duration(x) for x in s["wait_caused_ns"]], "part": [str(p) for p in s["part"]]}
 
