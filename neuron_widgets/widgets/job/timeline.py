@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 import pandas as pd
+import traitlets as t
 
 # The package, not its `findings`: looked up at each call, so a test can stand in for the analysis.
 from ... import analysis
@@ -23,9 +24,15 @@ from ...model.grouping import SUMMARY_SOURCE
 from ...model.profile import Profile
 from ..timeline import Timeline
 
+# The toggle would draw the path of what is loaded (placeholders, one part alone), not the job's, which is
+# computed part by part and joined at the collectives: the toolbar says where that path is instead.
+JOB_PATH = "the job's critical path: analysis.critical_path(job)"
+
 
 class JobTimeline(Timeline):
     """The Timeline of a `Job` (from `nw.load_job`); `JobTimeline(job)` (`Timeline` takes one profile)."""
+
+    critical_available = t.Bool(False).tag(sync=True)
 
     def __init__(self, job: Any, grouping: str | None = None, *, client: Any = None, height: int = 480,
                  bins: int = BINS, **kwargs: Any) -> None:
@@ -44,6 +51,7 @@ class JobTimeline(Timeline):
         self._spans = {str(r.part): (int(r.start_ts), int(r.end_ts)) for r in parts.itertuples()
                        if pd.notna(r.start_ts) and pd.notna(r.end_ts) and int(r.end_ts) > int(r.start_ts)}
         super().__init__(self._overview(), grouping or "default", height=height, **kwargs)
+        self.critical_info = {"state": "none", "text": JOB_PATH, "jumps": []}  # the line beside the hidden button
         self.title = f"Job: {len(self._order)} parts"
         self.status, self.loading = f"summarising {len(self._order)} parts on Dask…", True
         self.on_select(self._clicked)
@@ -52,6 +60,13 @@ class JobTimeline(Timeline):
     def _findings_subject(self) -> tuple[Any, Any, dict[str, tuple[int, int]]]:
         """The job's findings (each with its part), placed on the parts' spans where they have no range."""
         return self.job, lambda: analysis.findings(self.job, client=self.client), self._spans
+
+    @t.validate("critical_path")
+    def _no_job_path(self, proposal: dict[str, Any]) -> bool:
+        if proposal["value"]:
+            raise ValueError(f"a JobTimeline does not draw a critical path; {JOB_PATH} (part by part, "
+                             "joined at the collectives)")
+        return False
 
     # -- what is shown ------------------------------------------------------------------
     def _overview(self) -> Profile:
