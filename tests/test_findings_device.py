@@ -194,7 +194,9 @@ def test_the_late_rank_of_a_kineto_job_read_as_one_profile(tmp_path: Path) -> No
     r = A.findings(k).set_index("rule").loc["straggler"]
     st = A.stragglers(k).iloc[0]
     assert r["evidence"]["rank"] == 2 and r["evidence"]["times_last"] == st["times_last"]
-    assert r["title"].startswith(f"rank 2 arrives last at {int(st['times_last'])} of {int(st['steps'])} NCCL collectives")
+    # The rank as the Timeline labels its GPU: the track filter shows its streams.
+    assert r["evidence"]["gpu"] == "rank2/GPU 2" and any(t.startswith("rank2/GPU 2/") for t in k.tracks("default")["label"])
+    assert r["title"].startswith(f"rank2/GPU 2 arrives last at {int(st['times_last'])} of {int(st['steps'])} NCCL collectives")
     one = nw.load_profile(write_kineto(tmp_path / "one", seed=1, ranks=2, late_rank=0)[0], cache=False, prepare=False)
     assert "straggler" not in set(A.findings(one)["rule"])  # one rank: nobody to be late for
 
