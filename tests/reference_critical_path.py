@@ -275,9 +275,11 @@ class Model:
 
     def replay(self, changes: list[tuple[dict, float]]) -> tuple[int, int]:
         """(span, predicted span) with each change's selected work and gaps scaled."""
+        opened = {e["row"] for e in self.evs if e.get("open")}  # events that never ended: never scaled
+
         def factor(kind: str, row: int, inside: bool, core: bool) -> float:
             f = 1.0
-            if row < 0:
+            if row < 0 or (inside and row in opened):
                 return f
             attrs = self.segment_attrs(kind, row, inside, core)
             for where, scale in changes:
@@ -310,7 +312,14 @@ class Model:
                     queue.append(u)
         real = [k for k in self.t if k[0] != "m"]
         span = max(self.t[k] for k in real) - self.run_start
-        return span, round(max(done[k] for k in real))
+        # An unended event's end is where the recording stopped: it does not move, and the gain is read at the
+        # last moment that did end.
+        ended = [k for k in real if not (k[0] in ("e", "q") and k[1] in opened)]
+        if len(ended) == len(real):
+            return span, round(max(done[k] for k in real))
+        if not ended:
+            return span, span
+        return span, span - (max(self.t[k] for k in ended) - self.run_start - round(max(done[k] for k in ended)))
 
 
 def _opt(v: Any) -> int | None:
@@ -345,6 +354,7 @@ class ChromeModel(Model):
             self.evs.append({"row": i, "id": int(r["id"]), "name": r["name"], "start": int(r["start_ts"]),
                              "end": int(r["end_ts"]), "category": r.get("category"), "args": args,
                              "rank": r.get("input"), "source": r.get("trace_event_source"),
+                             "open": bool(r.get("incomplete") or False),
                              "thread": (r["instance_id"], _opt(r["process_id"]), _opt(r["thread_id"]),
                                         stream if isinstance(stream, str) else None),
                              "flows": [str(f) for f in flows] if flows is not None else []})

@@ -12,11 +12,12 @@ CATAPULT = Path(__file__).parent / "data" / "traces" / "catapult"
 
 
 def test_a_small_saving_keeps_its_digits() -> None:
-    h = A.critical_path_headline(nw.load_profile(CATAPULT / "flow.json"))
+    # (flow.json's small saving was its unended RunTask's end moving: the capture's cut, no longer offered.)
+    h = A.critical_path_headline(nw.load_profile(CATAPULT / "big_trace.json"), scale=0.9)
     assert 0 < h["saved_pct"] < 1, h
     shown = re.search(r"\(([\d.]+)%\)$", h["sentence"])
     assert shown is not None, h["sentence"]
-    assert float(shown.group(1)) > 0 and abs(float(shown.group(1)) - h["saved_pct"]) <= 0.01 * h["saved_pct"] + 1e-9
+    assert float(shown.group(1)) > 0 and abs(float(shown.group(1)) - h["saved_pct"]) <= 0.05 * h["saved_pct"]  # two digits
 
 
 def test_no_saving_is_said_as_such() -> None:
@@ -28,3 +29,14 @@ def test_no_saving_is_said_as_such() -> None:
             assert "would not shorten the run" in h["sentence"] and "0 ns" not in h["sentence"], h
         else:
             assert "would save" in h["sentence"] and "(0%)" not in h["sentence"], h
+
+
+def test_no_saving_is_offered_from_work_that_never_ended() -> None:
+    """flow.json's longest host work on the path is a RunTask that never ended (drawn to the trace's end): halving it
+    once "saved" time that was only where the recording stopped."""
+    p = nw.load_profile(CATAPULT / "flow.json")
+    h = A.critical_path_headline(p)
+    assert h["saved_ns"] == 0
+    assert "would not shorten the run (its host that never ended runs to where the recording stopped" in h["sentence"]
+    w = A.what_if(p, {k: h[k] for k in ("instance_id", "process_id", "thread_id", "kind")}, 0.5)
+    assert w.unended > 0 and any("never ended" in n for n in w.notes)

@@ -208,6 +208,8 @@ def critical_path_headline(profile: Profile, scale: float = 0.5) -> dict:
         gain = f"{change} its {kind} would save {_duration(w.saved_ns)} ({_percent(w.saved_pct)})"
     else:  # its work on the path waits on others' (or the change is off the path): no saving to offer
         gain = f"{change} its {kind} would not shorten the run"
+        if w.unended:  # an unended event's length is the capture's cut: not scaled, no saving offered from it
+            gain += f" (its {kind} that never ended runs to where the recording stopped: not scaled)"
     sentence = f"{who} is on the critical path{steps}; {gain}"
     return {"sentence": sentence, **worker, "kind": kind, "steps_on_path": int(top["steps_on_path"]),
             "steps": int(top["steps"]), "saved_ns": int(w.saved_ns), "saved_pct": float(w.saved_pct)}

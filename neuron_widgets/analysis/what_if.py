@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..model.profile import Profile
 from .critical_path_build import frame_for_path, graph_of
-from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, Graph
+from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, END, KINDS, LAST_ARRIVAL, Graph
 from .critical_path_workers import graph_workers
 from .frame import Frame
 
@@ -46,6 +46,7 @@ class WhatIf:
     steps: pd.DataFrame
     selected: int = 0  # how many segments (work or gaps, of non-zero time) the changes touched
     notes: list[str] = field(default_factory=list)
+    unended: int = 0  # segments selected but left unscaled: of events that never ended (their time is the capture's cut)
 
     @property
     def saved_pct(self) -> float:
@@ -67,7 +68,9 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None, cli
     `{"instance_id": "i-0abc", "process_id": 1234, "nc_idx": 1, "kind": "compute"}`; or a boolean
     mask over the profile's events (the work and the launch, release and return times of the
     events it selects). Several changes at once: `what_if(p, [(where, scale), ...])`. A
-    collective's wait is never scaled: it follows from the arrivals.
+    collective's wait is never scaled: it follows from the arrivals. Work of an event that never ended
+    (a hang, null end) is never scaled either: its time runs to where the recording stopped, not work;
+    `notes` (and `unended`) say how many such segments a change selected and left as recorded.
 
     The graph is replayed with every dependency and every gap kept (gaps selected are scaled):
     each moment happens when its last dependency is met, plus its own recorded gap.
@@ -89,26 +92,42 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None, cli
     g, notes = graph_of(fr)
     if g is None:
         return WhatIf(0, 0, 0, _steps_empty(), 0, list(notes))
-    span, predicted, t, selected, empty = _replayed(fr, g, changes)
+    span, predicted, t, selected, empty, cut = _replayed(fr, g, changes)
     out_notes = list(notes)
+    if cut:
+        out_notes.append(unended_note(cut))
     if not selected:
         out_notes.append("the changes select no work or gap: nothing changes")
-    warn_empty(empty)
-    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, out_notes)
+    warn_empty(empty, only_unended=[changes[k][0] for k in cut])
+    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, out_notes, sum(cut.values()))
 
 
-def warn_empty(empty: list[Any], stacklevel: int = 3) -> None:
+def unended_note(cut: Mapping[int, int]) -> str:
+    """What `notes` says of the selected segments left unscaled because their event never ended."""
+    n = sum(cut.values())
+    return (f"{n:,} selected segment{'s' if n != 1 else ''} of events that never ended (null end, drawn to the profile's "
+            "end) left unscaled: their time runs to where the recording stopped, not work, so scaling it predicts "
+            "nothing")
+
+
+def warn_empty(empty: list[Any], stacklevel: int = 3, only_unended: Sequence[Any] = ()) -> None:
     """A UserWarning per change whose filter selects nothing (a misspelt name or a worker not in the profile
-    would otherwise predict no gain in silence); `where=None` (everything) is not named."""
+    would otherwise predict no gain in silence); `where=None` (everything) is not named. A change in
+    `only_unended` selected only work of events that never ended: the warning says so."""
     for sel in empty:
-        if sel is None:
+        cut_only = any(sel is x for x in only_unended)
+        if sel is None and not cut_only:
             continue
         if isinstance(sel, Mapping):
             what = f"where={dict(sel)!r}"
         else:
             mask = np.asarray(sel)
             what = f"a mask selecting {int(mask.sum()) if mask.dtype == bool else mask.size:,} events"
-        warnings.warn(f"what_if: {what} selects no work or gap of non-zero time: that change changes nothing",
+        if sel is None:
+            what = "where=None"
+        why = (" but the work of events that never ended (their time is where the recording stopped, not work: "
+               "left unscaled)" if cut_only else "")
+        warnings.warn(f"what_if: {what} selects no work or gap of non-zero time{why}: that change changes nothing",
                       UserWarning, stacklevel=stacklevel)
 
 
@@ -136,19 +155,35 @@ def saved_ns(profile: Profile, where: Any = None, scale: float | None = None) ->
     g, _ = graph_of(frame_for_path(profile))
     if g is None:
         return 0
-    span, predicted, _, _, _ = _replayed(frame_for_path(profile), g, _changes(where, scale))
+    span, predicted, _, _, _, _ = _replayed(frame_for_path(profile), g, _changes(where, scale))
     return span - predicted
 
 
-def _replayed(fr: Frame, g: Graph, changes: list[tuple[Any, float]]) -> tuple[int, int, np.ndarray, int, list[Any]]:
-    """The span as recorded and as replayed, the instants' replayed times, how many segments changed and the
-    changes' filters that selected none."""
+def without_unended(g: Graph, unended: np.ndarray, on_edges: np.ndarray, on_gaps: np.ndarray) -> tuple[
+        np.ndarray, np.ndarray, int]:
+    """The selection less the work and in-event gaps of events that never ended (`unended`: per row), and how
+    many such segments of non-zero time it held: their length is the capture's cut, not work."""
+    cut_e = on_edges & (g.wrow >= 0) & unended[np.maximum(g.wrow, 0)]
+    cut_g = on_gaps & g.gevent & (g.grow >= 0) & unended[np.maximum(g.grow, 0)]
+    n = int((cut_e & (g.w > 0)).sum() + (cut_g & (g.g > 0)).sum())
+    return on_edges & ~cut_e, on_gaps & ~cut_g, n
+
+
+def _replayed(fr: Frame, g: Graph, changes: list[tuple[Any, float]]) -> tuple[
+        int, int, np.ndarray, int, list[Any], dict[int, int]]:
+    """The span as recorded and as replayed, the instants' replayed times, how many segments changed, the
+    changes' filters that selected none, and per change (its position) the unended segments left unscaled."""
     w_scale = np.ones(g.src.size)
     g_scale = np.ones(len(g))
     selected = 0
     empty = []
-    for sel, factor in changes:
+    cut: dict[int, int] = {}
+    unended = fr.incomplete
+    for k, (sel, factor) in enumerate(changes):
         on_edges, on_gaps = _selected(fr, g, sel)
+        on_edges, on_gaps, n_cut = without_unended(g, unended, on_edges, on_gaps)
+        if n_cut:
+            cut[k] = n_cut
         w_scale[on_edges] *= factor
         g_scale[on_gaps] *= factor
         n = int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
@@ -157,10 +192,26 @@ def _replayed(fr: Frame, g: Graph, changes: list[tuple[Any, float]]) -> tuple[in
             empty.append(sel)
     order = fr._cached("critical-order", g.order)
     t = g.replay(w_scale, g_scale, order)
+    span, predicted = pinned_span(g, t, unended)
+    return span, predicted, t, selected, empty, cut
+
+
+def pinned_span(g: Graph, t: np.ndarray, unended: np.ndarray) -> tuple[int, int]:
+    """The span as recorded and as replayed (`t`, pinned in place). The end of an event that never ended is where
+    the recording stopped: it stays at its recorded time whatever runs before it, and the gain is measured at
+    the last moment that did end (a hang's end moving with its start would be a saving of the capture's cut)."""
     real = g.role != LAST_ARRIVAL
-    span = int(g.t[real].max() - g.run_start) if real.any() else 0
-    predicted = round(float(t[real].max())) if real.any() else 0
-    return span, predicted, t, selected, empty
+    if not real.any():
+        return 0, 0
+    span = int(g.t[real].max() - g.run_start)
+    cut = real & (g.role == END) & (g.row >= 0) & unended[np.maximum(g.row, 0)]
+    if not cut.any():
+        return span, round(float(t[real].max()))
+    t[cut] = (g.t[cut] - g.run_start).astype(np.float64)
+    ended = real & ~cut
+    if not ended.any():
+        return span, span
+    return span, span - (int(g.t[ended].max() - g.run_start) - round(float(t[ended].max())))
 
 
 def _changes(where: Any, scale: float | None) -> list[tuple[Any, float]]:
