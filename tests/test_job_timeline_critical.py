@@ -12,7 +12,7 @@ import neuron_widgets as nw
 from neuron_widgets.analysis import critical_path
 from neuron_widgets.export import export_html
 from neuron_widgets.sample.job import write_job
-from neuron_widgets.widgets.job.timeline import JOB_PATH, JobTimeline
+from neuron_widgets.widgets.job.timeline import JOB_PATH, JOB_PATH_NOTE, JobTimeline
 
 SENTENCE = "the job's critical path: analysis.critical_path(job)"
 
@@ -24,13 +24,13 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> nw.Job:
                        results=root / "results")
 
 
-def test_the_toggle_is_not_offered_and_the_line_says_where_the_jobs_path_is(job: nw.Job) -> None:
+def test_the_toggle_is_not_offered_and_a_note_says_where_the_jobs_path_is(job: nw.Job) -> None:
     jt = JobTimeline(job)
     assert jt.critical_available is False and nw.Timeline(job.load(0)).critical_available is True
-    assert JOB_PATH == SENTENCE
-    assert jt.critical_info == {"state": "none", "text": SENTENCE, "jumps": []}
+    assert JOB_PATH == SENTENCE and SENTENCE in JOB_PATH_NOTE
+    assert jt.notes == [JOB_PATH_NOTE] and jt.critical_info == {}
     assert jt.summarised.wait(120), jt.status
-    assert jt.critical_info["text"] == SENTENCE  # the density's redraw keeps it
+    assert jt.notes[-1] == JOB_PATH_NOTE  # after the parts' notes, once summarised
 
 
 @pytest.mark.parametrize("opened", [False, True], ids=["overview", "one part open"])
@@ -42,7 +42,7 @@ def test_turning_it_on_is_refused_with_that_sentence_and_nothing_is_outlined(job
     with pytest.raises(ValueError, match=r"the job's critical path: analysis\.critical_path\(job\)"):
         jt.critical_path = True
     assert jt.critical_path is False and jt._critical is None
-    assert "highlight" not in jt._marked and jt.critical_info["text"] == SENTENCE
+    assert "highlight" not in jt._marked and jt.critical_info == {}
     jt.critical_path = False  # off stays allowed
 
 
@@ -52,6 +52,7 @@ def test_the_export_hides_the_toggle_too(job: nw.Job, tmp_path: Path) -> None:
     export_html(tmp_path / "job.html", jt, time_range="all")
     state = Export(tmp_path / "job.html").json("t0:meta")["state"]
     assert state["critical_available"] is False and "critical" not in state
+    assert JOB_PATH_NOTE in state["notes"]
 
 
 def test_the_sentences_call_gives_the_jobs_path_across_its_parts(job: nw.Job) -> None:

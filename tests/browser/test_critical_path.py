@@ -142,7 +142,7 @@ def test_the_export_shows_the_path_offline(open_file, tmp_path: Path, sample: nw
 
 def test_a_job_timelines_page_has_no_toggle(open_file, tmp_path: Path) -> None:
     """D13: a JobTimeline would draw a placeholder's or one part's path, not the job's: its toolbar has no
-    Critical path button (the Findings one stays), in its exported page too."""
+    Critical path button (the Findings one stays), in its exported page too, and a line says where the job's path is."""
     from neuron_widgets.sample.job import write_job
     from neuron_widgets.widgets import JobTimeline
 
@@ -159,6 +159,7 @@ def test_a_job_timelines_page_has_no_toggle(open_file, tmp_path: Path) -> None:
     assert buttons.filter(has_text="Findings").is_visible()
     assert not buttons.filter(has_text="Critical path").is_visible()
     assert o.page.evaluate("() => document.querySelector('.nw-timeline').dataset.critical") == "off"
+    assert "the job's critical path: analysis.critical_path(job)" in o.page.locator(".nw-timeline").inner_text()
     # A plain Timeline of one part has it, in the same toolbar (700 px: at 300 its counters fill the first screen).
     export_html(tmp_path / "one.html", nw.Timeline(job.load(0), height=700), time_range="all")
     one = open_file(tmp_path / "one.html")

@@ -25,8 +25,10 @@ from ...model.profile import Profile
 from ..timeline import Timeline
 
 # The toggle would draw the path of what is loaded (placeholders, one part alone), not the job's, which is
-# computed part by part and joined at the collectives: the toolbar says where that path is instead.
+# computed part by part and joined at the collectives: a line under the title says where that path is instead
+# (under the title, not in the toolbar: there it pushed the last buttons onto a second row).
 JOB_PATH = "the job's critical path: analysis.critical_path(job)"
+JOB_PATH_NOTE = f"No Critical path button on a job's timeline; {JOB_PATH}"
 
 
 class JobTimeline(Timeline):
@@ -51,7 +53,7 @@ class JobTimeline(Timeline):
         self._spans = {str(r.part): (int(r.start_ts), int(r.end_ts)) for r in parts.itertuples()
                        if pd.notna(r.start_ts) and pd.notna(r.end_ts) and int(r.end_ts) > int(r.start_ts)}
         super().__init__(self._overview(), grouping or "default", height=height, **kwargs)
-        self.critical_info = {"state": "none", "text": JOB_PATH, "jumps": []}  # the line beside the hidden button
+        self.notes = [JOB_PATH_NOTE]
         self.title = f"Job: {len(self._order)} parts"
         self.status, self.loading = f"summarising {len(self._order)} parts on Dask…", True
         self.on_select(self._clicked)
@@ -106,7 +108,7 @@ class JobTimeline(Timeline):
             self.parts_status = got["parts"]
             left = [str(n) for n in got["parts"].attrs.get("notes", [])]
             self._reshow(keep_view=True)
-            self.notes = left
+            self.notes = [*left, JOB_PATH_NOTE]
             self.status = f"{len(self.density)} of {len(self._order)} parts summarised; click a part's track to load its events"
         except Exception as exc:  # the spans stay drawn; the widget says why there is no density
             self.error = f"could not summarise the job's parts: {type(exc).__name__}: {exc}"
