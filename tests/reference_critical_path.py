@@ -327,6 +327,7 @@ def _opt(v: Any) -> int | None:
 
 
 # -- plain Chrome traces -------------------------------------------------------------------------
+PROFILER_STEP = re.compile(r"^ProfilerStep\s*#\s*(\d+)")
 NCCL = re.compile(r"^(nccl|hccl|rccl)|ncclKernel|ncclDevKernel")
 DEVICE_CATEGORIES = {"kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset", "mtia_ccp_events"}
 MEMORY_CATEGORIES = {"gpu_memcpy", "gpu_memset", "Memcpy", "Memset"}
@@ -533,6 +534,18 @@ class ChromeModel(Model):
             if src is not None and dst is not None and src is not dst:
                 edge(("e", src["top"]["row"]), ("s", dst["top"]["row"]), OTHERS_ARRIVED)
         self._bind()
+
+    def path_frame(self) -> pd.DataFrame:
+        """As a Neuron profile's, a segment's step being the ProfilerStep#N of its rank whose span holds its start."""
+        df = super().path_frame()
+        spans = [(e["rank"], int(m.group(1)), e["start"], e["end"]) for e in self.evs
+                 if isinstance(e["name"], str) and (m := PROFILER_STEP.match(e["name"]))]
+        steps = []
+        for s, _, _, row, _, _ in self.path():
+            inside = [(a, n) for rank, n, a, b in spans if rank == self.evs[row]["rank"] and a <= s < b]
+            steps.append(max(inside)[1] if inside else -1)
+        df["step"] = pd.Series(steps, dtype=object)
+        return df
 
     def segment_attrs(self, kind: str, row: int, inside: bool, core: bool) -> dict[str, Any]:
         r = self.evs[row]

@@ -41,7 +41,8 @@ def critical_path(profile: Profile, client: Any = None, **job_kw: Any) -> pd.Dat
     explains), the worker (`instance_id`, `process_id`, `nc_idx` for work on a NeuronCore,
     `thread_id` for work on a host thread), `event_id` and `name` of the event the segment is
     part of (-1 and None for a gap), `step` (the execution's `exec_id`, else its ordinal among its
-    core's runs of its NEFF; -1 unknown) and `part` (None for a Profile).
+    core's runs of its NEFF; Kineto: the N of its rank's `ProfilerStep#N` whose span holds the
+    segment's start; -1 unknown) and `part` (None for a Profile).
 
     A Job (`nw.load_job`) is computed part by part on Dask as `across` runs it (`client`, and
     `scheduler=`, `num_workers=`, `cache=` as there): the same frame as its parts loaded as one
@@ -96,7 +97,7 @@ def segments_frame(fr: Frame, g: Graph, start: np.ndarray, end: np.ndarray, kind
         **cols,
         "event_id": np.where(event, ids[row], -1).astype(np.int64),
         "name": np.where(event, names[fr.name[row]], None),
-        "step": g.row_step[row].astype(np.int64) if row.size else np.zeros(0, np.int64),
+        "step": g.step_at(row, start) if row.size else np.zeros(0, np.int64),
         "part": pd.Series([None] * row.size, dtype=object),
     })
 

@@ -45,6 +45,7 @@ from .critical_path_graph import (
 from .critical_path_kineto import (
     INFO_CATEGORY,
     Launched,
+    ProfilerSteps,
     correlation_pairs,
     info_rows,
     nccl_collectives,
@@ -195,9 +196,16 @@ def chrome_graph(fr: Frame) -> Graph:
         notes.append("NCCL kernels of one rank only: not matched across ranks (load the ranks' traces as one profile)")
     e_src, e_dst, e_w, e_wkind, e_wrow, e_cls = (np.concatenate(a) if a else np.zeros(0, np.int64)
                                                  for a in (src, dst, w, wkind, wrow, cls))
+    # Kineto's steps: a segment is in the ProfilerStep#N of its rank its start falls in; what_if's per-step frame
+    # reads the top-level events by their start (from the first one's start to the last one's end per step).
+    steps = ProfilerSteps(fr)
+    row_step = np.full(n_rows, -1, np.int64)
+    row_step[tops] = steps.at(tops, start[tops])
+    in_step = np.flatnonzero(row_step[tops] >= 0)
     g = Graph(t, row, grow, role, gkind, gevent, np.full(n, -1, np.int64), e_src, e_dst, e_w, e_wkind, e_wrow, e_cls,
-              n_rows, notes, np.full(n_rows, -1, np.int64), np.full(n_rows, -1, np.int64), [],
-              gk=np.concatenate(gk) if gk else np.zeros(0, np.int8), device_lanes=False)
+              n_rows, notes, row_step, np.where(row_step >= 0, 0, -1), ["ProfilerStep"] if steps.size else [],
+              in_step, nt + in_step, gk=np.concatenate(gk) if gk else np.zeros(0, np.int8), device_lanes=False,
+              time_steps=steps if steps.size else None)
     g.wkind = g.wkind.astype(np.int8)
     g.cls = g.cls.astype(np.int8)
     return g.bind()

@@ -18,6 +18,7 @@ instant along binding edges covers the run end to end.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numba
 import numpy as np
@@ -53,6 +54,12 @@ class RowValues:
         return np.where(self.rows[pos] == want, self.values[pos], -1)
 
 
+class StepsAt(Protocol):
+    def at(self, rows: np.ndarray, t: np.ndarray) -> np.ndarray: ...
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
 @dataclass
 class Graph:
     """Instants and edges. An instant is known by (row, role) (ties are broken on these); its gap is of kind
@@ -82,6 +89,8 @@ class Graph:
     # Per edge: the kind its target's gap takes when it binds (-1: the target's own), attributed to `wrow`.
     gk: np.ndarray | None = None
     device_lanes: bool = True  # compute and collective work is on a NeuronCore (no thread)
+    # Kineto: the ProfilerStep a moment falls in (`at(rows, t)`), read at a segment's start; None: `row_step`.
+    time_steps: StepsAt | None = None
     # Filled by `bind`.
     ptr: np.ndarray | None = None
     g: np.ndarray | None = None
@@ -90,6 +99,14 @@ class Graph:
 
     def __len__(self) -> int:
         return int(self.t.size)
+
+    def step_at(self, rows: np.ndarray, t: np.ndarray | None = None) -> np.ndarray:
+        """The step of segments of events at `rows` starting at `t`: a ProfilerStep by time (Kineto), else the row's."""
+        if self.time_steps is not None and t is not None:
+            return self.time_steps.at(rows, t)
+        if self.row_step is None:
+            return np.full(np.shape(rows), -1, np.int64)
+        return np.asarray(self.row_step[rows], np.int64)
 
     def bind(self) -> Graph:
         """Drop the edges the recorded times contradict, sort edges by target, find each instant's binding edge."""

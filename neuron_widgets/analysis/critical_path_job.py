@@ -37,10 +37,13 @@ from .what_if import (
     _values,
     filtered,
     kind_matches,
+    pinned_span,
+    unended_note,
     warn_empty,
+    without_unended,
 )
 
-TASK = "critical_graph:2"  # the part task's name in `across` (the number: the pieces' format)
+TASK = "critical_graph:3"  # the part task's name in `across` (the number: the pieces' format)
 NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
               "Chrome traces as one profile (nw.load_profile([...]))")
 WORKER_COLS = ("instance_id", "process_id", "thread_id", "nc_idx")
@@ -81,7 +84,7 @@ def part_pieces(profile: Any) -> dict[str, Any]:
         "row_start": fr.start[used], "row_end": fr.end[used], "row_combo": narrow(combo_local),
         "workers": workers, "row_id": narrow(profile.array("id")[used]), "row_name": narrow(name_code),
         "names": list(all_names[np.asarray(names, np.int64)]), "row_step": narrow(g.row_step[used]),
-        "row_neff": narrow(g.row_neff[used]), **join,
+        "row_neff": narrow(g.row_neff[used]), "row_incomplete": fr.incomplete[used], **join,
     }
 
 
@@ -96,6 +99,7 @@ class JobGraph:
         self.g, self.part, self.parts, self.combo, self.workers = g, part, parts, combo, workers
         self.ids, self.name, self.names = ids, name, names
         self.step, self.part_of = g.row_step, part
+        self.incomplete = np.zeros(g.n_rows, bool)  # per joined row: the event never ended (set by the join)
 
 
 def job_graph(job: Any, client: Any = None, *, scheduler: str | None = None, num_workers: int | None = None,
@@ -209,12 +213,15 @@ def _join(pieces: list[tuple[str, dict[str, Any]]], notes: list[str]) -> JobGrap
     g.notes = notes
     combo_base = np.r_[0, np.cumsum([len(p["workers"]) for p in ps])]
     name_base = np.r_[0, np.cumsum([len(p["names"]) for p in ps])]
+    incomplete = np.concatenate([p.pop("row_incomplete") for p in ps]).astype(bool)
     combo = np.concatenate([p.pop("row_combo").astype(np.int64) + combo_base[i] for i, p in enumerate(ps)])
     name = np.concatenate([p.pop("row_name").astype(np.int64) + name_base[i] for i, p in enumerate(ps)])
     names = np.array([n for p in ps for n in p["names"]] + [None], dtype=object)
-    return JobGraph(g, _by_rank(part_of, rank), parts, _by_rank(combo, rank),
-                    pd.concat([p["workers"] for p in ps], ignore_index=True), _by_rank(np.concatenate(
-                        [p.pop("row_id") for p in ps]).astype(np.int64), rank), _by_rank(name, rank), names)
+    jg = JobGraph(g, _by_rank(part_of, rank), parts, _by_rank(combo, rank),
+                  pd.concat([p["workers"] for p in ps], ignore_index=True), _by_rank(np.concatenate(
+                      [p.pop("row_id") for p in ps]).astype(np.int64), rank), _by_rank(name, rank), names)
+    jg.incomplete = _by_rank(incomplete, rank)
+    return jg
 
 
 def _by_rank(a: np.ndarray, rank: np.ndarray) -> np.ndarray:
@@ -272,8 +279,12 @@ def job_what_if(job: Any, where: Any = None, scale: float | None = None, client:
     g_scale = np.ones(len(g))
     selected = 0
     empty = []
-    for sel, factor in changes:
+    cut: dict[int, int] = {}
+    for k, (sel, factor) in enumerate(changes):
         on_edges, on_gaps = _selected(jg, sel)
+        on_edges, on_gaps, n_cut = without_unended(g, jg.incomplete, on_edges, on_gaps)
+        if n_cut:
+            cut[k] = n_cut
         w_scale[on_edges] *= factor
         g_scale[on_gaps] *= factor
         n = int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
@@ -281,13 +292,13 @@ def job_what_if(job: Any, where: Any = None, scale: float | None = None, client:
         if not n:
             empty.append(sel)
     t = g.replay(w_scale, g_scale)
-    real = g.role != LAST_ARRIVAL
-    span = int(g.t[real].max() - g.run_start) if real.any() else 0
-    predicted = round(float(t[real].max())) if real.any() else 0
+    span, predicted = pinned_span(g, t, jg.incomplete)
+    if cut:
+        notes = [*notes, unended_note(cut)]
     if not selected:
         notes = [*notes, "the changes select no work or gap: nothing changes"]
-    warn_empty(empty, stacklevel=4)
-    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, list(notes))
+    warn_empty(empty, stacklevel=4, only_unended=[changes[k][0] for k in cut])
+    return WhatIf(span, predicted, span - predicted, _steps(g, t), selected, list(notes), sum(cut.values()))
 
 
 def _selected(jg: JobGraph, where: Any) -> tuple[np.ndarray, np.ndarray]:

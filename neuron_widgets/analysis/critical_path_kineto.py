@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .collectives import ordinal
-from .devices import correlation, launch_rows, pair_key, rank_codes
+from .devices import _STEP, correlation, launch_rows, pair_key, rank_codes
 from .frame import Frame
 
 INFO_CATEGORY = "cuda_sync"  # Kineto's records of what a synchronising call named (on the GPU side)
@@ -56,6 +56,45 @@ def _by_correlation(fr: Frame, rank: np.ndarray, calls: np.ndarray, q_rank: np.n
     hit = (j >= 0) & (q_corr >= 0)
     hit[hit] = key[j[hit]] == asked[hit]
     return np.where(hit, row[np.maximum(j, 0)] if row.size else -1, -1)
+
+
+class ProfilerSteps:
+    """Kineto's `ProfilerStep#N` spans per rank: the step a moment of a rank falls in (the span of its rank that
+    contains it: start <= t < end; a rank's steps do not overlap), -1 outside any."""
+
+    def __init__(self, fr: Frame) -> None:
+        want = [n for n in fr.names if isinstance(n, str) and _STEP.match(n)]
+        rows = fr.rows_named(*want) if want else EMPTY
+        self.rank = rank_codes(fr)[0]
+        names = np.asarray(fr.names, dtype=object)[fr.name[rows]] if rows.size else np.zeros(0, object)
+        step = np.array([int(_STEP.match(n).group(1)) for n in names], np.int64)  # type: ignore[union-attr]
+        r = self.rank[rows]
+        o = np.lexsort((rows, fr.start[rows], r))
+        self.r, self.s, self.e, self.n = r[o], fr.start[rows][o], fr.end[rows][o], step[o]
+        self.size = int(rows.size)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each step N (ascending) over the ranks, as `compare` aligns them: its first start and its last end."""
+        n, inv = np.unique(self.n, return_inverse=True)
+        s = np.full(n.size, np.iinfo(np.int64).max, np.int64)
+        e = np.full(n.size, np.iinfo(np.int64).min, np.int64)
+        np.minimum.at(s, inv, self.s)
+        np.maximum.at(e, inv, np.maximum(self.e, self.s))
+        return n, s, e
+
+    def at(self, rows: np.ndarray, t: np.ndarray) -> np.ndarray:
+        rows, t = np.asarray(rows, np.int64), np.asarray(t, np.int64)
+        out = np.full(rows.size, -1, np.int64)
+        if self.size == 0 or rows.size == 0:
+            return out
+        rk = np.where(rows >= 0, self.rank[np.maximum(rows, 0)], -1)
+        for r in np.unique(self.r):  # a few ranks: a search per rank's spans
+            lo, hi = np.searchsorted(self.r, [r, r + 1])
+            ask = np.flatnonzero(rk == r)
+            j = lo + np.searchsorted(self.s[lo:hi], t[ask], "right") - 1
+            ok = (j >= lo) & (t[ask] < self.e[np.maximum(j, lo)])
+            out[ask[ok]] = self.n[j[ok]]
+        return out
 
 
 class Launched:

@@ -79,7 +79,9 @@ def what_if(profile: Profile, where: Any = None, scale: float | None = None, cli
     without one (host CPUs, DMA, the network) is independent here; compute inside an execution is
     scaled as a whole; a faster host is not predicted unless its gaps are selected; a core that
     recorded no barrier is taken to arrive at its `cc_running`'s start; the framework's threads
-    are not in the Neuron model. Kineto and plain Chrome traces are not modelled yet.
+    are not in the Neuron model. Kineto and plain Chrome traces: see `critical_path_chrome`; a Kineto
+    step is a `ProfilerStep#N` (`step` filters on the one a segment starts in, `steps` has a row per
+    ProfilerStep over the top-level events that start in it).
 
     A Job is replayed on its parts' graphs joined at the collectives (see `critical_path`); `where`
     may filter on `part` too, a mask over events is refused.
@@ -296,8 +298,9 @@ def _matches(fr: Frame, g: Graph, col: str, want: Any, side: str, row: np.ndarra
     if col == "event_id":
         ids = np.where(event, fr.profile.array("id")[row], -1)
         return np.isin(ids, np.asarray([int(v) for v in vals], np.int64))
-    if col == "step":
-        return np.isin(g.row_step[row], np.asarray([int(v) for v in vals], np.int64))
+    if col == "step":  # Kineto: the ProfilerStep the segment's start falls in, as the path shows it
+        at = None if g.time_steps is None else (g.t[g.src] if side == "edges" else g.t - g.g)
+        return np.isin(g.step_at(row, at), np.asarray([int(v) for v in vals], np.int64))
     if col == "name":
         codes = fr.codes_of([v for v in vals if isinstance(v, str)])
         hit = np.isin(fr.name[row], codes) & event
@@ -330,6 +333,13 @@ def _steps(g: Graph, t: np.ndarray) -> pd.DataFrame:
     out["duration_ns"] = out["end_ts"] - out["start_ts"]
     out["predicted_start_ts"] = np.round(by["p_start"].to_numpy()).astype(np.int64) + g.run_start
     out["predicted_end_ts"] = np.round(by["p_end"].to_numpy()).astype(np.int64) + g.run_start
+    if g.time_steps is not None:  # a ProfilerStep is its markers' span, moved as its first and last events move
+        n, first, last = g.time_steps.bounds()
+        pos = np.searchsorted(n, out["step"].to_numpy(np.int64))
+        moved_s, moved_e = out["predicted_start_ts"] - out["start_ts"], out["predicted_end_ts"] - out["end_ts"]
+        out["start_ts"], out["end_ts"] = first[pos], last[pos]
+        out["duration_ns"] = out["end_ts"] - out["start_ts"]
+        out["predicted_start_ts"], out["predicted_end_ts"] = out["start_ts"] + moved_s, out["end_ts"] + moved_e
     out["predicted_duration_ns"] = out["predicted_end_ts"] - out["predicted_start_ts"]
     out["saved_ns"] = out["duration_ns"] - out["predicted_duration_ns"]
     out["ends_earlier_ns"] = out["end_ts"] - out["predicted_end_ts"]  # the gain accumulated by the step's end
