@@ -63,7 +63,7 @@ def test_the_fix_of_a_straggler_measured_against_its_prediction(straggler_runs) 
     inst, _pid, nc = job.cores[k]
     assert gone.iloc[0]["who"] == f"{inst}/PID:{_pid}/neuron_rt/NC:{nc}"
     assert gone.iloc[0]["predicted_gain_ns"] == pytest.approx(c.saved_ns, rel=0.02)
-    assert gone.iloc[0]["measured_saving_ns"] == c.saved_ns
+    assert gone.iloc[0]["run_saving_ns"] == c.saved_ns
     assert c.predicted_ns == gone.iloc[0]["predicted_gain_ns"]
     assert not (c.findings["status"] == "new").any()
     assert "shorter" in c.headline and "Gone: straggler" in c.headline and "Nothing new" in c.headline

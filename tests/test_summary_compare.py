@@ -37,7 +37,7 @@ def test_the_section_of_a_fixed_straggler(runs) -> None:
     assert set(steps["color"]) == {"#2ca02c"}  # every step faster
     table = fix.table.source.data
     assert table["status"] == ["gone"] and table["rule"] == ["straggler"]
-    assert table["measured"][0] and table["predicted"][0] and "arrives last" in table["title"][0]
+    assert table["run_saving"][0] and table["predicted"][0] and "arrives last" in table["title"][0]
 
 
 def test_summary_after_compared_with_before_shows_it_and_exports_it(runs, tmp_path) -> None:

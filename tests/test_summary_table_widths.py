@@ -93,7 +93,7 @@ def test_the_comparisons_findings_table_holds_headers_and_ids_whole() -> None:
     title = "i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1 arrives last at 55 of 66 collective steps, 73.4 µs late on average " \
             "(others wait 4.55 ms in all), on the critical path in 117 of 132 steps"
     table = pd.DataFrame({"status": ["gone", "same", "same", "same"], "rule": ["straggler"] * 4, "who": [who] * 4,
-                          "predicted_gain_ns": [3.4e6] * 4, "measured_saving_ns": [9e4] * 4,
+                          "predicted_gain_ns": [3.4e6] * 4, "run_saving_ns": [9e4] * 4,
                           "gain_after_ns": [None] * 4, "title_before": [title] * 4, "title_after": [title] * 4})
     t = CMP.findings_table(table)
     assert t.source.data["status"] == ["gone"]

@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
+from ..model.timefmt import duration
 from ..model.worker_labels import core_label, rank_text
 
 FINDING_COLUMNS = ["status", "rule", "part", "who", "who_after", "key", "matched_by", "severity_before",
-                   "severity_after", "predicted_gain_ns", "gain_after_ns", "measured_saving_ns", "figures_changed",
+                   "severity_after", "predicted_gain_ns", "gain_after_ns", "run_saving_ns", "figures_changed", "note",
                    "title_before", "title_after", "evidence_before", "evidence_after", "start_ts", "end_ts"]
 STATUS_ORDER = ("gone", "changed", "new", "same")
 CHANGED_SHARE = 0.10    # a finding in both runs whose gain moved by a tenth (or whose severity moved) changed ...
@@ -134,6 +135,16 @@ def figures_changed(before: Any, after: Any) -> dict[str, list[float]]:
     return dict(sorted(out.items()))
 
 
+def crossing_note(evidence: Any, measured: int) -> str:
+    """A new finding judged on a share of a run that got shorter may be new only because the rest shrank: say so."""
+    ev = evidence if isinstance(evidence, dict) else {}
+    share = ev.get("share")
+    if measured <= 0 or not isinstance(share, int | float) or isinstance(share, bool) or not np.isfinite(share):
+        return ""
+    return (f"judged on a share ({100 * float(share):.1f}%) of a run {duration(measured)} shorter: it may be new "
+            "only because other time shrank (its own time need not have grown)")
+
+
 def match_findings(before: pd.DataFrame, after: pd.DataFrame, measured: int, roles_before: Roles | None = None,
                    roles_after: Roles | None = None) -> pd.DataFrame:
     """Findings matched by rule, node and key: gone (before only), new (after only), changed or same."""
@@ -150,7 +161,9 @@ def match_findings(before: pd.DataFrame, after: pd.DataFrame, measured: int, rol
     grew = np.array([bool(c) for c in changed_figs])
     status = np.where(m["_merge"] == "left_only", "gone", np.where(m["_merge"] == "right_only", "new",
                       np.where(moved | (m["severity_b"] != m["severity_a"]) | grew, "changed", "same")))
-    gone_or_changed = np.isin(status, ("gone", "changed"))
+    # The run's saving is no finding's own: it goes beside a gone finding's prediction only (a changed one's
+    # would read as that finding's saving).
+    gone = status == "gone"
 
     def either(b: str, a: str) -> pd.Series:
         return m[b].where(m[b].notna(), m[a]).astype(object).where(lambda v: v.notna(), None)
@@ -161,8 +174,10 @@ def match_findings(before: pd.DataFrame, after: pd.DataFrame, measured: int, rol
         "key": m["key"], "matched_by": np.where(both, m["matched_by_b"].astype(object), None),
         "severity_before": m["severity_b"], "severity_after": m["severity_a"],
         "predicted_gain_ns": gb, "gain_after_ns": ga,
-        "measured_saving_ns": np.where(gone_or_changed, float(measured), np.nan),
+        "run_saving_ns": np.where(gone, float(measured), np.nan),
         "figures_changed": changed_figs,
+        "note": [crossing_note(ev, measured) if s == "new" else "" for s, ev in zip(status, m["evidence_a"],
+                                                                                   strict=True)],
         "title_before": m["title_b"], "title_after": m["title_a"],
         "evidence_before": m["evidence_b"], "evidence_after": m["evidence_a"],
         "start_ts": m["start_ts_a"].where(m["start_ts_a"].notna(), m["start_ts_b"]).astype("Int64"),

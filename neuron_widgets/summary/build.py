@@ -96,11 +96,12 @@ class SummaryCharts:
         # Did the fix work: without results yet (a widget's first paint) the comparison comes last, in the background.
         self.fix = FixSection(compare, profile, later=results is None) if compare is not None else None
         if compare is not None:
-            self.compare = C.compare_table(compare_profiles(profile, compare))
+            # before (compare=) against after (this profile): after - before, as the step chart below
+            self.compare = C.compare_table(compare_profiles(compare, profile), roles=("before", "after"))
             other = temporal_breakdown(compare)
             kind_b = "neuron" if "nc_idx" in other.columns else "kineto"
             self.compare_temporal = C.temporal_chart(D.temporal_columns(other, kind_b), kind_b, name="nw-temporal-b",
-                                                     title="Compared profile (b): where the time goes")
+                                                     title="Compared profile (before): where the time goes")
         self.layout = self._layout()
         self.figures = [f for f in (self.temporal, self.idle, self.top_a, self.top_b, self.stragglers, self.steps,
                                     self.launches, self.counters, self.compare_temporal, self.critical.chart)
@@ -133,7 +134,8 @@ class SummaryCharts:
         if self.counters is not None:
             parts.append(self.counters)
         if self.compare is not None:
-            parts += [Div(text="Compared with the other profile (b - a)", render_as_text=True, styles=label),
+            parts += [Div(text="Compared with the other profile (before): change = after - before, below zero: faster",
+                          render_as_text=True, styles=label),
                       self.compare]
             parts += self.fix.parts if self.fix is not None else []
         return column(*parts, sizing_mode="stretch_width", name="nw-summary")

@@ -320,19 +320,33 @@ def counters_chart(profile: Profile, name: str = "nw-counters", max_points: int 
     return f
 
 
-def compare_table(df: pd.DataFrame, name: str = "nw-compare", n: int = 25):
-    """a beside b per event name (or NEFF), largest change first."""
+def compare_table(df: pd.DataFrame, name: str = "nw-compare", n: int = 25, roles: tuple[str, str] = ("a", "b")):
+    """a beside b per event name (or NEFF), largest change first. `roles` name a and b in the headers
+    (("before", "after") in a Summary given `compare=`: the deltas are after - before, as its step chart's)."""
     key = df.columns[0] if len(df.columns) else "name"
     top = df.head(n)
     cols = {"key": [str(x) for x in top.get(key, [])],
             **{c: [float(v) for v in top[c]] for c in ("count_a", "count_b") if c in top},
-            **{c: [D.duration(v) for v in top[c]] for c in ("total_ns_a", "total_ns_b", "delta_total_ns",
-                                                             "mean_ns_a", "mean_ns_b", "delta_mean_ns") if c in top}}
+            **{c: [_signed(v) if c.startswith("delta") else D.duration(v) for v in top[c]]
+               for c in ("total_ns_a", "total_ns_b", "delta_total_ns", "mean_ns_a", "mean_ns_b", "delta_mean_ns")
+               if c in top}}
     text, num = StringFormatter(), NumberFormatter(format="0,0")
+    a, b = roles
+    delta = f"({b} - {a})"
+    title = {"count_a": f"count {a}", "count_b": f"count {b}", "total_ns_a": f"total {a}", "total_ns_b": f"total {b}",
+             "delta_total_ns": f"change in total {delta}", "mean_ns_a": f"mean {a}", "mean_ns_b": f"mean {b}",
+             "delta_mean_ns": f"change in mean {delta}"}
     columns = [TableColumn(field="key", title=str(key), formatter=text, width=220)]
-    columns += [TableColumn(field=c, title=c.replace("_", " "), formatter=num if c.startswith("count") else text)
+    columns += [TableColumn(field=c, title=title.get(c, c.replace("_", " ")),
+                            formatter=num if c.startswith("count") else text)
                 for c in cols if c != "key"]
     return text_table(_source(name, cols), columns, len(top), f"{name}-table")
+
+
+def _signed(v: Any) -> str:
+    """A change with its sign ('-1.2 ms' faster, '+1.2 ms' slower): a duration alone hides which way it went."""
+    x = float(v)
+    return ("-" if x < 0 else "+" if x > 0 else "") + D.duration(abs(x))
 
 
 def apply_theme(root: Any, dark: bool, figures: list | None = None) -> None:

@@ -1,8 +1,8 @@
 """The Summary's "Did the fix work" section: `Summary(after, compare=before)` (two profiles or two jobs), step by step.
 
 Its headline, a bar per matched step with its change (after - before; green: faster), and the
-findings gone, new and changed with the before-run's predicted gain beside the measured saving
-and the evidence figures that moved. The comparison is the Summary's last analysis: the section
+findings gone, new and changed with the before-run's predicted gain beside the run's saving (on gone
+findings only) and the evidence figures that moved. The comparison is the Summary's last analysis: the section
 says it is comparing until it is in. All text is data: the headline a Div rendered as text,
 titles in table cells through a text formatter, step labels on hover.
 """
@@ -216,19 +216,21 @@ def findings_columns(table: pd.DataFrame) -> dict[str, list]:
     who = [_text(w) if not _text(a) or _text(a) == _text(w) else f"{_text(w)} → {_text(a)}"
            for w, a in zip(table["who"], after, strict=True)]
     figures = table["figures_changed"] if "figures_changed" in table else [None] * len(table)
+    notes = table["note"] if "note" in table else [""] * len(table)  # a new one's: maybe only a threshold crossed
     return {"status": [str(s) for s in table["status"]], "rule": [str(r) for r in table["rule"]], "who": who,
             "predicted": [ns(v) for v in table["predicted_gain_ns"]],
-            "measured": [ns(v) for v in table["measured_saving_ns"]],
+            "run_saving": [ns(v) for v in table["run_saving_ns"]],
             "after": [ns(v) for v in table["gain_after_ns"]],
-            "change": [change_text(f) for f in figures],
+            "change": [change_text(f) or _text(n) for f, n in zip(figures, notes, strict=True)],
             "title": [_text(t) for t in title]}
 
 
 # field: (header, width px); a width holds its header and its longest word ("changed"): neither wraps.
 # "who" holds a core's track label whole (`i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1`).
 FINDING_COLUMNS = {"status": ("status", 72), "rule": ("rule", 100), "who": ("who", 330),
-                   "predicted": ("predicted gain (before)", 170), "measured": ("measured saving", 120),
-                   "after": ("gain left (after)", 125), "change": ("evidence moved", 200), "title": ("finding", 420)}
+                   "predicted": ("predicted gain (before)", 170),
+                   "run_saving": ("run saved (whole run)", 160), "after": ("gain left (after)", 125),
+                   "change": ("evidence moved / note", 200), "title": ("finding", 420)}
 
 
 def findings_data(table: pd.DataFrame) -> tuple[dict[str, list], int]:
@@ -245,8 +247,8 @@ def findings_data(table: pd.DataFrame) -> tuple[dict[str, list], int]:
 
 
 def findings_table(table: pd.DataFrame, name: str = "nw-fix-findings") -> Any:
-    """The findings of either run: status, rule, who, predicted gain (before), measured saving, gain left (after),
-    the evidence figures that moved."""
+    """The findings of either run: status, rule, who, predicted gain (before), the run's saving (on a gone finding
+    only: no finding's own), gain left (after), the evidence figures that moved (a new one's: why it may be new)."""
     cols, row_px = findings_data(table)
     text = StringFormatter()
     columns = [TableColumn(field=k, title=t, formatter=text, width=w) for k, (t, w) in FINDING_COLUMNS.items()]
