@@ -220,7 +220,12 @@ def test_job_a_slow_node_and_its_last_core(tmp_path) -> None:
     steps = len(job.neff_of_step)
     assert last["part"] == NODES[7][0] and last["evidence"]["core"] == f"{NODES[7][0]}/PID:100/neuron_rt/NC:1"
     assert f"last at {steps} of {steps} collective steps across the job's 9 cores" in last["title"]
-    assert f["gain_ns"].isna().all() and "not modelled" in last["title"]
+    job_wide = f[f["rule"].isin(["slow_node", "job_straggler"])]
+    assert job_wide["gain_ns"].isna().all() and "not modelled" in last["title"]
+    # That node's own straggler rule (its part alone) runs too, its gain the job's what-if of matching its compute.
+    own = f[f["rule"] == "straggler"]
+    assert own["part"].tolist() == [NODES[6][0]] and "what_if(job)" in own.iloc[0]["title"]
+    assert own.iloc[0]["evidence"]["core"] == f"{NODES[6][0]}/{NODES[7][0]}/PID:100/neuron_rt/NC:1"
 
 
 def test_job_without_problems_and_with_an_unreadable_part(tmp_path) -> None:

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from . import critical_path_job  # noqa: F401  (a Job's critical path and what-if: registers itself)
+from . import critical_path_job, findings_job  # noqa: F401  (a Job's critical path, what-if and findings: register themselves)
 from .across import across
 from .compare import compare
 from .compare_steps import Comparison  # compare(before, after, by="step")'s result; the import registers it

@@ -9,6 +9,7 @@ the title says so. Thresholds and where they come from: README, section "Finding
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,14 @@ LAUNCH_GAIN_SHARE = 0.02       # removing launch latency saves >= 2% of the run
 COLLECTIVE_SHARE = 0.10        # exposed collective time >= 10% of busy time
 IMBALANCE_RATIO = 1.10         # a core computes >= 10% longer than the median core
 
+# A Job's findings, filled in by findings_job (which imports this module, not the other way round).
+JOB_FINDINGS: dict[str, Callable[..., list[dict[str, Any]]]] = {}
+
+
+def _is_job(x: Any) -> bool:
+    return hasattr(x, "specs") and hasattr(x, "store") and hasattr(x, "parts")
+
+
 
 def findings(x: Any, **kw: Any) -> pd.DataFrame:
     """Ranked findings of a Profile (Neuron, Kineto, plain Chrome), a DeviceTrace (or a viewer of one) or a Job.
@@ -48,13 +57,10 @@ def findings(x: Any, **kw: Any) -> pd.DataFrame:
     (`client`, `scheduler`, `cache`).
     """
     from .device import device_trace_of
-    from .findings_job import is_job
 
-    if is_job(x):
-        from .findings_job import job_findings
-
+    if _is_job(x) and "findings" in JOB_FINDINGS:
         notes: list[str] = []
-        return finish(job_findings(x, notes, **kw), notes)
+        return finish(JOB_FINDINGS["findings"](x, notes, **kw), notes)
     if not isinstance(x, Profile):
         try:
             trace = device_trace_of(x)
@@ -64,8 +70,13 @@ def findings(x: Any, **kw: Any) -> pd.DataFrame:
         from .findings_device import device_findings
 
         return finish(device_findings(trace), [])
+    return profile_findings(x)
+
+
+def profile_findings(x: Profile) -> pd.DataFrame:
+    """The findings of one profile (what a job's part task runs on its part)."""
     fr = frame_of(x)
-    notes = []
+    notes: list[str] = []
     if len(fr) == 0:
         return finish([], ["the profile has no events"])
     kind = trace_kind(fr)
@@ -142,7 +153,8 @@ def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     end = mine_steps["start_ts"].max() if len(mine_steps) else ctx["end"]
     evidence = {"core": label, "times_last": int(top["times_last"]), "steps": steps,
                 "mean_lag_ns": float(top["mean_lag_ns"]), "max_lag_ns": int(top["max_lag_ns"]),
-                "wait_caused_ns": int(top["wait_caused_ns"]), "compute_ns": mine, "peers_median_compute_ns": median}
+                "wait_caused_ns": int(top["wait_caused_ns"]), "compute_ns": mine, "peers_median_compute_ns": median,
+                "where": _core_where(top, "compute")}
     on_path = _steps_on_path(p, me)
     evidence["steps_on_path"] = on_path
     path = f", on the critical path in {on_path[0]} of {on_path[1]} steps" if on_path else ""
@@ -304,6 +316,6 @@ def _imbalance(ctx: dict[str, Any]) -> list[dict[str, Any]]:
              f"core's {duration(median)} (over {len(temporal)} cores); computing as the median core "
              f"{saved(gain, span)}")
     evidence = {"core": label, "compute_ns": float(worst["compute_time_ns"]), "median_compute_ns": median,
-                "ratio": ratio, "cores": len(temporal)}
+                "ratio": ratio, "cores": len(temporal), "where": _core_where(worst, "compute")}
     return [row("compute_imbalance", severity_of(gain, span, "low"), title, gain, ctx["start"], ctx["end"], evidence,
                 "Balance the work across cores (sharding, sequence lengths per rank), or see why that core is slower.")]

@@ -1,7 +1,8 @@
 """Findings of a multi-node job, from `across` (each part's small tables, stragglers matched job-wide):
 the core that is last in many steps, a node slower on all its cores, parts that could not be read,
-and every part's errors and hangs. No gain is predicted: `what_if(job)` replays the joined parts, but a
-straggler's lateness or a slow node is not one kind of work it scales."""
+and every part's errors and hangs. No gain is predicted for these: `what_if(job)` replays the joined parts, but a
+straggler's lateness or a slow node is not one kind of work it scales. Each part's own rules run too
+(findings_parts: host wait, launch overhead, ..., with the job's gain where it can be replayed)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pandas as pd
 from ..model.device.summary import duration
 from ..model.worker_labels import core_label
 from .across import across
+from .findings import JOB_FINDINGS
+from .findings_parts import part_rows
 from .findings_problems import problem_findings
 from .findings_rows import pct, row
 
@@ -29,6 +32,7 @@ def is_job(x: Any) -> bool:
 
 def job_findings(job: Any, notes: list[str], **kw: Any) -> list[dict[str, Any]]:
     got = across(job, ["temporal_breakdown", "stragglers", "errors_and_hangs"], **kw)
+    mine = {k: kw[k] for k in ("client", "scheduler", "num_workers", "cache") if k in kw}
     notes.extend(got["parts"].attrs.get("notes", []))
     parts = got["parts"]
     ok = parts[parts["status"] != "left out"]
@@ -43,7 +47,18 @@ def job_findings(job: Any, notes: list[str], **kw: Any) -> list[dict[str, Any]]:
     ctx = {"start": start or 0, "end": end, "label": label, "p": None}
     out = _last_often(got, label) + _slow_node(temporal, start, end) + _unread(parts, start, end)
     out += problem_findings(ctx, got["errors_and_hangs"])
-    return out
+    return out + part_rows(job, notes, **mine)
+
+
+JOB_FINDINGS["findings"] = job_findings
+
+
+def clip(text: str, most: int) -> str:
+    """`text` within `most` characters, cut at a word's end with an ellipsis (never mid-word)."""
+    if len(text) <= most:
+        return text
+    cut = text[:most].rsplit(None, 1)[0] if " " in text[:most] else text[:most]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def _last_often(got: dict[str, Any], label: Any) -> list[dict[str, Any]]:
@@ -101,7 +116,7 @@ def _unread(parts: pd.DataFrame, start: Any, end: Any) -> list[dict[str, Any]]:
     out = []
     for _, p in parts[parts["status"] == "left out"].iterrows():
         why = str(p.get("error") or "not readable")
-        title = f"{p['part']} could not be read and is left out of every finding: {why[:200]}"
+        title = f"{p['part']} could not be read and is left out of every finding: {clip(why, 200)}"
         out.append(row("unread_part", "medium", title, np.nan, start, end, {"part": p["part"], "error": why},
                        "Copy that part again (a truncated or failed copy), or load it alone to see the error.",
                        p["part"]))
