@@ -3,12 +3,16 @@
 `compare(before, after, by="step")` (analysis/compare.py) lands here. A step is what `what_if`
 calls one: a NEFF's execution (its `exec_id`, else its ordinal) from its first start to its
 last end over the cores (Kineto: a `ProfilerStep#N`). The runs are aligned by each NEFF's k-th
-step in time order, so a run whose exec_ids start elsewhere still lines up.
+step in time order, so a run whose exec_ids start elsewhere still lines up. Runs that are not like
+for like (one covers far fewer steps, or a job part is missing from one) are compared over what both
+cover only (compare_coverage).
 """
 
 from __future__ import annotations
 
+import copy
 import html
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +23,7 @@ from ..model.profile import Profile
 from ..model.timefmt import duration
 from .across import across
 from .compare import STEP_COMPARE
+from .compare_coverage import Coverage, coverage, mark_not_comparable, readable_parts
 from .compare_findings import (
     CHANGED_SHARE,
     EVIDENCE_SHARE,
@@ -54,10 +59,20 @@ class Comparison:
     span_before_ns: int
     span_after_ns: int
     notes: list[str] = field(default_factory=list)
+    # Not like for like (steps or parts differ): what both runs cover, and the spans of the matched steps.
+    coverage: Coverage = field(default_factory=lambda: Coverage())
+
+    @property
+    def like_for_like(self) -> bool:
+        """Both runs cover about the same steps and the same job parts."""
+        return self.coverage.like_for_like
 
     @property
     def saved_ns(self) -> int:
-        """The run's measured saving: before's span less after's (negative: after is slower)."""
+        """The measured saving: before's span less after's (negative: after is slower); when the runs are not
+        like for like, over the matched steps only (from the first one's start to the last one's end)."""
+        if not self.coverage.like_for_like and self.coverage.matched_span_before_ns > 0:
+            return self.coverage.matched_span_before_ns - self.coverage.matched_span_after_ns
         return self.span_before_ns - self.span_after_ns
 
     @property
@@ -83,15 +98,42 @@ class Comparison:
 
 def compare_steps(before: Any, after: Any, client: Any = None, **job_kw: Any) -> Comparison:
     """`before` against `after` (two Profiles, or two Jobs: `job_kw` such as `scheduler` go to their analyses)."""
+    kinds = [type(x).__name__ if not (isinstance(x, Profile) or _is_job(x)) else None for x in (before, after)]
+    if any(kinds) or isinstance(before, Profile) != isinstance(after, Profile):
+        got = " and ".join(type(x).__name__ for x in (before, after))
+        raise TypeError(f"compare(before, after, by='step') compares two Profiles or two Jobs (nw.load_job), not {got}: "
+                        "load both runs the same way")
     notes: list[str] = []
-    sb, span_b = run_steps(before, notes, "before", client, job_kw)
-    sa, span_a = run_steps(after, notes, "after", client, job_kw)
-    steps = align(sb, sa)
     fb, fa = (findings(x, **_job_args(x, client, job_kw)) for x in (before, after))
     notes += [f"before: {n}" for n in fb.attrs.get("notes", [])] + [f"after: {n}" for n in fa.attrs.get("notes", [])]
+    parts_b, parts_a = readable_parts(before, fb), readable_parts(after, fa)
+    common = [p for p in parts_b if p in set(parts_a)]
+    sub_b, sub_a = before, after
+    if parts_b != parts_a and common:  # steps over the parts both runs have: a missing part's cores are not "faster"
+        sub_b, sub_a = _sub_job(before, common), _sub_job(after, common)
+    sb, span_b = run_steps(sub_b, notes, "before", client, job_kw)
+    sa, span_a = run_steps(sub_a, notes, "after", client, job_kw)
+    steps = align(sb, sa)
+    cov = coverage(steps, parts_b, parts_a)
+    notes += cov.notes
     rb, ra = (run_roles(x, notes, which, client, job_kw) for x, which in ((before, "before"), (after, "after")))
-    table = match_findings(fb, fa, span_b - span_a, rb, ra)
-    return Comparison(steps, table, headline(steps, table, span_b, span_a), span_b, span_a, notes)
+    measured = span_b - span_a if cov.like_for_like or cov.matched_span_before_ns <= 0 else \
+        cov.matched_span_before_ns - cov.matched_span_after_ns
+    table = mark_not_comparable(match_findings(fb, fa, measured, rb, ra), cov)
+    return Comparison(steps, table, headline(steps, table, span_b, span_a, cov), span_b, span_a, notes, cov)
+
+
+def _is_job(x: Any) -> bool:
+    return not isinstance(x, Profile) and hasattr(x, "specs") and hasattr(x, "parts")
+
+
+def _sub_job(job: Any, keep: list[str]) -> Any:
+    """The job's parts named in `keep` only, their names unchanged (a new Job would rename them)."""
+    sub = copy.copy(job)
+    sub.specs = [s for s in job.specs if s.name in set(keep)]
+    sub.parts = job.parts[job.parts["part"].astype(str).isin(keep)].reset_index(drop=True)
+    sub._loaded = OrderedDict()
+    return sub
 
 
 def run_roles(x: Any, notes: list[str], which: str, client: Any = None, job_kw: dict[str, Any] | None = None) -> Roles:
@@ -127,7 +169,19 @@ def run_steps(x: Any, notes: list[str], which: str, client: Any = None,
     if isinstance(x, Profile) and len(x) == 0:
         notes.append(f"{which}: the profile has no events")
         return empty, 0
-    wi = what_if(x, None, 1.0, **_job_args(x, client, job_kw or {}))
+    try:
+        wi = what_if(x, None, 1.0, **_job_args(x, client, job_kw or {}))
+    except TypeError as exc:  # a job of Kineto / Chrome traces: no what-if graph, its ProfilerStep markers are its steps
+        if isinstance(x, Profile) or "Neuron profiles only" not in str(exc):
+            raise
+        notes.append(f"{which}: a job of Kineto or Chrome traces: its steps are the ProfilerStep#N markers over its "
+                     "ranks and its span their first start to last end; the what-if graph and the critical path are "
+                     "Neuron-only part by part, so they were left out")
+        steps, span = job_profiler_steps(x)
+        if steps.empty:
+            notes.append(f"{which}: no executions or ProfilerStep markers: no steps to align")
+            return empty, span
+        return steps.sort_values(["start_ts", "step"], kind="stable", ignore_index=True), span
     steps = wi.steps[["model_name", "step", "start_ts", "duration_ns"]] if len(wi.steps) else empty
     span = int(wi.span_ns)
     if steps.empty and isinstance(x, Profile):
@@ -152,6 +206,38 @@ def profiler_steps(p: Profile) -> pd.DataFrame:
     df = df.groupby("step", as_index=False).agg(start_ts=("start_ts", "min"), end_ts=("end_ts", "max"))
     return pd.DataFrame({"model_name": pd.Series(["ProfilerStep"] * len(df), dtype=object), "step": df["step"],
                          "start_ts": df["start_ts"], "duration_ns": df["end_ts"] - df["start_ts"]})
+
+
+def job_profiler_steps(job: Any) -> tuple[pd.DataFrame, int]:
+    """A Kineto job's steps: each part's ProfilerStep#N, one step over the parts (first start to last end), and the
+    job's span (its readable parts' first event to last end)."""
+    frames, lo, hi = [], None, None
+    for spec in job.specs:
+        try:
+            p = job.load(spec.name)
+        except Exception:  # an unreadable part: findings name it (unread_part); its steps are not there
+            continue
+        fr = frame_of(p)
+        if len(p) == 0 or fr.start.size == 0:
+            continue
+        lo = int(fr.start.min()) if lo is None else min(lo, int(fr.start.min()))
+        end = int(np.maximum(fr.end, fr.start).max())
+        hi = end if hi is None else max(hi, end)
+        s = profiler_steps(p)
+        frames.append(s.assign(end_ts=s["start_ts"] + s["duration_ns"]))
+    span = hi - lo if lo is not None and hi is not None else 0
+    if not frames:
+        return profiler_steps_empty(), span
+    df = pd.concat(frames).groupby(["model_name", "step"], as_index=False).agg(start_ts=("start_ts", "min"),
+                                                                                 end_ts=("end_ts", "max"))
+    return pd.DataFrame({"model_name": df["model_name"].astype(object), "step": df["step"].astype(np.int64),
+                         "start_ts": df["start_ts"].astype(np.int64),
+                         "duration_ns": (df["end_ts"] - df["start_ts"]).astype(np.int64)}), span
+
+
+def profiler_steps_empty() -> pd.DataFrame:
+    return pd.DataFrame({"model_name": pd.Series(dtype=object), "step": pd.Series(dtype=np.int64),
+                         "start_ts": pd.Series(dtype=np.int64), "duration_ns": pd.Series(dtype=np.int64)})
 
 
 def align(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -190,9 +276,19 @@ def align(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 
 # ---- the sentence -----------------------------------------------------------------------------------------
 
-def headline(steps: pd.DataFrame, table: pd.DataFrame, span_b: int, span_a: int) -> str:
+def headline(steps: pd.DataFrame, table: pd.DataFrame, span_b: int, span_a: int, cov: Coverage | None = None) -> str:
+    cov = cov if cov is not None else Coverage()
+    lead = cov.sentence(span_b, span_a)
+    if cov.fewer_after or cov.fewer_before:  # a shorter capture is not a faster run: the matched steps' window only
+        span_b, span_a = cov.matched_span_before_ns, cov.matched_span_after_ns
     saved = span_b - span_a
-    if span_b <= 0 or span_a <= 0:
+    if lead and (cov.fewer_after or cov.fewer_before):
+        run = (f"{lead}. Over the {cov.matched:,} matched steps the run is "
+               + (f"as long as before ({duration(span_a)})" if saved == 0 else
+                  f"{duration(abs(saved))} {'shorter' if saved > 0 else 'longer'} ({100 * abs(saved) / span_b:.1f}%): "
+                  f"{duration(span_b)} before, {duration(span_a)} after") if span_b > 0 and span_a > 0 else
+               f"{lead}. The matched steps' spans could not be measured")
+    elif span_b <= 0 or span_a <= 0:
         run = "The runs' spans could not be measured"
     elif saved == 0:
         run = f"The run takes as long as before ({duration(span_a)})"
@@ -200,6 +296,8 @@ def headline(steps: pd.DataFrame, table: pd.DataFrame, span_b: int, span_a: int)
         word = "shorter" if saved > 0 else "longer"
         run = (f"The run is {duration(abs(saved))} {word} ({100 * abs(saved) / span_b:.1f}%): "
                f"{duration(span_b)} before, {duration(span_a)} after")
+    if lead and not (cov.fewer_after or cov.fewer_before):
+        run = f"{lead}. {run}"
     matched = steps[steps["status"] == "matched"]
     if len(matched):
         mb = float(matched["duration_before_ns"].astype(float).median())
@@ -228,4 +326,8 @@ def headline(steps: pd.DataFrame, table: pd.DataFrame, span_b: int, span_a: int)
     changed = int((table["status"] == "changed").sum())
     if changed:
         run = run[:-1] + f"; {changed} changed."
+    off = table[table["status"] == "not comparable"]
+    if len(off):
+        why = dict.fromkeys(str(t).removeprefix("not comparable: ") for t in off["note"])
+        run += f" Not comparable: {', '.join(dict.fromkeys(off['rule']))} ({'; '.join(why)})."
     return run
