@@ -94,6 +94,13 @@ def rank_key(rule: str, evidence: Any) -> str | None:
     return rank_text(ev["rank"]) if rule == "straggler" and ev.get("rank") is not None else None
 
 
+def _in_part(who: str | None, part: Any) -> str | None:
+    """A job finding's core as its part's Timeline names it: the JobTimeline's label less its `part/` prefix."""
+    if who is not None and isinstance(part, str) and part and who.startswith(part + "/"):
+        return who[len(part) + 1:]
+    return who
+
+
 def keyed(f: pd.DataFrame, roles: Roles) -> pd.DataFrame:
     """Each finding's `who`, its run-independent `key` and what kind of key it is (`matched_by`)."""
     who, key, by, node = [], [], [], []
@@ -101,8 +108,9 @@ def keyed(f: pd.DataFrame, roles: Roles) -> pd.DataFrame:
         w = subject(rule, ev)
         part_node = roles.node_of_part.get(str(part), str(part)) if isinstance(part, str) else ""
         rk = rank_key(rule, ev)
-        if w is not None and w in roles.by_label:
-            k, b, part_node = roles.by_label[w], roles.matched_by, ""  # the role says the node
+        bare = _in_part(w, part)
+        if bare is not None and bare in roles.by_label:
+            k, b, part_node = roles.by_label[bare], roles.matched_by, ""  # the role says the node
         elif rk is not None:
             k, b = rk, "rank"
         elif w is not None:
