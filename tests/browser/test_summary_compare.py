@@ -56,6 +56,9 @@ def test_the_fix_section_offline(open_file, fix_page: tuple[Path, Summary], dark
     assert page.evaluate(STEPS) == len(s.charts.fix.result.steps)
     text = page.evaluate(DEEP_TEXT, ".nw-view-summary")
     assert "Did the fix work" in text and s.charts.fix.result.headline in text and EVIL in text
+    # One sign on the page (D8): the name table is after - before, as the step bars; its columns say before / after.
+    assert "after - before, below zero: faster" in text and "(b - a)" not in text
+    assert "change in total (after - before)" in text and "run saved (whole run)" in text
     assert page.locator(".nw-view-summary img").count() == 0 and not dialogs
     gone = page.locator(".nw-view-summary .slick-row", has_text="arrives last")
     expect(gone).to_have_count(1, timeout=10_000)
