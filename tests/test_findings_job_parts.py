@@ -40,8 +40,9 @@ def test_host_wait_of_a_generated_job_names_its_parts(tmp_path: Path) -> None:
     changes = []
     for part, ev in r["evidence"]["by_part"].items():
         assert ev["part_alone_gain_ns"] == pytest.approx(_alone(job, part, "host_wait"))
-        assert ev["worst_core"].startswith(f"{part}/i-")
+        assert ev["part"] == part and ev["worst_core"].startswith("i-")
         changes.append(({"part": part, "kind": "gap", "thread_id": ev["runtime_threads"]}, 0.0))
+    assert f"most {r['part']}/{r['evidence']['by_part'][r['part']]['worst_core']}," in r["title"]
     w = A.what_if(job, changes, scheduler="sync")
     assert r["gain_ns"] == pytest.approx(w.saved_ns) and 0 < r["gain_ns"] <= w.span_ns
     json.dumps(f["evidence"].tolist())
@@ -81,7 +82,7 @@ def test_a_kineto_job_finds_the_idle_gpu_of_its_part(tmp_path: Path) -> None:
     r = idle.iloc[0]
     assert r["part"] in _parts(job)
     ev = r["evidence"]["by_part"][r["part"]] if "by_part" in r["evidence"] else r["evidence"]
-    assert ev["gpu"].startswith(f"{r['part']}/")
+    assert f"{r['part']}/{ev['gpu']}" in r["title"]  # as the job's Timeline names that GPU's tracks
     # A Kineto job's what-if cannot be replayed: the job's gain is not known, the part's alone is said as such.
     assert math.isnan(r["gain_ns"]) and "alone" in r["title"] and "not known" in r["title"]
     assert ev["part_alone_gain_ns"] == pytest.approx(_alone(job, r["part"], "gpu_idle"))

@@ -47,7 +47,8 @@ def job_findings(job: Any, notes: list[str], **kw: Any) -> list[dict[str, Any]]:
     ctx = {"start": start or 0, "end": end, "label": label, "p": None}
     out = _last_often(got, label) + _slow_node(temporal, start, end) + _unread(parts, start, end)
     out += problem_findings(ctx, got["errors_and_hangs"])
-    return out + part_rows(job, notes, **mine)
+    run_ns = end - start if start is not None and end is not None else 0
+    return out + part_rows(job, notes, **mine, run_ns=run_ns)
 
 
 JOB_FINDINGS["findings"] = job_findings

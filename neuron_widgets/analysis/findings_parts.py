@@ -36,8 +36,11 @@ UNKNOWN = "what a fix would save is not known"
 
 
 def part_rows(job: Any, notes: list[str], client: Any = None, *, scheduler: str | None = None,
-              num_workers: int | None = None, cache: bool = True) -> list[dict[str, Any]]:
-    """Every readable part's findings as rows with `part` set, merged per rule where that reads better."""
+              num_workers: int | None = None, cache: bool = True, run_ns: int = 0) -> list[dict[str, Any]]:
+    """Every readable part's findings as rows with `part` set, merged per rule where that reads better.
+
+    `run_ns`: the job's recorded span (its parts' first start to last end), what a title's share is of, as the
+    job's Summary reads it; what_if(job)'s span where it is not known."""
     got = run_parts(job, [TASK], client, scheduler=scheduler, num_workers=num_workers, cache=cache)
     n_parts = len(got)
     by_rule: dict[str, list[dict[str, Any]]] = {}
@@ -50,7 +53,7 @@ def part_rows(job: Any, notes: list[str], client: Any = None, *, scheduler: str 
             if r["rule"] in JOB_WIDE_RULES:
                 continue
             by_rule.setdefault(str(r["rule"]), []).append(_named(r, str(g["part"])))
-    what = {"client": client, "scheduler": scheduler, "num_workers": num_workers, "cache": cache}
+    what = {"client": client, "scheduler": scheduler, "num_workers": num_workers, "cache": cache, "run_ns": run_ns}
     out: list[dict[str, Any]] = []
     for rule, rows in by_rule.items():
         if rule in MERGED and len(rows) > 1:
@@ -61,14 +64,13 @@ def part_rows(job: Any, notes: list[str], client: Any = None, *, scheduler: str 
 
 
 def _named(r: dict[str, Any], part: str) -> dict[str, Any]:
-    """A part's row with its part set and its workers named as the JobTimeline names their tracks."""
+    """A part's row with its part set and its title's workers named as the JobTimeline names their tracks."""
     ev = dict(r["evidence"] or {})
     title = str(r["title"])
-    for k in LABEL_KEYS:
+    for k in LABEL_KEYS:  # the evidence keeps the part's own label (with `part`), as the job's rules' evidence does
         v = ev.get(k)
         if isinstance(v, str) and v:
             title = title.replace(v, f"{part}/{v}")
-            ev[k] = f"{part}/{v}"
     gain = float(r["gain_ns"]) if pd.notna(r["gain_ns"]) else float("nan")
     ev["part_alone_gain_ns"] = gain if np.isfinite(gain) else None
     ev["part"] = part
@@ -111,13 +113,15 @@ def _job_gain(job: Any, changes: list[tuple[dict[str, Any], float]], what: dict[
             notes.append(note)
         return float("nan"), 0
     span = int(w.span_ns)
-    return (float(min(max(int(w.saved_ns), 0), span)) if span > 0 else float("nan")), span
+    gain = float(min(max(int(w.saved_ns), 0), span)) if span > 0 else float("nan")
+    return gain, int(what["run_ns"]) if what["run_ns"] > 0 else span
 
 
 def _retitle(title: str, gain: float, span: int, alone: float | None, where: str, job_known: bool = False) -> str:
     """The title's saving as the job's (what_if(job)) or, where that is not known, as the part's alone."""
     if np.isfinite(gain) and span > 0:
-        now = (f"would save the job {duration(gain)} ({100.0 * gain / span:.1f}% of the job's run, what_if(job))"
+        now = (f"would save {duration(gain)} ({100.0 * gain / span:.1f}% of the run) in the job as a whole "
+               f"(what_if(job))"
                if gain > 0 else "would not shorten the job's run (what_if(job))")
     elif alone is not None and alone > 0:
         now = f"would save {duration(alone)} {where} alone"
