@@ -238,9 +238,9 @@ def test_job_summary_names_the_remote_straggler_and_opens_a_part_at_a_step(job: 
     assert "node-02 (process" in c.sentence.text and "NeuronCore 2" in c.sentence.text
     m = c.matrix
     assert m.values.shape == (9, len(s.results["straggler_steps"]))  # 3 nodes x 3 cores, one column per step
-    late = m.rows.index(next(r for r in m.rows if r.startswith("node-02/") and r.endswith("NC2")))
+    late = m.rows.index(next(r for r in m.rows if r.startswith("node-02/") and r.endswith("NC:2")))
     assert np.nanargmax(np.nanmean(m.values, axis=1)) == late  # its row is the brightest
-    assert c.stragglers.select_one({"type": ColumnDataSource}).data["device"][0] == m.rows[late]
+    assert c.stragglers.select_one({"type": ColumnDataSource}).data["full"][0] == m.rows[late]  # the axis shows it short
     # A click on its cell at the tenth step opens node-02 at that step, its arrival selected.
     c.cells.selected.image_indices = [{"index": late, "i": 10, "j": 0, "flat_index": 10}]
     tl = s.part_timeline

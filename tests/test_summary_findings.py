@@ -98,7 +98,7 @@ def test_findings_lead_a_neuron_summary_and_clicks_fit_the_timeline(neuron) -> N
     f = A.findings(p)
     check_lines(s, f)
     assert shown(s)["rule"][:2] == ["host_wait", "straggler"]
-    assert shown(s)["gain"][0] == "saves ~80.7 ms (61.3%)"
+    assert shown(s)["gain"][0] == "saves ~80.6 ms (61.3%)"  # the hung execution is not scaled (D15)
     assert not c.findings.more.visible and c.findings.filter.indices == list(range(len(f)))
     for i in range(len(f)):
         click(c.findings.source, i)

@@ -9,6 +9,7 @@ the model cannot explain; they cover the run from its first to its last moment.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -201,7 +202,9 @@ def critical_path_headline(profile: Profile, scale: float = 0.5) -> dict:
     kind = str(top["kind"])
     where = {c: v for c, v in worker.items() if c != "nc_idx" or worker["thread_id"] is None}
     where = {**where, "kind": kind}
-    w = what_if(profile, where, scale)
+    with warnings.catch_warnings():  # the headline says itself when the change saves nothing
+        warnings.simplefilter("ignore", UserWarning)
+        w = what_if(profile, where, scale)
     who = _who(profile, b, worker)
     change = {0.5: "halving", 0.0: "removing", 2.0: "doubling"}.get(scale, f"scaling by {scale:g}")
     steps = f" in {int(top['steps_on_path']):,} of {int(top['steps']):,} steps" if int(top["steps"]) else ""
