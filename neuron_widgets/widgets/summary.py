@@ -264,6 +264,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
                 if self._current(generation):
                     with self._lock:
                         self.charts.set_devices(numbers)
+                        self._mark_patched()  # a view not drawn yet would drop the numbers' patch
             elapsed = time.perf_counter() - started
             self._say(f"{note} {len(p):,} events in {elapsed:.2f} s.", busy=False)
         except Exception as exc:  # shown in the widget: the kernel and the timeline go on
@@ -330,8 +331,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             if generation != self._generation:
                 return
             self.charts.update(r, note, parts, profile=p)
-            if not self._view_ready.is_set():
-                self._patched = True
+            self._mark_patched()
 
     def _view_drawn(self, change: dict[str, Any]) -> None:
         if not change["new"]:
