@@ -184,7 +184,7 @@ def _critical_of(tl: Any) -> dict[str, Any]:
     shown = getattr(tl, "_critical", None)
     if not getattr(tl, "critical_path", False) or shown is None:
         return {}
-    return {"text": shown.text, "jump_rows": shown.jump_rows}
+    return shown.exported()  # text, headline, jumps as rows (and a job's spans on its folded parts)
 
 
 def _findings_of(tl: Any) -> dict[str, Any]:

@@ -226,15 +226,24 @@ def write(blob: Blob, src: Source, prefix: str, exact: np.ndarray, merged: Block
 
 
 def _critical_state(critical: dict[str, Any], exact: np.ndarray, origin: int) -> dict[str, Any]:
-    """The path's jumps as page rows and times; a jump from or to an event the page does not hold is left out."""
+    """The path's jumps as page rows and times; a jump from or to an event the page does not hold is left out.
+
+    A job's folded parts keep their own form: a row below 0 is the track labelled `labels[-row - 1]`, and
+    each span is that label's index, its start and end (the page finds the label's track in each grouping).
+    """
     j = np.asarray(critical.get("jump_rows", np.zeros((0, 4))), dtype=np.int64).reshape(-1, 4)
     out: list[float] = []
     if j.size and exact.size:
         a = np.clip(np.searchsorted(exact, j[:, 0]), 0, exact.size - 1)
         b = np.clip(np.searchsorted(exact, j[:, 2]), 0, exact.size - 1)
-        ok = (exact[a] == j[:, 0]) & (exact[b] == j[:, 2])
+        a_track, b_track = j[:, 0] < 0, j[:, 2] < 0
+        ok = (a_track | (exact[a] == j[:, 0])) & (b_track | (exact[b] == j[:, 2]))
+        a, b = np.where(a_track, j[:, 0], a), np.where(b_track, j[:, 2], b)
         out = np.stack([a[ok], j[ok, 1] - origin, b[ok], j[ok, 3] - origin], axis=1).astype(np.float64).ravel().tolist()
-    return {"text": str(critical.get("text", "")), "jumps": out}
+    spans = np.asarray(critical.get("span_rows", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3)
+    placed = np.stack([spans[:, 0], spans[:, 1] - origin, spans[:, 2] - origin], axis=1) if len(spans) else spans
+    return {"text": str(critical.get("text", "")), "headline": str(critical.get("headline", "")), "jumps": out,
+            "spans": placed.astype(np.float64).ravel().tolist(), "labels": [str(x) for x in critical.get("labels", [])]}
 
 
 def arg_texts(src: Source) -> ArgTexts:

@@ -69,7 +69,9 @@ export interface Meta {
     picked_node?: string;
     color_choices?: Record<string, unknown>[]; // [{value, label}] for the colour menu
     // The critical path when the notebook showed it: its text and jumps as page rows and times.
-    critical?: { text: string; jumps: number[] }; // [row_from, t_from, row_to, t_to, ...]
+    // jumps: [row_from, t_from, row_to, t_to, ...], a row below 0 the track labelled labels[-row - 1] (a job's
+    // folded part); spans: [label, t0, t1, ...] where the job's path runs through such a part.
+    critical?: { text: string; headline?: string; jumps: number[]; spans?: number[]; labels?: string[] };
     critical_available?: boolean; // false for a device trace: no toggle
     // The findings' marks when the notebook showed them (times from the profile's start, as the page's).
     findings?: { text: string; marks: FindingMark[] };
@@ -183,18 +185,29 @@ export class TimelineHost {
     this.brushChanged();
   }
 
-  /** The exported critical path's jumps placed on a grouping's tracks, as the kernel sends them. */
+  /** The exported critical path's jumps (and a job's spans) placed on a grouping's tracks, as the kernel sends them. */
   private criticalInfo(grouping: string): Record<string, unknown> {
     const c = this.meta.state.critical;
     if (!c) return {};
     const g = this.store.index(grouping);
+    // A folded part's track is the one its label names, in every grouping (its summary lane, lane 0).
+    const byLabel = new Map(g.tracks.map((t, i) => [t.label, i]));
+    const folded = (c.labels ?? []).map((l) => byLabel.get(l) ?? -1);
+    const place = (row: number): [number, number] =>
+      row >= 0 ? [g.track[row], g.lane[row]] : [folded[-row - 1] ?? -1, 0];
     const jumps: number[] = [];
     for (let k = 0; k + 3 < c.jumps.length; k += 4) {
-      const a = c.jumps[k];
-      const b = c.jumps[k + 2];
-      jumps.push(c.jumps[k + 1], g.track[a], g.lane[a], c.jumps[k + 3], g.track[b], g.lane[b]);
+      const [ta, la] = place(c.jumps[k]);
+      const [tb, lb] = place(c.jumps[k + 2]);
+      if (ta >= 0 && tb >= 0) jumps.push(c.jumps[k + 1], ta, la, c.jumps[k + 3], tb, lb);
     }
-    return { state: "shown", text: c.text, jumps };
+    const spans: number[] = [];
+    const s = c.spans ?? [];
+    for (let k = 0; k + 2 < s.length; k += 3) {
+      const track = folded[s[k]] ?? -1;
+      if (track >= 0) spans.push(s[k + 1], s[k + 2], track);
+    }
+    return { state: "shown", text: c.text, headline: c.headline ?? "", jumps, spans };
   }
 
   /** The exported findings' marks, as the kernel sends them; a toggle turned on in a page without them says so. */

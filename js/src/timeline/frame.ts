@@ -132,9 +132,10 @@ export function drawFrame(v: FrameHost): void {
     pointerT,
     pinned: pinned.length,
   };
-  const { drawn, dimmed, jumps } = paint(ctx, scene);
+  const { drawn, dimmed, jumps, spans } = paint(ctx, scene);
   v.root.dataset.dimmed = String(dimmed);
   v.root.dataset.jumps = String(jumps);
+  v.root.dataset.spans = String(spans); // a job's path over its folded parts' tracks
   v.legend.update(scene.items, scene.names, v.view, trackY, v.pick, v.theme);
   if (!scene.items && v.replies.snapshot) ctx.drawImage(v.replies.snapshot, 0, 0, width, height);
   drawAxisAndStrip(v, width, dpr);

@@ -227,6 +227,7 @@ export class TimelineView {
       this.head,
       this.aligner.el,
       this.toolbar,
+      this.toggles.criticalLine,
       this.errorBar,
       overviewRow,
       header,

@@ -39,8 +39,9 @@ export interface Scene {
   pick: string | null; // the legend's highlighted colour: the others are dimmed
   nodeMask: Uint8Array | null; // a device hierarchy node picked: 1 per node under it; other events dim
   // The critical path shown: its events are the highlighted ones, every other event dims, and its
-  // jumps between tracks are drawn as arrows (flat [t_from, track, lane, t_to, track, lane, ...]).
-  critical?: { jumps: number[] } | null;
+  // jumps between tracks are drawn as arrows (flat [t_from, track, lane, t_to, track, lane, ...]); on a
+  // job's timeline, spans mark where it runs through a folded part (flat [t0, t1, track, ...]).
+  critical?: { jumps: number[]; spans?: number[] } | null;
   pointerT: number | null; // the time under the pointer: counters mark their value there
   pinned: number; // group headers pinned at the top (their labels stay while their rows scroll)
 }
@@ -69,7 +70,10 @@ export function xOf(view: View, t: number): number {
   return ((t - view.t0) / (view.t1 - view.t0)) * view.width;
 }
 
-export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number; dimmed: number; jumps: number } {
+export function paint(
+  ctx: CanvasRenderingContext2D,
+  s: Scene,
+): { drawn: number; dimmed: number; jumps: number; spans: number } {
   const { view, theme } = s;
   ctx.fillStyle = theme.background;
   ctx.fillRect(0, 0, view.width, s.height);
@@ -95,6 +99,7 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number;
     ctx.fillStyle = theme.grid;
     ctx.fillRect(0, (k + 1) * GROUP_H - 1, view.width, 1);
   }
+  const spans = s.critical?.spans ? paintSpans(ctx, s, s.critical.spans) : 0;
   const jumps = s.critical ? paintJumps(ctx, s, s.critical.jumps) : 0;
   if (s.selection) paintSelection(ctx, s);
   if (s.brush) {
@@ -106,7 +111,7 @@ export function paint(ctx: CanvasRenderingContext2D, s: Scene): { drawn: number;
     ctx.fillRect(a, 0, 1, s.height);
     ctx.fillRect(b, 0, 1, s.height);
   }
-  return { drawn, dimmed, jumps };
+  return { drawn, dimmed, jumps, spans };
 }
 
 function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn: number; dimmed: number } {
@@ -250,7 +255,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
       ctx.fill();
     }
     if (f & FLAG_HIGHLIGHT) {
-      ctx.strokeStyle = theme.dark ? "#ffd54f" : "#f57f17";
+      ctx.strokeStyle = critColor(theme.dark);
       ctx.lineWidth = 2;
       ctx.strokeRect(x0 - 1, y - 1, w + 2, LANE_H - 1);
     }
@@ -277,7 +282,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
 
 function placeRect(s: Scene, p: Place): { x0: number; x1: number; y: number } | null {
   const ty = s.trackY.get(p.track);
-  if (ty === undefined) return null;
+  if (ty === undefined || p.lane < 0) return null; // lane -1: a preview drawn that does not hold the event
   return { x0: xOf(s.view, p.start), x1: xOf(s.view, p.end), y: ty + p.lane * LANE_H - s.scrollTop + 2 };
 }
 
@@ -294,6 +299,39 @@ function flowArrow(ctx: CanvasRenderingContext2D, from: { x: number; y: number }
   ctx.lineTo(to.x - 7 * Math.cos(ang - 0.4), to.y - 7 * Math.sin(ang - 0.4));
   ctx.lineTo(to.x - 7 * Math.cos(ang + 0.4), to.y - 7 * Math.sin(ang + 0.4));
   ctx.fill();
+}
+
+/** Where a job's path runs through a folded part: a band over the part's summary lane, outlined as the path's
+ * events are, at least 3 px wide so that a short passage shows at any zoom. */
+function paintSpans(ctx: CanvasRenderingContext2D, s: Scene, spans: number[]): number {
+  const { view } = s;
+  const outline = critColor(s.theme.dark);
+  ctx.save();
+  ctx.lineWidth = 2;
+  ctx.strokeStyle = outline;
+  let drawn = 0;
+  for (let k = 0; k + 2 < spans.length; k += 3) {
+    if (spans[k + 1] < view.t0 || spans[k] > view.t1) continue;
+    const ty = s.trackY.get(spans[k + 2]);
+    if (ty === undefined) continue; // its track is collapsed, hidden or scrolled away
+    const y = ty - s.scrollTop + 2;
+    const x0 = Math.max(xOf(view, spans[k]), -2);
+    const x1 = Math.min(xOf(view, spans[k + 1]), view.width + 2);
+    const w = Math.max(x1 - x0, 3);
+    ctx.globalAlpha = 0.35;
+    ctx.fillStyle = outline;
+    ctx.fillRect(x0, y, w, LANE_H - 3);
+    ctx.globalAlpha = 1;
+    ctx.strokeRect(x0 - 1, y - 1, w + 2, LANE_H - 1);
+    drawn++;
+  }
+  ctx.restore();
+  return drawn;
+}
+
+/** The outline of the path's events (and a job's spans): amber in dark, deep orange in light. */
+function critColor(dark: boolean): string {
+  return dark ? "#ffd54f" : "#f57f17";
 }
 
 /** The critical path's jumps between tracks in view, drawn as the selection's flow arrows are. */

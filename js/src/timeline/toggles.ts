@@ -1,6 +1,8 @@
-// The toolbar's analysis toggles: the critical path (its events outlined, its jumps drawn) and the
-// findings (their ranges marked on the overview strip). Each is a button, a line of text saying
-// what is shown or why nothing is, and what a frame draws of it; the kernel computes both.
+// The toolbar's analysis toggles: the critical path (its events outlined, its jumps drawn; on a job's
+// timeline also spans over the folded parts' tracks) and the findings (their ranges marked on the
+// overview strip). Each is a button, a line of text saying what is shown or why nothing is, and what
+// a frame draws of it; the kernel computes both. The path's headline (whose work is longest on it, in
+// how many steps) is a line of its own under the toolbar, which it would push onto a second row.
 
 import { button, h } from "../common/dom";
 import type { TimelineModel } from "../common/messages";
@@ -12,13 +14,16 @@ type Model = TimelineModel;
 interface Info {
   state?: string;
   text?: string;
+  headline?: string;
   jumps?: number[];
+  spans?: number[]; // a job's folded parts: [t0, t1, track, ...]
   marks?: FindingMark[];
 }
 
 export class AnalysisToggles {
   readonly criticalBtn: HTMLButtonElement;
   readonly criticalInfo = h("span", { class: "nw-critical-info" }); // not .nw-status: that is the one waiting line
+  readonly criticalLine = h("div", { class: "nw-critical-line" }); // the path's headline while it is shown
   readonly findingsBtn: HTMLButtonElement;
   readonly findingsInfo = h("span", { class: "nw-critical-info nw-findings-info" });
 
@@ -60,6 +65,10 @@ export class AnalysisToggles {
   /** Each toggle's state, its line of text (tests read data-critical and data-findings), then a frame. */
   show(): void {
     this.showOne("critical_path", "critical", this.criticalBtn, this.criticalInfo);
+    const scene = this.criticalScene();
+    const headline = scene ? (((this.model.get("critical_info") ?? {}) as Info).headline ?? "") : "";
+    this.criticalLine.textContent = headline;
+    this.criticalLine.style.display = headline ? "" : "none";
     this.showOne("findings", "findings", this.findingsBtn, this.findingsInfo);
     this.request();
   }
@@ -83,7 +92,7 @@ export class AnalysisToggles {
   criticalScene(): Scene["critical"] {
     if (!this.model.get("critical_path")) return null;
     const info = (this.model.get("critical_info") ?? {}) as Info;
-    return info.state === "shown" ? { jumps: info.jumps ?? [] } : null;
+    return info.state === "shown" ? { jumps: info.jumps ?? [], spans: info.spans ?? [] } : null;
   }
 
   /** The findings' marks to draw on the overview strip: none while off or computing. */
