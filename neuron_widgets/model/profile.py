@@ -408,9 +408,8 @@ class Profile(EventAccess):
             with contextlib.suppress(Exception):
                 if len(self) >= PREVIEW_MIN_EVENTS:
                     self.preview().lod(grouping)  # what a view opened meanwhile draws
+                # The preview is kept (4% of the events): a switch to a grouping not yet built draws it at once.
                 self.lod(grouping)
-                with self._lock:
-                    self._preview = None  # a view drawing it holds its own reference until it swaps
 
         if not background:
             work()

@@ -14,7 +14,6 @@ import pandas as pd
 import traitlets as t
 
 from ..bundle import asset
-from ..model import profile as model_profile
 from ..model.color_keys import color_codes
 from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
 from ..model.filters import parse_time
@@ -29,8 +28,10 @@ from .job.kind import is_job
 from .messages import request_class
 from .range_summary import range_summary
 from .timeline_critical import CriticalShown, critical_shown, rows_of_ids
+from .timeline_switch import GroupingSwitch, Shown
 
 PREVIEW_STATUS = "preview: {n:,} of {total:,} events (the longest, errors, and an even sample); preparing all of them…"
+FULL_VIEW_FAILED = "could not prepare the full view"
 
 
 class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
@@ -99,7 +100,8 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         self._color_keys: list[str] = []
         self._node: np.ndarray | None = None  # per event its device hierarchy node (DeviceTraceViewer)
         self._select_callbacks: list[Callable[[int], None]] = []
-        self._drawn = profile  # what replies are drawn from: the profile, or its preview while it is prepared
+        # What the grouping shown is drawn from (the profile, or its preview while that grouping is built).
+        self._switch = GroupingSwitch(self._full_ready, self._full_failed)
         self._critical: CriticalShown | None = None
         self._critical_saved: np.ndarray | None = None
         super().__init__(height=height, **kwargs)
@@ -114,14 +116,11 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         """Point the widget at a profile: its names, extent, tracks and markers; the view shows all of it.
 
         A large profile whose grouping is still being built (load_profile prepares it in the
-        background) is drawn from its preview meanwhile, then from all of it (`_preview_until_ready`).
+        background) is drawn from its preview meanwhile, then from all of it (`_show_grouping`).
         """
         self.profile = profile
         self._marked = {"error": error_rows(profile, scan_args=False), "incomplete": incomplete_rows(profile)}
         self._critical = None
-        self._drawn = profile
-        if len(profile) >= model_profile.PREVIEW_MIN_EVENTS and not profile.ready(grouping):
-            self._drawn = profile.preview()
         origin = profile.origin_ts
         # From the first event to the last, on the origin's clock (far-clock events before it are negative).
         span = [float(profile.start_ts - origin), float(max(profile.end_ts - origin, 1))] if len(profile) else [0.0, 1.0]
@@ -138,46 +137,54 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
             self.origin_ns = str(origin)
             self.view = list(home)
             if self.grouping == grouping:
-                self._refresh_tracks()
+                self._show_grouping()
             else:
-                self.grouping = grouping  # its observer refreshes the tracks
+                self.grouping = grouping  # its observer shows it
             self._load_counters()
             if self.color_by != "name":
                 self._color, self._color_keys = color_codes(profile, self.color_by)
             self.generation += 1
-            if self._drawn is not profile:
-                self.status = PREVIEW_STATUS.format(n=len(self._drawn), total=len(profile))
-                self.loading = True
-            elif self.status.startswith("preview:"):
-                self.status, self.loading = "", False
-        if self._drawn is not profile:
-            threading.Thread(target=self._preview_until_ready, args=(profile, self.generation),
-                             name="neuron-widgets-preview", daemon=True).start()
         self._scan_args_in_background()
         if self.critical_path:  # the new profile's path
             self._start_critical()
         if self.findings:  # placed on the new profile's clock (kept per profile or job: no second computation)
             self._start_findings()
 
-    def _preview_until_ready(self, profile: Profile, generation: int) -> None:
-        """Wait for the grouping shown to be built on the whole profile, then draw from it."""
-        try:
-            while True:
-                grouping = self.grouping
-                profile.lod(grouping)
-                if generation != self.generation:  # the widget was pointed at another profile meanwhile
-                    return
-                if grouping == self.grouping:
-                    break
+    @property
+    def _drawn(self) -> Profile:
+        """What replies of the grouping shown are drawn from: the profile, or its preview while that grouping is built."""
+        return self._switch.shown.drawn
+
+    def _show_grouping(self) -> None:
+        """Draw the grouping chosen: from the whole profile if it is built, else at once from the profile's
+        preview in that grouping while a thread builds it; `_full_ready` then swaps (or `_full_failed` says why not)."""
+        with self._switch.lock:  # a build finishing meanwhile waits: it must not swap in a grouping left
+            shown = self._switch.show(self.profile, self.grouping)
             with self.hold_sync():
-                self._drawn = profile
                 self._refresh_tracks()
-                self.status = ""
-                self.loading = False
-                self.revision += 1  # the browser asks again, now for every event
-        except Exception as exc:  # shown in the widget: the preview stays, and says why it is one
-            self.loading = False
-            self.error = f"could not prepare the full view: {type(exc).__name__}: {exc}"
+                if self.error.startswith(FULL_VIEW_FAILED):  # said of a grouping left
+                    self.error = ""
+                if shown.is_preview:
+                    self.status = PREVIEW_STATUS.format(n=len(shown.drawn), total=len(shown.profile))
+                    self.loading = True
+                elif self.status.startswith("preview:"):
+                    self.status, self.loading = "", False
+        if not shown.is_preview:
+            self._refresh_brush()
+
+    def _full_ready(self, shown: Shown) -> None:
+        """(The build thread, the switch's lock held.) The grouping shown is built on every event: draw from it."""
+        with self.hold_sync():
+            self._refresh_tracks()  # the same tracks with every event's lanes; the selection placed anew
+            if self.status.startswith("preview:"):
+                self.status, self.loading = "", False
+            self.revision += 1  # the browser asks again, now for every event
+        self._refresh_brush()
+
+    def _full_failed(self, shown: Shown, exc: BaseException) -> None:
+        """(The build thread.) Shown in the widget: the preview stays, and says why it is one."""
+        self.loading = False
+        self.error = f"{FULL_VIEW_FAILED}: {type(exc).__name__}: {exc}"
 
     # -- state from the browser -------------------------------------------------------
     @t.validate("grouping")
@@ -186,7 +193,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
 
     @t.observe("grouping")
     def _grouping_changed(self, change: dict[str, Any]) -> None:
-        self._refresh_tracks()
+        self._show_grouping()
         if self.critical_path and self._critical is not None:
             self._start_critical()  # the jumps' tracks are the grouping's
 
@@ -198,7 +205,8 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
             self._clear_critical()
 
     def _refresh_tracks(self) -> None:
-        tracks = self._drawn.tracks(self.grouping)
+        shown = self._switch.shown
+        tracks = shown.drawn.tracks(shown.grouping)
         # Whole columns, not itertuples: 18 s less for a trace of 10^6 threads.
         self.tracks = [{"label": str(label), "lanes": int(lanes), "events": int(events)} for label, lanes, events
                        in zip(tracks["label"].tolist(), tracks["lanes"].tolist(), tracks["events"].tolist(), strict=True)]
@@ -226,6 +234,11 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
 
     def _refresh_detail(self, row: int) -> None:
         self.selection_detail = self._detail(row) if 0 <= row < len(self.profile) else {}
+
+    def _refresh_brush(self) -> None:
+        """The range table of the brush again, per track of the grouping shown (after a switch)."""
+        if len(self.brush) == 2:
+            self._brush_changed({"new": self.brush})
 
     @t.observe("brush")
     def _brush_changed(self, change: dict[str, Any]) -> None:
@@ -260,16 +273,21 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     # The handlers read the request with .get and defaults: a page built before a field was added still gets
     # an answer (the fields are declared in messages.py, which js/src/common/messages.ts is made from).
     def _viewport(self, content: M.ViewportRequest, uuid: str, generation: int) -> None:
-        drawn = self._drawn  # read once: the preview thread may swap it meanwhile
-        meta, buffers = wire.viewport_reply(drawn, content.get("grouping", self.grouping),
+        # The revision before what is drawn from: a swap to every event sets that first, then bumps the
+        # revision, so a reply drawn from a preview never carries the revision the browser keeps.
+        revision = self.revision
+        grouping = content.get("grouping", self.grouping)
+        drawn = self._switch.source(grouping)
+        meta, buffers = wire.viewport_reply(drawn, grouping,
                                             float(content["t0"]), float(content["t1"]), int(content["width"]),
                                             content.get("tracks"), self._marked, self._color,
                                             drawn.source_rows, self._node)
-        reply = cast(M.ViewportReply, {**meta, "uuid": uuid, "revision": self.revision, "generation": generation})
+        reply = cast(M.ViewportReply, {**meta, "uuid": uuid, "revision": revision, "generation": generation})
         if self._color is not None:
             reply["color_keys"] = self._color_keys
         self.send(reply, buffers)
         self._painted.set()
+        self._switch.replied()  # a build waiting for this first reply goes ahead
 
     def _counters(self, content: M.CountersRequest, uuid: str, generation: int) -> None:
         data = self._counter_data or CounterSeries()
@@ -304,8 +322,9 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
             return {"row": -1, "total": 0}
         hits = np.flatnonzero(np.isin(self.profile.name_codes(), codes))
         tracks = content.get("tracks")
-        if tracks is not None and hits.size and self._drawn is self.profile:  # a preview searches every track
-            idx = self.profile.track_index(self.grouping)
+        shown = self._switch.shown
+        if tracks is not None and hits.size and not shown.is_preview:  # a preview searches every track
+            idx = self.profile.track_index(shown.grouping)
             hits = hits[np.isin(idx.combo_track[idx.combo[hits]], np.asarray(tracks, dtype=np.int64))]
         if hits.size == 0:
             return {"row": -1, "total": 0}
@@ -322,16 +341,14 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         return {"row": row, "index": i, "total": int(hits.size), **self._place(row)}
 
     def _place(self, row: int) -> dict[str, Any]:
-        """Where an event is drawn (track and lane -1 when a preview does not hold it)."""
-        drawn, at = self._drawn, row
-        if drawn.source_rows is not None:
-            at = int(np.searchsorted(drawn.source_rows, row))
-            if at >= drawn.source_rows.size or drawn.source_rows[at] != row:
-                at = -1
-        track = lane = -1
-        if at >= 0:
-            idx = drawn.track_index(self.grouping)
-            track, lane = int(idx.combo_track[idx.combo[at]]), int(idx.lane[at])
+        """Where an event is drawn; while a preview is drawn, lane -1 for an event it does not hold (and track -1
+        when the profile's tracks are not known yet, as while it loads)."""
+        shown = self._switch.shown
+        if shown.preview is not None:
+            track, lane = shown.preview.place(row)
+        else:
+            idx = shown.profile.track_index(shown.grouping)
+            track, lane = int(idx.combo_track[idx.combo[row]]), int(idx.lane[row])
         origin = self.profile.origin_ts
         return {"row": row, "start": float(self.profile.array("start_ts")[row] - origin),
                 "end": float(self.profile.array("end_ts")[row] - origin), "track": track, "lane": lane,
@@ -500,9 +517,9 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         hi = int(np.searchsorted(start, b, side="left"))
         rows = np.flatnonzero(end[:hi] >= a)
         df = p.core.take(rows).to_pandas()
-        idx = p.track_index(self.grouping)
-        labels = idx.tracks["label"].to_numpy()
-        return df.assign(track=labels[idx.combo_track[idx.combo[rows]]], row=rows)
+        # The grouping's tracks without its lanes: no wait for a build under way.
+        combo, combo_track, labels = p.grouping_keys(self.grouping)
+        return df.assign(track=np.asarray(labels, dtype=object)[combo_track[combo[rows]]], row=rows)
 
     def highlight(self, events: Any) -> None:
         """Mark events (ids, or a DataFrame with an `id` or `row` column) on the timeline; None clears."""
@@ -517,6 +534,13 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
                 rows = rows_of_ids(self.profile, np.asarray(list(events), dtype=np.int64))
         self._marked = {**self._marked, "highlight": np.unique(rows)}
         self.revision += 1
+
+    def close(self) -> None:
+        """Close the widget; a grouping's build under way stops at its current stage and swaps nothing in."""
+        switch = getattr(self, "_switch", None)  # (closed by ipywidgets on collection, maybe half made)
+        if switch is not None:
+            switch.close()
+        super().close()
 
     def to_html(self, path: str | Path, *, time_range: tuple[Any, Any] | str | None = None, max_mb: float = 25.0,
                 title: str | None = None) -> dict[str, Any]:

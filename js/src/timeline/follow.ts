@@ -3,8 +3,9 @@
 // height, errors, the analysis toggles, and the kernel's replies.
 
 import type { TimelineModel, ToBrowser } from "../common/messages";
+import { anchorOf, sameTracks, scrollFor } from "./anchor";
 import type { Items } from "./data";
-import { type CounterInfo, defaultCollapsed, type LayoutState } from "./layout";
+import { type CounterInfo, defaultCollapsed, type LayoutState, type Row, type TrackInfo } from "./layout";
 import type { Replies } from "./replies";
 import type { RangeSummary, SummaryPanel } from "./summary";
 import type { AnalysisToggles } from "./toggles";
@@ -20,6 +21,7 @@ export interface FollowHost {
   readonly replies: Replies;
   readonly toggles: AnalysisToggles;
   layout: LayoutState;
+  readonly rows: Row[];
   view: Range;
   items: Items | null;
   brushLocal: [number, number] | null;
@@ -40,13 +42,23 @@ export interface FollowHost {
 export function followModel(v: FollowHost, on: (event: string, f: (...args: any[]) => void) => void): void {
   const m = v.model;
   let grouping = m.get("grouping");
+  let tracks = m.get("tracks") as TrackInfo[];
+  let placed = ""; // the selection (row and grouping) last scrolled into view
   on("change:tracks", () => {
     v.groupingSelect.value = m.get("grouping");
+    const now = m.get("tracks") as TrackInfo[];
+    // The same grouping's tracks with other lanes (its preview swapped for every event): what is drawn
+    // stays until the new reply replaces it (no blank frame), and the row at the top stays there.
+    const kept = m.get("grouping") === grouping && sameTracks(tracks, now);
+    const anchor = kept ? anchorOf(v.rows, v.scroll.scrollTop) : null;
     // Another grouping's rows: start at the top, not mid-way down a track with no label.
     if (m.get("grouping") !== grouping) v.scroll.scrollTop = 0;
     grouping = m.get("grouping");
-    v.items = null;
+    tracks = now;
+    if (!kept) v.items = null; // other track numbers: held items would land on the wrong rows
     v.relayout();
+    const top = anchor && scrollFor(v.rows, anchor);
+    if (top !== null && top !== v.scroll.scrollTop) v.scroll.scrollTop = top;
   });
   on("change:grouping", () => (v.groupingSelect.value = m.get("grouping")));
   on("change:groupings", () => v.fillGroupings());
@@ -64,8 +76,14 @@ export function followModel(v: FollowHost, on: (event: string, f: (...args: any[
     }
   });
   on("change:selection_detail", () => {
-    const d = m.get("selection_detail") as { track?: number };
-    if (typeof d.track === "number" && d.track >= 0) v.scrollToTrack(d.track);
+    const d = m.get("selection_detail") as { track?: number; row?: number };
+    // A selection (or a grouping) new to the view is brought into it; the same one placed anew (its lane
+    // known once a preview gives way to every event) leaves the scroll where the user put it.
+    const key = `${d.row}|${m.get("grouping")}`;
+    if (typeof d.track === "number" && d.track >= 0 && key !== placed) {
+      placed = key;
+      v.scrollToTrack(d.track);
+    }
     v.request();
   });
   on("change:brush", () => {

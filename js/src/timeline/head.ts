@@ -1,5 +1,6 @@
 // The lines above a timeline's toolbar: its title with a spinner while loading, notes (alignment,
-// warnings) and the summary chips (the device viewer's engine strip). Text only.
+// warnings) and the summary chips (the device viewer's engine strip). Text only. A plain timeline's
+// only line, its preview's spinner and status, floats over the plot instead (no layout shift).
 
 import { h } from "../common/dom";
 import type { TimelineModel } from "../common/messages";
@@ -33,6 +34,9 @@ export function renderHead(head: HTMLElement, model: TimelineModel): boolean {
   if (strip.length) parts.push(h("div", { class: "nw-strip" }, strip.map(chip)));
   head.replaceChildren(...parts);
   head.style.display = parts.length ? "" : "none";
+  // A head that is only the loading line (a plain timeline's preview, while a grouping is built on every
+  // event) floats over the plot: its coming and going does not move the tracks under the pointer.
+  head.classList.toggle("nw-head-float", loading && !title && !notes.length && !strip.length);
   return loading;
 }
 

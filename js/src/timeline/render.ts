@@ -282,7 +282,7 @@ function paintItems(ctx: CanvasRenderingContext2D, s: Scene, it: Items): { drawn
 
 function placeRect(s: Scene, p: Place): { x0: number; x1: number; y: number } | null {
   const ty = s.trackY.get(p.track);
-  if (ty === undefined) return null;
+  if (ty === undefined || p.lane < 0) return null; // lane -1: a preview drawn that does not hold the event
   return { x0: xOf(s.view, p.start), x1: xOf(s.view, p.end), y: ty + p.lane * LANE_H - s.scrollTop + 2 };
 }
 
