@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from . import load_profile, sample_profile, write_sample
 from .errors import ProfileError
-from .model.summary import format_summary
+from .model.info import format_summary
 from .readers import cache as parse_cache
 from .sample.job import write_job
 

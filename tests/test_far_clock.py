@@ -76,7 +76,7 @@ def test_an_ordinary_profile_is_unchanged() -> None:
 
 
 def test_summary_and_info_measure_the_dense_part(tmp_path: Path) -> None:
-    from neuron_widgets.model.summary import format_summary, summarise
+    from neuron_widgets.model.info import format_summary, summarise
     from neuron_widgets.widgets import Summary, Timeline
 
     p = nw.load_profile(_trace(tmp_path / "t.json", np.random.default_rng(3), 40, 0, 2000), prepare=False,
