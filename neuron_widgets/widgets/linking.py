@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .timeline import Timeline
+
+
+class NoEcho:
+    """The guard two widgets that follow each other share: what one sets on the other inside `quiet()` is not
+    followed back (its observers see `busy` and return), so a change crosses once instead of bouncing.
+
+    A flag of our own rather than ipywidgets' echo suppression, which holds within one model, not across two.
+    """
+
+    def __init__(self) -> None:
+        self.busy = False
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        self.busy = True
+        try:
+            yield
+        finally:
+            self.busy = False
 
 
 class TimelineLink:
@@ -20,7 +40,7 @@ class TimelineLink:
         if align not in ("start", "absolute"):
             raise ValueError("align must be 'start' or 'absolute'")
         self.a, self.b, self.align = a, b, align
-        self._busy = False
+        self._echo = NoEcho()
         self._handlers: list[tuple[Timeline, Any, str]] = []
         for src, dst in ((a, b), (b, a)):
             for handler, name in ((self._view_handler(src, dst), "view"), (self._select_handler(src, dst), "selected_row")):
@@ -32,11 +52,8 @@ class TimelineLink:
         """b takes a's range now, and a's selection when a has one (linking aligns, not only the next change)."""
         a, b = self.a, self.b
         shift = self._shift(a, b)
-        self._busy = True
-        try:
+        with self._echo.quiet():
             b.view = [a.view[0] + shift, a.view[1] + shift]
-        finally:
-            self._busy = False
         if a.selected_row >= 0:
             self._select_handler(a, b)({"new": a.selected_row})
 
@@ -47,22 +64,19 @@ class TimelineLink:
 
     def _view_handler(self, src: Timeline, dst: Timeline) -> Callable[[dict[str, Any]], None]:
         def on_view(change: dict[str, Any]) -> None:
-            if self._busy:
+            if self._echo.busy:
                 return
             shift = self._shift(src, dst)
             new = [change["new"][0] + shift, change["new"][1] + shift]
             if new == list(dst.view):
                 return
-            self._busy = True
-            try:
+            with self._echo.quiet():
                 dst.view = new
-            finally:
-                self._busy = False
         return on_view
 
     def _select_handler(self, src: Timeline, dst: Timeline) -> Callable[[dict[str, Any]], None]:
         def on_select(change: dict[str, Any]) -> None:
-            if self._busy:
+            if self._echo.busy:
                 return
             row = int(change["new"])
             target = -1
@@ -74,11 +88,8 @@ class TimelineLink:
                     return
             if target == dst.selected_row:
                 return
-            self._busy = True
-            try:
+            with self._echo.quiet():
                 dst.selected_row = target
-            finally:
-                self._busy = False
         return on_select
 
     def unlink(self) -> None:

@@ -25,6 +25,7 @@ import pandas as pd
 from ..analysis.compare_steps import align as align_steps
 from ..analysis.compare_steps import run_steps
 from ..model.profile import Profile
+from .linking import NoEcho
 from .timeline import Timeline
 
 MARGIN = 0.05  # room either side of a step, as a share of the longer of its two durations
@@ -79,7 +80,7 @@ class TimelineAlignment:
         self._windows = np.stack([-MARGIN * d, (1 + MARGIN) * d], axis=1) if len(d) else np.zeros((0, 2))
         self._lists = self._page_lists()
         self._step = self._check(step)
-        self._busy = False
+        self._echo = NoEcho()
         self._handlers: list[tuple[Timeline, Handler, str]] = []
         for src, dst in ((before, after), (after, before)):
             for handler, name in ((self._view_handler(src, dst), "view"), (self._state_handler(src), "aligned")):
@@ -170,14 +171,11 @@ class TimelineAlignment:
         self._step = k
         a_before, a_after = self.anchors(k)
         w0, w1 = self.window(k)
-        self._busy = True
-        try:
+        with self._echo.quiet():
             for tl, role, anchor in ((self.before, "before", a_before), (self.after, "after", a_after)):
                 with tl.hold_sync():
                     tl.aligned = self._state(role)
                     tl.view = [anchor + w0, anchor + w1]
-        finally:
-            self._busy = False
 
     # -- following ------------------------------------------------------------------------------------
     def _anchor_of(self, tl: Timeline) -> float:
@@ -201,37 +199,31 @@ class TimelineAlignment:
 
     def _view_handler(self, src: Timeline, dst: Timeline) -> Handler:
         def on_view(change: dict[str, Any]) -> None:
-            if self._busy:
+            if self._echo.busy:
                 return
             v = [float(x) for x in change["new"]]
             from_page = "view" in getattr(src, "_property_lock", {})
             k = None if from_page else self._step_at(src, v)
             if k is not None and k != self._step:
-                self._busy = True  # keep the clicked extent in src; the partner shows its own step k
-                try:
+                with self._echo.quiet():  # keep the clicked extent in src; the partner shows its own step k
                     self._step = k
                     a_src, a_dst = self._anchor_of(src), self._anchor_of(dst)
                     for tl in (self.before, self.after):
                         tl.aligned = self._state("before" if tl is self.before else "after")
                     dst.view = [a_dst + (v[0] - a_src), a_dst + (v[1] - a_src)]
-                finally:
-                    self._busy = False
                 return
             a_src, a_dst = self._anchor_of(src), self._anchor_of(dst)
             new = [a_dst + (v[0] - a_src), a_dst + (v[1] - a_src)]
             old = [float(x) for x in dst.view]
             if len(old) == 2 and abs(new[0] - old[0]) < 1 and abs(new[1] - old[1]) < 1:
                 return  # the page moved it already (to within rounding): no round trip back
-            self._busy = True
-            try:
+            with self._echo.quiet():
                 dst.view = new
-            finally:
-                self._busy = False
         return on_view
 
     def _state_handler(self, src: Timeline) -> Handler:
         def on_state(change: dict[str, Any]) -> None:
-            if self._busy:
+            if self._echo.busy:
                 return
             new = change["new"] or {}
             if new.get("group") != self.group:
@@ -255,13 +247,10 @@ class TimelineAlignment:
         for src, handler, name in self._handlers:
             src.unobserve(handler, names=[name])
         self._handlers.clear()
-        self._busy = True
-        try:
+        with self._echo.quiet():
             for tl in (self.before, self.after):
                 if (tl.aligned or {}).get("group") == self.group:
                     tl.aligned = {}
-        finally:
-            self._busy = False
 
     @property
     def widget(self) -> W.VBox:
