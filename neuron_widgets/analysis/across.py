@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from .. import __version__
 from ..memory import give_back
@@ -76,7 +77,10 @@ def across(job: Any, analyses: str | Iterable[str] | None = None, client: Any = 
 def run_parts(job: Any, wanted: list[str], client: Any = None, *, scheduler: str | None = None,
               num_workers: int | None = None, cache: bool = True, **kw: Any) -> list[dict[str, Any]]:
     """Each part's task result, in part order: cached ones read here, the rest computed on Dask."""
-    import dask
+    # Dask (~0.25 s of CPU to import) loads when a job's parts are first run, not with the analyses.
+    from dask.base import compute
+    from dask.delayed import delayed
+    from dask.system import CPU_COUNT
 
     tag = _tag(wanted, kw)
     store = job.store if cache else None
@@ -84,7 +88,7 @@ def run_parts(job: Any, wanted: list[str], client: Any = None, *, scheduler: str
     todo = []
     for i, spec in enumerate(job.specs):
         key = store.known_key(spec) if store is not None else None
-        hit = store.get(key, tag) if key is not None else None
+        hit = store.get(key, tag) if store is not None and key is not None else None
         if hit is not None:  # what the bytes say from the store; the name and path from this job
             out[i] = {**hit, "part": spec.name, "path": spec.path, "status": "cached", "seconds": 0.0}
         else:
@@ -92,19 +96,17 @@ def run_parts(job: Any, wanted: list[str], client: Any = None, *, scheduler: str
     if todo:
         # In worker processes the parts are the parallel work: one thread each within a part.
         solo = client is not None or (scheduler or "processes") == "processes"
-        tasks = [dask.delayed(part_task, pure=False)(job.specs[i], wanted, kw, store, tag, solo) for i in todo]
+        tasks = [delayed(part_task, pure=False)(job.specs[i], wanted, kw, store, tag, solo) for i in todo]
         if client is not None:
             got = client.gather(client.compute(tasks))
         elif (scheduler or "processes") == "processes":
             # Dask's process scheduler on workers that never run the user's script (workers.py), one
             # part per hand-out (Dask batches 6 by default: parts are large and uneven), no more
             # workers than parts.
-            from dask.system import CPU_COUNT
-
             with workers.pool(min(num_workers or CPU_COUNT, len(tasks))) as executor:
-                got = dask.compute(*tasks, scheduler="processes", pool=executor, chunksize=1)
+                got = compute(*tasks, scheduler="processes", pool=executor, chunksize=1)  # type: ignore[no-untyped-call]
         else:
-            got = dask.compute(*tasks, scheduler=scheduler, num_workers=num_workers)
+            got = compute(*tasks, scheduler=scheduler, num_workers=num_workers)  # type: ignore[no-untyped-call]
         for i, g in zip(todo, got, strict=True):
             out[i] = g
     return [o for o in out if o is not None]
@@ -144,8 +146,6 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
 def _one_thread() -> None:
     """Arrow decodes on one thread in a worker process: the other cores run other parts, and threads
     contending for them cost more than they give."""
-    import pyarrow as pa
-
     if pa.cpu_count() != 1:
         pa.set_cpu_count(1)
 

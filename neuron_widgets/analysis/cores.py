@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from .frame import Frame
 
 _NULL = -1
+# A core's key: (instance, process, nc_idx); a null instance is None, a null process 0.
+CoreKey = tuple[str | None, int, int]
 CORE_COLUMNS = ["instance_id", "process_id", "nc_idx", "worker_gid"]
 
 
@@ -115,7 +117,7 @@ def _from_combos(combos: Combos, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFr
     t = combos.table
     used = np.bincount(combos.codes[rows], minlength=len(t)) > 0 if rows.size else np.zeros(len(t), bool)
     inst, pid, nc, gid = (t[c].tolist() for c in CORE_COLUMNS)
-    found: dict[tuple, Any] = {}
+    found: dict[CoreKey, Any] = {}
     for c in np.flatnonzero(used).tolist():
         if _is_null(nc[c]):
             continue
@@ -147,7 +149,7 @@ class _RowKeys:
         col = self.profile.values_at(c, self.rows)
         return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64), col.is_valid().to_numpy(zero_copy_only=False)
 
-    def distinct(self) -> tuple[np.ndarray, list[tuple]]:
+    def distinct(self) -> tuple[np.ndarray, list[CoreKey]]:
         """Per row with an nc_idx, the number of its core; per core, its key."""
         has = self.has
         inverse, n_cores = _numbered(self.inst[has], self.pid[has], self.nc[has])
@@ -173,7 +175,7 @@ def _from_rows(fr: Frame, rows: np.ndarray) -> tuple[CoreCodes, pd.DataFrame]:
     return RowCores(fr, rows, codes, cores), cores
 
 
-def _codes_at(fr: Frame, rows: np.ndarray, index: dict[tuple, int]) -> np.ndarray:
+def _codes_at(fr: Frame, rows: np.ndarray, index: dict[CoreKey, int]) -> np.ndarray:
     """The core codes of rows from their own columns (-1: no nc_idx, or a core none of the analysed events ran on,
     as `_per_combo` says)."""
     at = _RowKeys(fr, rows)
@@ -201,16 +203,16 @@ def _is_null(v: Any) -> bool:
     return v is None or v != v
 
 
-def _key(inst: Any, pid: Any, nc: Any) -> tuple:
+def _key(inst: Any, pid: Any, nc: Any) -> CoreKey:
     # A null process is process 0, as a null column reads when filled.
     return (None if _is_null(inst) else str(inst), 0 if _is_null(pid) else int(pid), int(nc))
 
 
-def _order(key: tuple) -> tuple:
+def _order(key: CoreKey) -> tuple[bool, str, int, int]:
     return (key[0] is None, key[0] or "", key[1], key[2])
 
 
-def _table(found: dict[tuple, Any]) -> pd.DataFrame:
+def _table(found: dict[CoreKey, Any]) -> pd.DataFrame:
     keys = sorted(found, key=_order)
     return pd.DataFrame({
         "instance_id": pd.Series([k[0] for k in keys], dtype=object),
@@ -220,12 +222,12 @@ def _table(found: dict[tuple, Any]) -> pd.DataFrame:
     })
 
 
-def _index(cores: pd.DataFrame) -> dict[tuple, int]:
+def _index(cores: pd.DataFrame) -> dict[CoreKey, int]:
     return {_key(i, p, n): k for k, (i, p, n) in enumerate(zip(cores["instance_id"], cores["process_id"], cores["nc_idx"],
                                                                  strict=True))}
 
 
-def _per_combo(combos: Combos, index: dict[tuple, int]) -> np.ndarray:
+def _per_combo(combos: Combos, index: dict[CoreKey, int]) -> np.ndarray:
     """Each combo's core code (-1: no nc_idx, or a core none of the analysed events ran on)."""
     t = combos.table
     out = np.array([index.get(_key(i, p, n), _NULL) if not _is_null(n) else _NULL

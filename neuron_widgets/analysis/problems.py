@@ -161,7 +161,7 @@ def _describe(fr: Frame, rows: np.ndarray, kinds: np.ndarray) -> pd.DataFrame:
         "exec_id": _nullable(exec_id, exec_id >= 0),
         "model_name": model,
         "code": _nullable(code, code != -1),
-        "meaning": [_meaning_of(k, c if c != -1 else None, n) for k, c, n in zip(kinds, code, names, strict=True)],
+        "meaning": [_meaning_of(k, c if c != -1 else None, n) for k, c, n in zip(kinds, code.tolist(), names, strict=True)],
         "start_ts": fr.start[rows], "id": fr.profile.array("id")[rows], "row": rows,
     })[COLUMNS]
 
