@@ -17,6 +17,7 @@ from bokeh.models import ColumnDataSource, Div, FactorRange
 from ..analysis import compare as compare_profiles
 from ..analysis import temporal_breakdown
 from ..analysis.device_profiles import device_profile_summary
+from ..analysis.frame import frame_of
 from ..analysis.rank_labels import rank_labels
 from ..model.profile import Profile
 from ..model.worker_labels import core_label
@@ -247,8 +248,6 @@ class SummaryCharts:
 
     def _temporal_click(self, tcols: dict[str, list], r: dict[str, Any]) -> dict[str, list]:
         """A device's bar selects its longest execution (or kernel); the widget also highlights them all."""
-        from ..analysis.frame import frame_of
-
         t = r["temporal"]
         out = dict(tcols)
         if t.empty:

@@ -23,6 +23,7 @@ from bokeh.models import (
     FixedTicker,
     HoverTool,
     LinearColorMapper,
+    TableColumn,
     TapTool,
 )
 from bokeh.palettes import Inferno256
@@ -260,8 +261,6 @@ class JobSummaryCharts:
     """Every chart of a job's Summary; a tap on the heat map selects a cell of `cells` (image_indices)."""
 
     def __init__(self, results: dict[str, Any], kind: str = "neuron") -> None:
-        from bokeh.models import TableColumn
-
         self.results = results
         self.kind = kind
         self.matrix = lag_matrix(results["straggler_lag"])
