@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from generated_runs import sample_job
 from test_export import Export
 
 import neuron_widgets as nw
@@ -31,9 +32,7 @@ REAL = analysis.critical_path
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory: pytest.TempPathFactory) -> nw.Job:
-    root = tmp_path_factory.mktemp("jobcp")
-    return nw.load_job(write_job(root / "job", nodes=3, events=6_000, processes=1, cores=2, seed=11),
-                       results=root / "results")
+    return sample_job(tmp_path_factory.mktemp("jobcp"), nodes=3, events=6_000, processes=1, cores=2, seed=11)
 
 
 def wait_state(tl: Any, timeout: float = 180) -> str:
@@ -134,7 +133,7 @@ def test_the_toggle_returns_at_once_says_it_is_busy_then_draws_the_jobs_path(job
     want = assert_widget_placed(jt)
     # Nothing opened: no event outlined, the path's runs through the parts as spans, the moves between parts jumps.
     assert want["outlined"] == [] and len(want["spans"]) >= 2 and len(want["jumps"]) >= 1
-    assert jt.critical_info["text"].startswith("critical path: ") and "spans on folded parts" in jt.critical_info["text"]
+    assert jt.critical_info["text"].startswith("critical path: ") and " between parts" in jt.critical_info["text"]
     assert any(n.startswith("critical path: node-00: ") for n in jt.notes)  # the path's own notes, while it is on
 
 

@@ -138,30 +138,3 @@ def test_the_export_shows_the_path_offline(open_file, tmp_path: Path, sample: nw
     o.page.wait_for_function(f"() => {{ const s = ({STATE})(0); return s && s.critical !== 'shown' && s.dimmed === 0 "
                              "&& s.jumps === 0; }", timeout=30_000)
     assert not o.errors and not [r for r in o.requests if not r.startswith("file:")]
-
-
-def test_a_job_timelines_page_has_no_toggle(open_file, tmp_path: Path) -> None:
-    """D13: a JobTimeline would draw a placeholder's or one part's path, not the job's: its toolbar has no
-    Critical path button (the Findings one stays), in its exported page too, and a line says where the job's path is."""
-    from neuron_widgets.sample.job import write_job
-    from neuron_widgets.widgets import JobTimeline
-
-    job = nw.load_job(write_job(tmp_path / "job", nodes=2, events=4_000, processes=1, cores=2, seed=3),
-                      results=tmp_path / "results")
-    jt = JobTimeline(job, height=300)
-    assert jt.summarised.wait(120), jt.status
-    jt.open_part(0)
-    export_html(tmp_path / "job.html", jt, time_range="all")
-    o = open_file(tmp_path / "job.html")
-    o.page.wait_for_function("() => +document.querySelector('.nw-timeline')?.dataset.drawn > 0", timeout=60_000)
-    settle(o.page, 0)
-    buttons = o.page.locator(".nw-timeline .nw-btn")
-    assert buttons.filter(has_text="Findings").is_visible()
-    assert not buttons.filter(has_text="Critical path").is_visible()
-    assert o.page.evaluate("() => document.querySelector('.nw-timeline').dataset.critical") == "off"
-    assert "the job's critical path: analysis.critical_path(job)" in o.page.locator(".nw-timeline").inner_text()
-    # A plain Timeline of one part has it, in the same toolbar (700 px: at 300 its counters fill the first screen).
-    export_html(tmp_path / "one.html", nw.Timeline(job.load(0), height=700), time_range="all")
-    one = open_file(tmp_path / "one.html")
-    assert one.page.locator(".nw-timeline .nw-btn", has_text="Critical path").is_visible()
-    assert not o.errors and not one.errors

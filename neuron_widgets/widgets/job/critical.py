@@ -74,8 +74,9 @@ def job_critical_shown(view: Profile, grouping: str, path: pd.DataFrame, opened:
     outlined = np.unique(rows[rows >= 0])
     between = int(np.count_nonzero(part[placed][1:] != part[placed][:-1]))
     on = sorted({p for p in part.tolist() if p})
-    text = (f"critical path: {len(path):,} segments in {len(on)} of {_n(parts, 'part')}, {outlined.size:,} events "
-            f"outlined, {_n(len(span_rows), 'span')} on folded parts, {_n(between, 'jump')} between parts")
+    # Short: it sits in the toolbar, which a longer line wraps (the outlines and spans show for themselves; the
+    # headline has a line of its own).
+    text = f"critical path: {len(path):,} segments in {len(on)} of {_n(parts, 'part')}, {_n(between, 'jump')} between parts"
     if moved > MAX_JUMPS or len(span_rows) > MAX_JUMPS:
         text += f" (the first {MAX_JUMPS:,} drawn)"
     return CriticalShown(outlined, jump_rows, jumps, text, path_headline(path), spans, span_rows, folded)
