@@ -32,7 +32,7 @@ def main() -> None:
     import neuron_widgets as nw
     from neuron_widgets.model.counter_series import counter_series
     from neuron_widgets.model.overview import overview
-    from neuron_widgets.model.problems import error_rows, incomplete_rows
+    from neuron_widgets.model.problem_rows import error_rows, incomplete_rows
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)

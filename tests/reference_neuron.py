@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from neuron_widgets.model.problems import ERROR_NAME
+from neuron_widgets.model.problem_rows import ERROR_NAME
 
 Core = tuple[str, int, int]
 

@@ -18,7 +18,7 @@ from reference_neuron import ERROR_KEYS, says_error
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
-from neuron_widgets.model.problems import error_rows
+from neuron_widgets.model.problem_rows import error_rows
 
 VALUES = [0, 1, 3, 45, -1, 2.5, 0.0, -0.5, "", " ", "0", "none", "OK", "Success", "boom", "device-side assert",
           'quote " inside', True, False, None, [], [1], {}, {"a": 1}, {"code": 0}]

@@ -17,7 +17,7 @@ import neuron_widgets as nw
 from neuron_widgets.cli import main
 from neuron_widgets.export import export_html, export_profile
 from neuron_widgets.model.device.events import DeviceEvents
-from neuron_widgets.model.problems import error_rows
+from neuron_widgets.model.problem_rows import error_rows
 from neuron_widgets.widgets import DeviceProfilePicker, DeviceTraceViewer, EventDetails, GroupingSelector, Timeline
 
 EVIL = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script><!--'

@@ -14,7 +14,7 @@ from test_widgets import Recorder, columns
 import neuron_widgets as nw
 from neuron_widgets.model import grouping as model_grouping
 from neuron_widgets.model import profile as model_profile
-from neuron_widgets.model.problems import error_rows, incomplete_rows
+from neuron_widgets.model.problem_rows import error_rows, incomplete_rows
 from neuron_widgets.widgets import Timeline, wire
 
 

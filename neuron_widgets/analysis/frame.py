@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ..model import jsonscan
 from ..model.lazy import set_read_threads
-from ..model.problems import error_name_codes
+from ..model.problem_rows import error_name_codes
 from ..model.profile import Profile
 from ..model.schema import INCOMPLETE
 from .cores import CoreCodes, core_codes

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.problems import (
+from ..model.problem_rows import (
     ARGS_SCAN_LIMIT,
     EXECUTION_SOURCES,
     NEURON_SOURCES,

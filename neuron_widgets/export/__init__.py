@@ -19,7 +19,7 @@ import numpy as np
 from ..model.color_keys import color_codes
 from ..model.counter_series import counter_series
 from ..model.filters import parse_time
-from ..model.problems import error_rows, incomplete_rows
+from ..model.problem_rows import error_rows, incomplete_rows
 from ..model.profile import Profile
 from .blob import Blob, b64_size
 from .dataset import Source, ViewState, arg_texts, key_sets, left_out_note, row_flags, write

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .problems import ARGS_SCAN_LIMIT
+from .problem_rows import ARGS_SCAN_LIMIT
 from .profile import Profile
 
 

@@ -25,7 +25,7 @@ from .grouping import COMBO_COLUMNS, GROUPINGS, Combos, check_grouping, tracks_o
 from .info import summarise
 from .lazy import LazyColumns, is_identity, take_lazy
 from .order import time_order
-from .problems import error_rows, incomplete_rows
+from .problem_rows import error_rows, incomplete_rows
 from .schema import EVENT_COLUMNS, INCOMPLETE, ROW
 from .track_index import TrackIndex as TrackIndex  # re-exported: model/__init__ and the device wing import it here
 from .track_index import build_track_index

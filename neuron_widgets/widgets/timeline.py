@@ -18,7 +18,7 @@ from ..model.color_keys import color_codes
 from ..model.counter_series import CounterSeries, add_bandwidth, counter_series
 from ..model.filters import parse_time
 from ..model.overview import overview
-from ..model.problems import error_rows, incomplete_rows
+from ..model.problem_rows import error_rows, incomplete_rows
 from ..model.profile import Profile
 from . import messages as M
 from . import wire
