@@ -32,7 +32,7 @@ import neuron_widgets as nw
 from neuron_widgets.widgets import DeviceTraceViewer, Timeline
 from neuron_widgets.model.device.events import DeviceEvents
 from neuron_widgets.model.device import resolve as dr
-from neuron_widgets.readers.neuron.device import load_device_trace
+from neuron_widgets.readers.neuron.device_trace import load_device_trace
 
 p = nw.load_profile(PATH, prepare=False)
 tl = Timeline(p)

@@ -11,7 +11,7 @@ from .faces import lazy_face
 from .model import GROUPINGS, HARDWARE_EVENTS, Profile
 from .model.device.trace import DeviceTrace
 from .readers import load_profile
-from .readers.neuron.device import load_device_trace
+from .readers.neuron.device_trace import load_device_trace
 from .sample import sample_profile, write_sample
 
 __version__ = "0.1.0"

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import neuron_widgets as nw
-from neuron_widgets.readers.neuron.device import load_device_trace
+from neuron_widgets.readers.neuron.device_trace import load_device_trace
 
 SECRET = {"aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG", "aws_access_key_id": "AKIAIOSFODNN7EXAMPLE"}
 

@@ -25,7 +25,7 @@ from neuron_widgets.analysis.device_profiles import _numbers
 from neuron_widgets.model.device.events import DeviceEvents
 from neuron_widgets.model.device.summary import duration, engine_strip, execution_span
 from neuron_widgets.sample import device_json
-from neuron_widgets.summary.device import DeviceSummaryCharts, engine_columns
+from neuron_widgets.summary.device_charts import DeviceSummaryCharts, engine_columns
 from neuron_widgets.widgets import DeviceTraceViewer
 
 SHAPES = [dict(subgraphs=1, layers=1, depth=1, instructions=133, dma=356),

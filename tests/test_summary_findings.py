@@ -268,7 +268,7 @@ def test_random_profiles_and_device_traces_get_their_findings(seed: int, tmp_pat
 
     from neuron_widgets.summary import SummaryCharts
     from neuron_widgets.summary.critical import critical_columns
-    from neuron_widgets.summary.device import DeviceSummaryCharts
+    from neuron_widgets.summary.device_charts import DeviceSummaryCharts
     from neuron_widgets.widgets.summary_findings import critical_of, profile_findings
 
     p = random_profile(seed, tmp_path)

@@ -107,7 +107,7 @@ def summary_item(summary: Any) -> dict[str, Any]:
         # Opening a part at a step needs the kernel: the page keeps the charts and their hover details.
         return json_item(JobSummaryCharts(summary.results, summary.charts.kind).layout)
     if getattr(summary, "kind", "") == "device":
-        from ..summary.device import DeviceSummaryCharts
+        from ..summary.device_charts import DeviceSummaryCharts
 
         origin = summary.timeline.profile.origin_ts if summary.timeline is not None else None
         return json_item(DeviceSummaryCharts(summary.device_trace, summary.results, origin).layout)

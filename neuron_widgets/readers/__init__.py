@@ -25,7 +25,7 @@ from .cache import enabled as cache_switch
 from .columns import unique_dictionaries
 from .neuron import capture, parquet, runtime_json
 from .neuron import legacy_json as neuron_json
-from .neuron.device import load_device_trace
+from .neuron.device_trace import load_device_trace
 from .sniff import counting_repairs, damaged_compression, describe_foreign, inflate_bound
 
 set_device_loader(load_device_trace)

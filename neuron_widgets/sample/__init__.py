@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from ..progress import progress
 from ..readers import load_profile
-from . import counters, device, kineto, system
+from . import counters, device_tables, kineto, system
 from . import template as tp
 
 SCHEMA_VERSION = "7.4.0"
@@ -121,8 +121,9 @@ def _device_profiles(out: Path, rng: np.random.Generator, layout: system.Layout,
                               & hw["extra_attributes_json"].str.contains(f'"exec_id":{model},', regex=False)]
                     e = mine.iloc[0]
                     name = f"neuron_profile_{number:03d}"
-                    device.write(out / "device_profiles" / name, rng, [(model, int(e["start_ts"]), int(e["end_ts"]))],
-                                 instructions, tp.MODEL_NAMES[model], nc)
+                    device_tables.write(out / "device_profiles" / name, rng,
+                                        [(model, int(e["start_ts"]), int(e["end_ts"]))], instructions,
+                                        tp.MODEL_NAMES[model], nc)
                     rows.append({"device_profile_name": name, "instance_id": inst, "process_id": pid,
                                  "nc_id": nc, "session_id": 0, "model_id": model})
                     number += 1

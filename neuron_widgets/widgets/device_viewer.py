@@ -25,7 +25,7 @@ from ..model.device.hierarchy import instruction_nodes, subtree
 from ..model.device.summary import engine_strip
 from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
-from ..readers.neuron.device import load_device_trace
+from ..readers.neuron.device_trace import load_device_trace
 from .device_tree import tree_payload
 from .messages import ViewportRequest, request_class
 from .timeline import Timeline

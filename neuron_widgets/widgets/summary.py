@@ -38,7 +38,7 @@ from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.compare import fix_steps
 from ..summary.data import duration
-from ..summary.device import DeviceSummaryCharts
+from ..summary.device_charts import DeviceSummaryCharts
 from .bokeh_host import ThemeProbe, bokehjs_here, load_bokehjs, source_of
 from .delivery import Delivered, keep_in_order
 from .job.summary import JobSummaryMixin, is_job

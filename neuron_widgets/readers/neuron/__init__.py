@@ -5,7 +5,7 @@ from ...faces import lazy_face
 
 # Name -> the module that defines it (callers inside the package import the modules themselves).
 _LAZY = {
-    "load_device_trace": ".device",
+    "load_device_trace": ".device_trace",
     "profile_dirs": ".parquet",
     "is_device_json": ".legacy_json",
     "Inventory": ".capture",
