@@ -60,35 +60,48 @@ def build_level0(lane_order, seg_off, start, end, origin, shift):
     return _trimmed(key, lo, best, maxend, fstart, bstart, bend, m, off)
 
 
+# track_lod._levels calls merge_runs too, and numba's disk cache of a caller does not notice a change here:
+# after changing it, delete model/__pycache__/track_lod*.nbi so the caller compiles it again.
+@numba.njit(cache=True, nogil=True)
+def merge_runs(key, lo, best, maxend, fstart, bstart, bend, a, z, d, out, m):
+    """Buckets a..z of one segment merged by `key >> d` into the level `out` from position `m` on (the first
+    bucket's start, the first longest event, the latest end); returns where it stopped. `d` = 1 is the next
+    level (`coarsen`); a larger `d` skips levels in one pass (track_lod's finest level kept)."""
+    nkey, nlo, nbest, nmax, nfs, nbs, nbe = out
+    prev = -1
+    for e in range(a, z):
+        b = key[e] >> d
+        if b != prev:
+            prev = b
+            nkey[m] = b
+            nlo[m] = lo[e]
+            nbest[m] = best[e]
+            nmax[m] = maxend[e]
+            nfs[m] = fstart[e]
+            nbs[m] = bstart[e]
+            nbe[m] = bend[e]
+            m += 1
+        else:
+            if bend[e] - bstart[e] > nbe[m - 1] - nbs[m - 1]:
+                nbest[m - 1] = best[e]
+                nbs[m - 1] = bstart[e]
+                nbe[m - 1] = bend[e]
+            if maxend[e] > nmax[m - 1]:
+                nmax[m - 1] = maxend[e]
+    return m
+
+
 @numba.njit(cache=True, nogil=True)
 def coarsen(key, lo, best, maxend, fstart, bstart, bend, off):
     """The next level: pairs of buckets merged (keys halved)."""
-    nkey, nlo, nbest, nmax, nfs, nbs, nbe = _empty_level(key.size)
+    out = _empty_level(key.size)
     noff = np.zeros(off.size, dtype=np.int64)
     m = 0
     for s in range(off.size - 1):
         noff[s] = m
-        prev = -1
-        for e in range(off[s], off[s + 1]):
-            b = key[e] >> 1
-            if b != prev:
-                nkey[m] = b
-                nlo[m] = lo[e]
-                nbest[m] = best[e]
-                nmax[m] = maxend[e]
-                nfs[m] = fstart[e]
-                nbs[m] = bstart[e]
-                nbe[m] = bend[e]
-                m += 1
-                prev = b
-            else:
-                if bend[e] - bstart[e] > nbe[m - 1] - nbs[m - 1]:
-                    nbest[m - 1] = best[e]
-                    nbs[m - 1] = bstart[e]
-                    nbe[m - 1] = bend[e]
-                if maxend[e] > nmax[m - 1]:
-                    nmax[m - 1] = maxend[e]
+        m = merge_runs(key, lo, best, maxend, fstart, bstart, bend, off[s], off[s + 1], 1, out, m)
     noff[off.size - 1] = m
+    nkey, nlo, nbest, nmax, nfs, nbs, nbe = out
     return _trimmed(nkey, nlo, nbest, nmax, nfs, nbs, nbe, m, noff)
 
 

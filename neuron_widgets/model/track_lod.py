@@ -58,35 +58,6 @@ def _level0_in_time(combo: np.ndarray, combo_track: np.ndarray, lane: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge(key: np.ndarray, lo: np.ndarray, best: np.ndarray, maxend: np.ndarray, fstart: np.ndarray,
-           bstart: np.ndarray, bend: np.ndarray, a: int, z: int, d: int, out: tuple[np.ndarray, ...], m: int) -> int:
-    """Buckets a..z of one segment merged by `key >> d` into `out` from `m` on, as `lod_kernels.coarsen` does d
-    times (first bucket's start, the first longest event, the latest end); returns where it stopped."""
-    nkey, nlo, nbest, nmax, nfs, nbs, nbe = out
-    prev = -1
-    for e in range(a, z):
-        b = key[e] >> d
-        if b != prev:
-            prev = b
-            nkey[m] = b
-            nlo[m] = lo[e]
-            nbest[m] = best[e]
-            nmax[m] = maxend[e]
-            nfs[m] = fstart[e]
-            nbs[m] = bstart[e]
-            nbe[m] = bend[e]
-            m += 1
-        else:
-            if bend[e] - bstart[e] > nbe[m - 1] - nbs[m - 1]:
-                nbest[m - 1] = best[e]
-                nbs[m - 1] = bstart[e]
-                nbe[m - 1] = bend[e]
-            if maxend[e] > nmax[m - 1]:
-                nmax[m - 1] = maxend[e]
-    return m
-
-
-@numba.njit(cache=True, nogil=True)
 def _levels(seg_off: np.ndarray, wrote: np.ndarray, level: tuple[np.ndarray, ...], shift0: int, top: int,
             cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                             np.ndarray, int]:
@@ -122,11 +93,11 @@ def _levels(seg_off: np.ndarray, wrote: np.ndarray, level: tuple[np.ndarray, ...
     out = k._empty_level(base)
     okey, olo, obest, omax, ofs, obs, obe = out
     for s in range(n_segs):
-        _merge(key, lo, best, maxend, fstart, bstart, bend, seg_off[s], wrote[s], j0, out, lvl_off[0, s])
+        k.merge_runs(key, lo, best, maxend, fstart, bstart, bend, seg_off[s], wrote[s], j0, out, lvl_off[0, s])
     for lv in range(1, n_levels):
         for s in range(n_segs):
-            _merge(okey, olo, obest, omax, ofs, obs, obe, lvl_off[lv - 1, s], lvl_off[lv - 1, s + 1], 1, out,
-                   lvl_off[lv, s])
+            k.merge_runs(okey, olo, obest, omax, ofs, obs, obe, lvl_off[lv - 1, s], lvl_off[lv - 1, s + 1], 1, out,
+                         lvl_off[lv, s])
     return okey, olo, obest, omax, ofs, obs, obe, lvl_off, j0
 
 
