@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-# numba's disk cache of a caller (device_hierarchy._tree_stats) does not notice a change here:
+# numba's disk cache of a caller (device/hierarchy.py's _tree_stats) does not notice a change here:
 # after changing the rule, delete the callers' __pycache__/*.nbi so they compile it again.
 NONE = np.iinfo(np.int64).min  # a group's run end before its first interval
 

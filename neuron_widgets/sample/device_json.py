@@ -22,7 +22,7 @@ TRACKS = {"Tensor": "tensor", "TensorMatrix": "tensor", "Vector": "vector", "Sca
 OPCODES = {"Tensor": ("LoadStationary", "MultiplyMoving"), "TensorMatrix": ("MATMUL", "Transpose"),
            "Vector": ("TensorTensor", "TensorReduce"), "Scalar": ("Activate", "TensorScalarPtr"),
            "GpSimd": ("Iota", "Memset"), "Sync": ("DmaTrigger", "Nop")}
-# The engines' wait-on-semaphore instruction (what `device_engines.SEMAPHORE_WAIT` recognises).
+# The engines' wait-on-semaphore instruction (what `model/device/engines.SEMAPHORE_WAIT` recognises).
 WAIT_OPCODE = "EventSemaphore"
 PLACES = ("WEIGHT", "INPUT", "OUTPUT", "SB", "PSUM", "HBM", "unknown")
 

@@ -60,7 +60,7 @@ def layer_path(subgraph: str, layer: str) -> str:
 
 
 def engine_codes(ins: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """Each instruction's engine, as device_engines defines it (the track it is drawn on)."""
+    """Each instruction's engine, as engines.py defines it (the track it is drawn on)."""
     return _engine_codes(ins)
 
 
@@ -138,7 +138,7 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
 
     Columns: path, name, parent, level, kind (layer / hlo / nki), start_ts, end_ts, duration_ns,
     share (of the execution), instructions, `<engine>_active_ns` and `<engine>_wait_ns` per engine
-    (the engine's active time and semaphore waits over the node's instructions, as device_engines
+    (the engine's active time and semaphore waits over the node's instructions, as engines.py
     defines them), flops (where the instructions carry them),
     mfu (percent, from `layer_summary`), source ("instructions" or "layer_summary").
     `attrs["notes"]` says where the numbers come from.

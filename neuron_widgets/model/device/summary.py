@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..timefmt import duration as duration  # the one formatter; summary/ and analysis/ still import it from here
-from .engines import busy_ns, engine_times, grouped_busy, transfer_bytes  # noqa: F401 - their home is device_engines
+from .engines import busy_ns, engine_times, grouped_busy, transfer_bytes  # noqa: F401 - their home is engines.py
 
 if TYPE_CHECKING:
     from .trace import DeviceTrace
@@ -33,7 +33,7 @@ def _bytes(n: float) -> str:
 
 
 def engine_active(trace: DeviceTrace) -> pd.DataFrame:
-    """Per engine: active_ns, wait_ns, busy_ns and instructions, as device_engines defines them."""
+    """Per engine: active_ns, wait_ns, busy_ns and instructions, as engines.py defines them."""
     return engine_times(trace)
 
 

@@ -1,9 +1,9 @@
-"""The rows of a legacy system_profile.json from a byte scan of its event list (`neuron_scan`).
+"""The rows of a legacy system_profile.json from a byte scan of its event list (`scan.py`).
 
 A batch whose values are all of the common kinds (integers, plain strings, null, absent) becomes
-the same arrays `neuron_json_rows` makes from decoded events, computed on whole columns; a batch
+the same arrays `legacy_json_rows` makes from decoded events, computed on whole columns; a batch
 with anything else (numbers as text, floats, escapes, a repeated key) is decoded by msgspec and
-read by `neuron_json_rows`, so both roads give one result. Arguments are the scan's `Packed` bytes.
+read by `legacy_json_rows`, so both roads give one result. Arguments are the scan's `Packed` bytes.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class _Groups:
 
 
 class Reader:
-    """The scan's batches as `neuron_json_rows` arrays (`parts`), with the codes they share."""
+    """The scan's batches as `legacy_json_rows` arrays (`parts`), with the codes they share."""
 
     def __init__(self) -> None:
         self.names, self.sources, self.instances = Codes(), Codes(), Codes()

@@ -1,4 +1,4 @@
-"""The arrays of the runtime's `nrt_sys_trace_fetch_events()` JSON from a byte scan of its events (`neuron_scan`).
+"""The arrays of the runtime's `nrt_sys_trace_fetch_events()` JSON from a byte scan of its events (`scan.py`).
 
 A batch whose values are all of the common kinds (integer times and ids, plain strings, `data` an
 object of integers and strings) becomes the arrays `runtime_json_rows` makes from decoded events,

@@ -3,7 +3,7 @@
 neuron-explorer writes `system_profile.pftrace` and `device_profile_model_<id>.pftrace`; the
 Perfetto SDK and other tools write the same TracePacket stream. Slices (begin/end pairs per
 track), instants, counters, flows and debug annotations land in the columns every other
-reader fills; tracks' names and descriptors give the grouping columns (perfetto_tracks).
+reader fills; tracks' names and descriptors give the grouping columns (tracks.py).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def device_profiles(path: Path) -> pd.DataFrame | None:
 
 
 def parse(path: Path, chunk_bytes: int | None = None) -> Profile:
-    """The trace's Profile, its packets read `chunk_bytes` at a time (perfetto_stream)."""
+    """The trace's Profile, its packets read `chunk_bytes` at a time (stream.py)."""
     # Perfetto's compiled proto takes a quarter second to import: only when a trace is read.
     from .stream import scan
 

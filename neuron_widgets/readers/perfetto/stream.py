@@ -61,7 +61,7 @@ class Scan:
     categories: Strings
     packets: int
     sequences: int
-    problems: np.ndarray  # counts, see perfetto_wire.PROBLEMS
+    problems: np.ndarray  # counts, see wire.PROBLEMS
     other_fields: int  # top-level fields that are not packets
     no_ts: int  # track events without a timestamp
     other_kinds: int  # packets of kinds not shown
