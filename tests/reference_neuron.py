@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -219,13 +220,36 @@ NO_ERROR_WORDS = {"0", "none", "null", "nil", "false", "no", "ok", "okay", "succ
                   "no error", "noerror", "0x0"}
 
 
+# A string that writes a number: decimal (with a fraction or an exponent), hexadecimal, NaN or infinity.
+NUMBER_TEXT = re.compile(r"\s*[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|0[xX][0-9a-fA-F]+|nan|inf|infinity)\s*", re.I)
+
+
+def number(v: Any) -> float | None:
+    """The number an argument holds, written as a number or as a string; None when it holds none."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, str) and NUMBER_TEXT.fullmatch(v):
+        t = v.strip().lower().lstrip("+")
+        sign = -1.0 if t.startswith("-") else 1.0
+        t = t.lstrip("-")
+        return sign * (int(t, 16) if t.startswith("0x") else float(t))
+    return None
+
+
+def nonzero_code(v: Any) -> bool:
+    x = number(v)
+    return x is not None and not math.isnan(x) and x != 0
+
+
 def says_error(key: str, v: Any) -> bool:
     """An argument that reports an error: a word other than a no-error one, true, a non-empty list or object;
-    a number only as a non-zero `error_code` (under `error` and the rest it is a count)."""
+    a number (3 or "3") only as a non-zero `error_code` (under `error` and the rest it is a count)."""
     if isinstance(v, bool):
         return v
-    if isinstance(v, int | float):
-        return key == "error_code" and v == v and v != 0
+    if number(v) is not None:
+        return key == "error_code" and nonzero_code(v)
     if isinstance(v, str):
         return bool(v.strip()) and v.strip().lower() not in NO_ERROR_WORDS
     return isinstance(v, list | dict) and len(v) > 0
@@ -239,7 +263,7 @@ def problems(profile) -> dict[str, Any]:
         neuron = e["source"] in ("neuron_rt", "neuron_hw")
         if neuron and e["name"] and ERROR_NAME.search(e["name"]):
             errors.add(e["row"])
-        if neuron and any(isinstance(e["args"].get(k), int) and e["args"][k] != 0 for k in CODE_KEYS):
+        if neuron and any(nonzero_code(e["args"].get(k)) for k in CODE_KEYS):
             errors.add(e["row"])
         if any(says_error(k, e["args"].get(k)) for k in ERROR_KEYS):
             errors.add(e["row"])

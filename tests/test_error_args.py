@@ -14,14 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import TRACES, traces_listed
-from reference_neuron import ERROR_KEYS, says_error
+from reference_neuron import CODE_KEYS, ERROR_KEYS, nonzero_code, says_error
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
 from neuron_widgets.model.problem_rows import error_rows
 
 VALUES = [0, 1, 3, 45, -1, 2.5, 0.0, -0.5, "", " ", "0", "none", "OK", "Success", "boom", "device-side assert",
-          'quote " inside', True, False, None, [], [1], {}, {"a": 1}, {"code": 0}]
+          'quote " inside', True, False, None, [], [1], {}, {"a": 1}, {"code": 0},
+          # numbers written as strings: the same numbers (issue 35.3), and strings that only start like one
+          "5", "3", " 7 ", "-1", "+2", "2.5", "0.0", "1e3", "0x1f", "0x0", "NaN", "inf", "1_000", "5 apples", "0x", "1.2.3"]
 CATEGORIES = ["gfx", "frame", "input", "error", "v8,exception", "input_failure", "disabled-by-default-gpu"]
 
 
@@ -41,10 +43,16 @@ def random_trace(seed: int, fuchsia: bool) -> tuple[dict, set[str]]:
             key = str(rng.choice([*ERROR_KEYS, "frame_number", "status", "ret", "detail"]))
             args[key] = VALUES[int(rng.integers(len(VALUES)))]
         name = f"ev{i}" if rng.random() < .7 else f"ev{i} error"  # a name alone never makes one an error here
-        cat = str(rng.choice(CATEGORIES))
+        # Now and then a Neuron runtime call: its non-zero return code (1003 or "1003") and an error name are errors.
+        neuron = rng.random() < .15
+        cat = "neuron_rt" if neuron else str(rng.choice(CATEGORIES))
+        if neuron:
+            name = f"nrt_call{i}" if rng.random() < .7 else f"nrt_call{i}_error"
+            args["nc_idx"] = 0
         events.append({"ph": "X", "name": name, "cat": cat, "pid": 3923, "tid": 5260 + i % 3,
                        "ts": i * 10, "dur": 5, "args": args})
-        if any(says_error(k, args.get(k)) for k in ERROR_KEYS) or _category_says_error(cat):
+        if any(says_error(k, args.get(k)) for k in ERROR_KEYS) or _category_says_error(cat) \
+                or (neuron and (name.endswith("_error") or any(nonzero_code(args.get(k)) for k in CODE_KEYS))):
             errors.add(name)
     doc: dict = {"traceEvents": events}
     if fuchsia:
@@ -74,6 +82,34 @@ def test_fuchsia_frame_presented_with_an_error_count_is_no_error(tmp_path: Path)
     p = nw.load_profile(path, cache=False)
     assert A.errors_and_hangs(p).empty
     assert error_rows(p).size == 0
+
+
+def test_a_number_written_as_a_string_is_the_same_number(tmp_path: Path) -> None:
+    """`"error": "5"` is a count as `"error": 5` is (issue 35.3); so are "errors": "3", "NaN" and "0x1f"; words,
+    true and non-empty objects stay errors; on a Neuron call "ret": "1003" is the failure 1003 is."""
+    values = [0, 5, "5", "0", True, False, "timeout", "none", 1.5, None, {"code": 3}, "Error: failed to open", "",
+              "NaN", " 12 ", "0x1f", "-2", "5 apples"]
+    ev = [{"ph": "X", "name": f"ev{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5, "args": {"error": v}}
+          for i, v in enumerate(values)]
+    ev += [{"ph": "X", "name": "errs", "pid": 1, "tid": 1, "ts": 500, "dur": 5, "args": {"errors": "3"}},
+           {"ph": "X", "name": "code_text", "pid": 1, "tid": 1, "ts": 510, "dur": 5, "args": {"error_code": "7"}},
+           {"ph": "X", "name": "code_zero_text", "pid": 1, "tid": 1, "ts": 520, "dur": 5, "args": {"error_code": "0"}},
+           {"ph": "i", "s": "p", "name": "FramePresented", "pid": 1, "tid": 2, "ts": 600,
+            "args": {"frame_number": 1, "error": "3"}},
+           {"ph": "X", "name": "nrt_execute", "cat": "neuron_rt", "pid": 1, "tid": 3, "ts": 700, "dur": 5,
+            "args": {"nc_idx": 0, "ret": "1003"}},
+           {"ph": "X", "name": "nrt_load", "cat": "neuron_rt", "pid": 1, "tid": 3, "ts": 710, "dur": 5,
+            "args": {"nc_idx": 0, "ret": "0", "error": "2"}},
+           {"ph": "X", "name": "nrt_status_text", "cat": "neuron_rt", "pid": 1, "tid": 3, "ts": 720, "dur": 5,
+            "args": {"nc_idx": 0, "status": "1 of 3 done"}}]
+    path = tmp_path / "errargs.json"
+    path.write_text(json.dumps({"traceEvents": ev}))
+    p = nw.load_profile(path, cache=False)
+    got = A.errors_and_hangs(p)
+    want = {"ev4", "ev6", "ev10", "ev11", "ev17", "code_text", "nrt_execute"}
+    assert set(got.loc[got["kind"] == "error", "name"]) == want
+    names = p.name_dictionary()
+    assert {names[c] for c in p.name_codes()[error_rows(p)]} == want
 
 
 def test_neuron_return_codes_and_error_strings_are_still_errors(tmp_path: Path) -> None:

@@ -7,6 +7,9 @@ Errors:
 - Any other event (Kineto, Chrome, browser traces): only when it says so itself: a category that
   names an error, or an `error` / `exception` / `failure` argument with a value. A framework
   function's name is never an error (`<built-in function set_fullgraph_error_on_nested_compile>`).
+A value is judged by what it is, not by how it is written: `"5"` is the number 5 (`numeric_value`).
+A number under `error`, `errors`, `exception`, ... is a count or a code, never a failure; a non-zero
+number under a return-code key (`error_code` on any event; `ret`, `status`, ... on Neuron's) is one.
 Unfinished events: a hang when it is an execution (Neuron runtime or device events, device
 kernels); anything else (a B/S event open when a browser trace stopped) is only incomplete.
 """
@@ -30,13 +33,16 @@ ERROR_NAME = re.compile(r"(^|[_\W])(err|error|errors|fail|failed|failure|excepti
 NEURON_SOURCES = ("neuron_rt", "neuron_hw")
 # Unfinished events of these sources are executions that never ended: hangs.
 EXECUTION_SOURCES = (*NEURON_SOURCES, "device")
-# A runtime call that returned a code other than 0 (1003 is a numerical error, NaN in the output).
-RETURN_CODE = r'"(ret|status|return_code|error_code|rc)"\s*:\s*"?-?[1-9]'
+# A runtime call that returned a code other than 0 (1003 is a numerical error, NaN in the output): the keys of a
+# Neuron event's return code, and the candidates' sign (confirmed by `says_error`, as every sign here).
+CODE_KEYS = ("ret", "status", "return_code", "error_code", "rc")
+RETURN_CODE = r'"(ret|status|return_code|error_code|rc)"\s*:\s*"?\s*[-+]?(0*[1-9]|0[xX]0*[1-9a-fA-F]|0*\.0*[1-9])'
 # An event that reports an error in its own arguments: a key naming one whose value says so. A number under
 # `error`, `errors`, `err`, `failure` or `exception` is a count or a flag (Fuchsia's FramePresented carries
-# `"error": 0`, others a count of retries), never a failure; under `error_code` a non-zero number is one.
-# Strings say so unless they are a no-error word (NO_ERROR_WORDS); true and non-empty objects and lists say so.
-# (RE2, pyarrow's engine, has no look-ahead: candidates are found here, strings confirmed by `says_error`.)
+# `"error": 0`, others a count of retries), never a failure, whether written 3 or "3"; under `error_code` a
+# non-zero number is one. Other strings say so unless they are a no-error word (NO_ERROR_WORDS); true and
+# non-empty objects and lists say so.
+# (RE2, pyarrow's engine, has no look-ahead: candidates are found here, each confirmed by `says_error`.)
 ERROR_ARG = (r'"(error|errors|exception|failure|error_message|err)"\s*:\s*("[^"]|true|\{\s*"|\[\s*[^\]\s])'
              r'|"error_code"\s*:\s*(-?[1-9]|-?0\.[0-9]*[1-9]|"[^"]|true|\{\s*"|\[\s*[^\]\s])')
 ERROR_KEYS = ("error", "errors", "exception", "failure", "error_message", "err", "error_code")
@@ -125,42 +131,72 @@ def argument_errors(texts: pa.ChunkedArray | pa.Array, neuron: np.ndarray, rows:
 
     `texts` are the arguments at `rows` (default: every row); `neuron` tells Neuron events per row.
     """
-    # One scan for either sign finds the candidates; only those are read again.
+    # One scan for either sign finds the candidates; only those are read again, and judged by `says_error`.
     hit = np.flatnonzero(pc.match_substring_regex(texts, f"{RETURN_CODE}|{ERROR_ARG}").fill_null(False)
                          .to_numpy(zero_copy_only=False))
     where = np.arange(len(texts)) if rows is None else np.asarray(rows, np.int64)
     ok = np.zeros(hit.size, bool)
     mine = neuron[where[hit]]
-    if mine.any():
-        ok[mine] = pc.match_substring_regex(texts.take(pa.array(hit[mine])), RETURN_CODE).fill_null(False) \
-            .to_numpy(zero_copy_only=False)
-    if (~ok).any():
-        ok[~ok] = says_error_texts(texts.take(pa.array(hit[~ok])).to_pylist())
+    for is_neuron in (True, False):
+        part = mine == is_neuron
+        if part.any():
+            ok[part] = says_error_texts(texts.take(pa.array(hit[part])).to_pylist(), neuron=is_neuron)
     return where[hit[ok]]
 
 
-def says_error(args: Any) -> bool:
-    """Whether an event's arguments (a dict) report an error of their own (see ERROR_ARG)."""
-    return isinstance(args, dict) and any(_value_says_error(k, args.get(k)) for k in ERROR_KEYS)
+def says_error(args: Any, neuron: bool = False) -> bool:
+    """Whether an event's arguments (a dict) report an error of their own: the one judge of every sign the
+    scan finds (RETURN_CODE on a Neuron event, `neuron`; ERROR_ARG on any)."""
+    if not isinstance(args, dict):
+        return False
+    if neuron and any(_nonzero_code(args.get(k)) for k in CODE_KEYS):
+        return True
+    return any(_value_says_error(k, args.get(k)) for k in ERROR_KEYS)
+
+
+def numeric_value(v: Any) -> float | None:
+    """The number a value holds: a JSON number, or a string that writes one (`"5"`, `" -3 "`, `"2.5e3"`, `"0x1f"`,
+    `"NaN"`); None for anything else (booleans are flags, not numbers)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        return float(v)
+    if not isinstance(v, str):
+        return None
+    text = v.strip().replace("_", "?")  # Python reads "1_000"; a trace's writer means no number by it
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return float(int(text, 16)) if text.lower().lstrip("+-").startswith("0x") else None
+    except ValueError:
+        return None
+
+
+def _nonzero_code(v: Any) -> bool:
+    """A return code other than 0 (NaN is no code)."""
+    x = numeric_value(v)
+    return x is not None and x == x and x != 0
 
 
 def _value_says_error(key: str, v: Any) -> bool:
     if v is None or isinstance(v, bool):
         return v is True
-    if isinstance(v, int | float):
-        return key == "error_code" and v == v and v != 0  # a count under any other key; NaN is no code
+    if numeric_value(v) is not None:  # a number, however written: a count under any key but a return code's
+        return key == "error_code" and _nonzero_code(v)
     if isinstance(v, str):
         return bool(v.strip()) and v.strip().lower() not in NO_ERROR_WORDS
     return isinstance(v, list | dict) and len(v) > 0
 
 
-def says_error_texts(texts: list[str | None]) -> np.ndarray:
-    """`says_error` of each argument text (JSON), each distinct text parsed once."""
+def says_error_texts(texts: list[str | None], neuron: bool = False) -> np.ndarray:
+    """`says_error` of each argument text (JSON), each distinct text parsed once; `neuron`: they are Neuron events'."""
     seen: dict[str | None, bool] = {}
     for text in texts:
         if text not in seen:
             try:
-                seen[text] = says_error(json.loads(text)) if text else False
+                seen[text] = says_error(json.loads(text), neuron) if text else False
             except (ValueError, RecursionError):
                 seen[text] = True  # not JSON: the scan's own sign stands
     return np.array([seen[t] for t in texts], bool)
