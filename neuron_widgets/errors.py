@@ -82,8 +82,9 @@ class LoadWarnings(Sequence[str]):
         raise TypeError(f"LoadWarnings are read by kind (a str), position (an int) or slice, not {type(key).__name__}")
 
     def lines(self) -> list[str]:
+        """One line per kind, in the order of the sequence (`lines()[i]` is about `self[i]`)."""
         out = []
-        for kind, count in sorted(self.counts.items()):
+        for kind, count in self.counts.items():
             ex = self.examples.get(kind)
             tail = f" (e.g. {'; '.join(ex)})" if ex else ""
             out.append(f"{kind}: {count}{tail}")

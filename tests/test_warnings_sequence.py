@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from conftest import trace
@@ -61,3 +62,26 @@ def test_a_profiles_warnings_slice() -> None:
     assert "never ended" in repr(first)
     with pytest.raises(TypeError, match="by kind"):
         p.warnings[1.5]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_lines_and_the_repr_follow_the_sequence(seed: int) -> None:
+    """Issue 35.13: the repr was sorted while `w[0]` was the first kind found, shown anywhere in it."""
+    w, ref = random_warnings(random.Random(seed))
+    kinds = [k for k, _, _ in ref]
+    assert [line.split(": ", 2)[0] + ": " + line.split(": ", 2)[1] for line in w.lines()] == kinds
+    shown = repr(w).splitlines()[1:-1] if kinds else []
+    assert [line.strip() for line in shown] == w.lines()
+
+
+def test_a_profiles_warnings_show_in_the_order_they_index(tmp_path: Path) -> None:
+    path = tmp_path / "warn.json"
+    path.write_text('{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -5},'
+                    ' {"ph": "Q", "name": "b", "pid": 1, "tid": 1, "ts": 2},'
+                    ' {"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": "abc", "dur": 1},'
+                    ' {"ph": "O", "name": "o", "pid": 1, "ts": 3, "id": "0x1"}]}')
+    w = nw.load_profile(path, cache=False).warnings
+    assert len(w) >= 2
+    shown = [line.strip() for line in repr(w).splitlines()[1:-1]]
+    assert [next(k for k in w if line.startswith(f"{k}: ")) for line in shown] == list(w)
+    assert shown[0].startswith(f"{w[0]}: ") and shown[-1].startswith(f"{w[-1]}: ")
