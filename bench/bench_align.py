@@ -8,16 +8,11 @@ steps, aligned), then a re-align on another step and one view moved in the kerne
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_compare import after_sample
-from common import OUT, in_child, machine, sample
+from common import machine, two_runs
 
 CODE = """
 import json, resource, time
@@ -38,20 +33,10 @@ print(json.dumps({{"events": len(b) + len(a), "align": took, "realign": realign,
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--events", type=int, default=1_000_000)
-    args = ap.parse_args()
-    before, after = sample(args.events), after_sample(args.events)
-    code = CODE.format(before=str(before), after=str(after))
-    runs = [in_child(code) for _ in range(args.repeat)]
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    load = os.getloadavg()[0]
-    print(f"{machine()}, load {load:.1f}: {med['events']:,.0f} events in the two runs: align {med['align']:.2f} s "
+    med = two_runs(__doc__, CODE, "bench_align")
+    print(f"{machine()}, load {med['load']:.1f}: {med['events']:,.0f} events in the two runs: align {med['align']:.2f} s "
           f"({med['steps']:.0f} steps in both), re-align {med['realign'] * 1e3:.1f} ms, a view followed in the "
           f"kernel {med['view_ms']:.2f} ms, peak {med['peak_mb']:.0f} MB", flush=True)
-    OUT.mkdir(exist_ok=True)
-    (OUT / "bench_align.json").write_text(json.dumps({"machine": machine(), "load": load, **med}, indent=1))
 
 
 if __name__ == "__main__":

@@ -17,8 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_compare import after_sample
-from common import OUT, in_child, machine, sample
+from common import OUT, after_sample, in_child, machine, sample
 
 CODE = """
 import json, threading, time

@@ -103,14 +103,35 @@ def device_sample(instructions: int, events: int = 1_000_000) -> Path:
     return path
 
 
-def sample(events: int) -> Path:
-    """The benchmarks' system-profile sample of about `events` events, written once under bench/out/."""
+def sample(events: int, seed: int = 0) -> Path:
+    """The benchmarks' system-profile sample of about `events` events, written once under bench/out/ (another
+    `seed`: the same layout with other timings)."""
     import neuron_widgets as nw
 
-    path = OUT / f"sample_{events}"
+    path = OUT / (f"sample_{events}" if seed == 0 else f"sample_{events}_seed{seed}")
     if not (path / "SystemProfileEvents.parquet").exists():
-        nw.write_sample(path, events=events)
+        nw.write_sample(path, events=events, seed=seed)
     return path
+
+
+def after_sample(events: int) -> Path:
+    """The second run of the benches of two runs: `sample(events)`'s layout with other timings (seed 1)."""
+    return sample(events, seed=1)
+
+
+def two_runs(doc: str | None, code: str, name: str) -> dict[str, float]:
+    """The setup the benches of two runs share (bench_align, bench_compare): --events (1M) and --repeat (1), the
+    before-run `sample(events)` and the after-run `after_sample(events)`, `code` (a template of {before} and
+    {after}, printing one JSON object of numbers) in `--repeat` fresh processes. Returns each number's median and
+    the load average after the runs (`load`), also written to out/<name>.json with the machine."""
+    args = sized_args(doc, 1_000_000, 1)
+    before, after = sample(args.events), after_sample(args.events)
+    runs = [in_child(code.format(before=str(before), after=str(after))) for _ in range(args.repeat)]
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    med["load"] = os.getloadavg()[0]
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"{name}.json").write_text(json.dumps({"machine": machine(), **med}, indent=1))
+    return med
 
 
 def tree_peak(child: subprocess.Popen) -> int:
