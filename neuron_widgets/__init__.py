@@ -3,8 +3,11 @@
 `from neuron_widgets import Timeline, EventDetails, GroupingSelector, DeviceTraceViewer,
 DeviceProfilePicker, Summary, link, align, export_html, export_perfetto, load_job` works; the widgets,
 exporters and jobs are imported on first use, so `import neuron_widgets` for loading and
-analyses does not pull in the widget stack (nor Dask).
+analyses does not pull in the widget stack (nor Dask). So are the subpackages: `nw.analysis.across(...)`
+works after a bare `import neuron_widgets as nw`, importing the analyses when first asked for.
 """
+
+from importlib import import_module
 
 from .errors import LoadWarnings, ProfileError
 from .faces import lazy_face
@@ -29,4 +32,15 @@ __all__ = ["GROUPINGS", "HARDWARE_EVENTS", "DeviceTrace", "LoadWarnings", "Profi
            "load_device_trace", "load_profile", "sample_profile", "write_sample", *_LAZY]
 
 
-__getattr__, __dir__ = lazy_face(__name__, _LAZY, __all__)
+# Subpackages reached as attributes (`nw.analysis.device(...)`, as the README writes them), imported when first
+# asked for: `import neuron_widgets` stays as light as its eager imports above.
+_SUBPACKAGES = ("analysis", "export", "job", "model", "readers", "sample", "summary", "widgets")
+
+_name_of, __dir__ = lazy_face(__name__, _LAZY, [*__all__, *_SUBPACKAGES])
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBPACKAGES:
+        return import_module(f".{name}", __name__)  # the import sets it as an attribute: asked once
+    return _name_of(name)
+
