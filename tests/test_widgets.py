@@ -116,7 +116,7 @@ def test_selection_detail_and_dependencies(tl: Timeline, sample: nw.Profile) -> 
     details._on_msg(details, {"type": "focus", "row": up["row"]}, [])
     assert tl.selected_row == up["row"]
     a, b = tl.view
-    assert a <= tl._place(up["row"])["start"] <= b
+    assert a <= tl._place_row(up["row"])["start"] <= b
 
 
 def test_on_select_runs_before_the_details(tl: Timeline, sample: nw.Profile) -> None:

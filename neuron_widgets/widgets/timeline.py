@@ -338,9 +338,9 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
             i = int(np.searchsorted(start, after, side="left")) - 1
             i = hits.size - 1 if i < 0 else i
         row = int(hits[i])
-        return {"row": row, "index": i, "total": int(hits.size), **self._place(row)}
+        return {"row": row, "index": i, "total": int(hits.size), **self._place_row(row)}
 
-    def _place(self, row: int) -> dict[str, Any]:
+    def _place_row(self, row: int) -> dict[str, Any]:
         """Where an event is drawn; while a preview is drawn, lane -1 for an event it does not hold (and track -1
         when the profile's tracks are not known yet, as while it loads)."""
         shown = self._switch.shown
@@ -357,11 +357,11 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     def _detail(self, row: int) -> dict[str, Any]:
         event = self.profile.event(row=row)
         deps = self.profile.dependencies(row=row)
-        out = {**self._place(row), "id": str(event["id"]), "source": str(event.get("trace_event_source") or ""),
+        out = {**self._place_row(row), "id": str(event["id"]), "source": str(event.get("trace_event_source") or ""),
                "incomplete": bool(event.get("incomplete"))}
         for side in ("upstream", "downstream"):
             rows = deps[side]["row"].to_numpy() if "row" in deps[side] else np.zeros(0, np.int64)
-            out[side] = [self._place(int(r)) for r in rows[:200]]
+            out[side] = [self._place_row(int(r)) for r in rows[:200]]
         return out
 
     # -- background work ----------------------------------------------------------------
@@ -504,7 +504,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
 
     def focus(self, row: int) -> None:
         """Centre the view on an event, zoomed so that it fills about a third of the width."""
-        place = self._place(int(row))
+        place = self._place_row(int(row))
         dur = max(place["end"] - place["start"], 1000.0)
         mid = (place["start"] + place["end"]) / 2
         self.view = [mid - 1.5 * dur, mid + 1.5 * dur]
