@@ -13,9 +13,12 @@ import pyarrow as pa
 
 from .device.loading import ALIGNED_CACHE, device_trace_of  # noqa: F401 - ALIGNED_CACHE: its old home
 from .flows import FlowIndex, pairs_of, split
+from .lazy import is_identity
 from .schema import ROW
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .device.trace import DeviceTrace
     from .lazy import LazyColumns
     from .profile import Profile
@@ -36,6 +39,7 @@ class EventAccess:
         def array(self, name: str) -> np.ndarray: ...
         def column(self, name: str) -> pa.ChunkedArray: ...
         def _joined(self, name: str) -> pa.ChunkedArray: ...
+        def _once(self, key: str, cached: Callable[[], Any], build: Callable[[], Any]) -> Any: ...
         def __len__(self) -> int: ...
         @property
         def column_names(self) -> list[str]: ...
@@ -104,10 +108,7 @@ class EventAccess:
         empty = {"upstream": self.core.slice(0, 0).to_pandas(), "downstream": self.core.slice(0, 0).to_pandas()}
         if "flow_id" not in self.column_names:
             return empty
-        with self._lock:
-            if self._flows is None:
-                self._flows = FlowIndex.of(self.column("flow_id"))
-        linked = self._flows.linked(row)
+        linked = self.flow_index().linked(row)
         if linked.size == 0:
             return empty
         source = self._joined("trace_event_source").chunk(0)
@@ -133,11 +134,38 @@ class EventAccess:
         """
         if "flow_id" not in self.column_names or not len(self):
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return pairs_of(self.flow_index())
+
+    def flow_index(self) -> FlowIndex:
+        """The index of flow ids behind `dependencies` and `link_pairs`, built on first use (the profile must have
+        a flow_id column).
+
+        Built outside the profile's lock, as a grouping is: the whole flow_id column is read and indexed (a
+        second at 10M events), and meanwhile a drill-down started by the same click reads the profile (its
+        caches, the event's arguments) without waiting for it. A second caller waits for the first's index.
+        """
+        def build() -> FlowIndex:
+            index = FlowIndex.of(self._column_unlocked("flow_id"))
+            with self._lock:
+                self._flows = index
+            return index
+
+        return cast(FlowIndex, self._once("flows", lambda: self._flows, build))
+
+    def _column_unlocked(self, name: str) -> pa.ChunkedArray:
+        """`column(name)`, a lazy column read from the source without holding the profile's lock (as kept)."""
+        if name in self._table.column_names or self._lazy is None or name not in self._lazy.names():
+            return self.column(name)
         with self._lock:
-            if self._flows is None:
-                self._flows = FlowIndex.of(self.column("flow_id"))
-            flows = self._flows
-        return pairs_of(flows)
+            kept = self._materialised.get(name)
+        if kept is not None:
+            return kept
+        full = self._lazy.column(name)
+        rows = self._table.column(ROW)
+        if len(full) != len(rows) or not is_identity(rows):
+            full = full.take(rows)
+        with self._lock:
+            return self._materialised.setdefault(name, full)
 
 
 def _parse_args(raw: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,9 @@ from ..model.device.summary import engine_strip
 from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
 from ..readers.neuron.device_trace import load_device_trace
+from . import messages as M
+from . import wire
+from .device_push import PUSHED, first_window
 from .device_tree import tree_payload
 from .messages import ViewportRequest, request_class
 from .timeline import Timeline
@@ -37,6 +40,20 @@ EMPTY_TITLE = "Device Trace Viewer"
 # How long a drill-down's summary strip waits for the browser's first window to be answered.
 STRIP_WAIT_S = 1.0
 EMPTY_HINT = "Click an nc_exec_running event in the timeline, or pick a device profile, to show its device trace."
+
+
+def _index_flows(profile: Any) -> None:
+    """Build the followed profile's flow index ahead of the first click.
+
+    A click on an execution shows its dependency chain in the timeline's details, which needs the
+    index (the whole flow_id column read and indexed); built here, that click's details are a few
+    look-ups and leave the cores to the drill-down the click starts. Not at background priority: a
+    click meanwhile waits for this build, and must not wait for a thread the scheduler holds back."""
+    try:
+        if "flow_id" in profile.column_names and len(profile):
+            profile.flow_index()
+    except Exception:  # the details build it again on a click, and say what fails there
+        pass
 
 
 def _empty_trace() -> DeviceTrace:
@@ -72,6 +89,10 @@ class DeviceTraceViewer(Timeline):
         self._request = 0  # the newest load; older ones that finish later are dropped
         self._lock = threading.Lock()
         self._replied = threading.Event()  # the first window of the trace shown was answered
+        # The width the browser asked with (this view's, else the followed timeline's): a drill-down's first
+        # window is sent with its tracks at about it (device_push).
+        self._asked_width: int | None = None
+        self._timeline_width: int | None = None
         events = DeviceEvents.of(trace)
         self._set_color_choices(events)
         super().__init__(events, "engines", height=height, **kwargs)
@@ -105,10 +126,18 @@ class DeviceTraceViewer(Timeline):
             self.picked_node = ""
             self.hierarchy = {}
             self._set_color_choices(events)
-        self._show_profile(events, grouping)
-        self.status = status
-        self.error = ""
-        self._describe(trace)
+        pushed = None
+        with self.hold_sync():  # the tracks, the view and the head go out as one message...
+            self._show_profile(events, grouping)
+            self.status = status
+            self.error = ""
+            self._describe(trace)
+            if loading and len(events):
+                pushed = self._first_window(events, grouping)
+        if pushed is not None:  # ...and the first window right behind them
+            self.send(*pushed)
+            self._painted.set()
+            self._replied.set()
         if ("_strip" not in trace.__dict__ or "_tree" not in trace.__dict__) and loading and len(events):
             # In the load thread: the summary strip and the hierarchy wait for that first window
             # to be answered, so they do not share the kernel's time.
@@ -190,9 +219,38 @@ class DeviceTraceViewer(Timeline):
                 traceback.print_exc()
 
     def _on_msg(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
+        if request_class(content) is ViewportRequest and isinstance(content.get("width"), int | float):
+            self._asked_width = int(content["width"])
         super()._on_msg(widget, content, buffers)
         if request_class(content) is ViewportRequest:
             self._replied.set()
+
+    def _timeline_msg(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
+        """The followed timeline's requests: its width, a guess at this view's before it has asked itself
+        (the two sit in the same notebook column)."""
+        if request_class(content) is ViewportRequest and isinstance(content.get("width"), int | float):
+            self._timeline_width = int(content["width"])
+
+    def _first_window(self, events: DeviceEvents, grouping: str) -> tuple[M.ViewportReply, list[bytes]] | None:
+        """The reply to the request the browser would make for the new trace's first window (device_push),
+        made before the tracks go out so that it follows them at once; None without a width to guess from.
+
+        Made as `Timeline._viewport` makes a reply (tests/test_device_push.py holds the two equal): the
+        events themselves (a device trace is drawn with its index built: never from a preview)."""
+        content = first_window(list(self.view), list(self.tracks), int(self.height), grouping,
+                               self._asked_width or self._timeline_width)
+        if content is None:
+            return None
+        try:
+            meta, buffers = wire.viewport_reply(events, grouping, content["t0"], content["t1"], content["width"],
+                                                content["tracks"], self._marked, self._color, None, self._node)
+        except Exception:  # a guess: the browser asks for its window anyway, and hears of a failure then
+            return None
+        reply = cast(M.ViewportReply, {**meta, "uuid": f"{PUSHED}{len(content['tracks'])}", "revision": self.revision,
+                                       "generation": self.generation})
+        if self._color is not None:
+            reply["color_keys"] = self._color_keys
+        return reply, buffers
 
     def _describe(self, trace: DeviceTrace) -> None:
         """Title and notes (the strip comes apart: it is the slow part)."""
@@ -226,7 +284,10 @@ class DeviceTraceViewer(Timeline):
         self.unfollow()
         self._following = timeline
         timeline.on_select(self._timeline_selected)
+        timeline.on_msg(self._timeline_msg)
         threading.Thread(target=warm_kernels, name="neuron-widgets-warm", daemon=True).start()
+        threading.Thread(target=_index_flows, args=(timeline.profile,), name="neuron-widgets-flows",
+                         daemon=True).start()
         if self.title == EMPTY_TITLE:
             self.notes = [EMPTY_HINT]
         # An execution already selected there is shown at once, as if it had just been clicked.
@@ -235,6 +296,7 @@ class DeviceTraceViewer(Timeline):
     def unfollow(self) -> None:
         if self._following is not None:
             self._following.on_select(self._timeline_selected, remove=True)
+            self._following.on_msg(self._timeline_msg, remove=True)
             self._following = None
 
     def _timeline_selected(self, row: int) -> None:

@@ -2,7 +2,6 @@
 // replaces an older one that has not been sent (stale requests are never sent, and replies to
 // superseded ones are dropped), and what is on screen keeps being drawn meanwhile.
 
-import { typed } from "../common/dom";
 import type {
   CounterAtRequest,
   CountersRequest,
@@ -45,8 +44,15 @@ export const FLAG_COARSE = 16; // an exported page's block of events merged past
 
 type Column = Float64Array | Int32Array | Uint32Array | Uint8Array;
 
+interface ColumnType {
+  new (n: number): Column;
+  new (b: ArrayBuffer): Column;
+  new (b: ArrayBuffer, offset: number, length: number): Column;
+  readonly BYTES_PER_ELEMENT: number;
+}
+
 /** Each item column's type, in the order a reply lists them (the exported page's viewport builds them too). */
-export const COLUMN_TYPES: Record<string, { new (n: number): Column; new (b: ArrayBuffer): Column }> = {
+export const COLUMN_TYPES: Record<string, ColumnType> = {
   start: Float64Array,
   end: Float64Array,
   track: Int32Array,
@@ -59,10 +65,22 @@ export const COLUMN_TYPES: Record<string, { new (n: number): Column; new (b: Arr
   node: Int32Array,
 };
 
+/**
+ * A reply's buffer as a typed column: a view on the message's own bytes where they are aligned for the
+ * type (no copy of a reply of megabytes), a copy where they are not.
+ */
+export function column(b: DataView | ArrayBuffer, Ctor: ColumnType): Column {
+  if (b instanceof ArrayBuffer) return new Ctor(b);
+  const n = Ctor.BYTES_PER_ELEMENT;
+  if (b.byteOffset % n === 0 && b.byteLength % n === 0)
+    return new Ctor(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength / n);
+  return new Ctor(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+}
+
 export function decodeItems(msg: ViewportReply, buffers: (DataView | ArrayBuffer)[], tracks: number[]): Items {
   const cols: Record<string, any> = {};
   msg.columns.forEach((c, i) => {
-    cols[c] = typed(buffers[i], COLUMN_TYPES[c]);
+    cols[c] = column(buffers[i], COLUMN_TYPES[c]);
   });
   return {
     t0: msg.t0,

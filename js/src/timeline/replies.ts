@@ -1,15 +1,19 @@
 // What the view holds of the kernel's answers: the three request channels (viewport, counters,
 // small side replies), the items and counter values last received, the saved snapshot shown
 // until the first reply, and what is asked next for a view. Replies computed for the profile
-// shown before a retarget are dropped, and the view asks again.
+// shown before a retarget are dropped, and the view asks again. A device trace's first window
+// comes unasked, right after its tracks (widgets/device_push.py): taken while nothing is held.
 
 import { typed } from "../common/dom";
-import type { TimelineModel, ToBrowser } from "../common/messages";
+import type { TimelineModel, ToBrowser, ViewportReply } from "../common/messages";
 import { Channel, decodeItems, type Items, type Payload } from "./data";
 import { readSnapshot, SnapshotKeeper } from "./snapshot";
 import { counterWish, type Held, viewportWish } from "./wishes";
 
 type Model = TimelineModel;
+
+/** A window the kernel sends unasked: its uuid is this, then how many tracks it holds (tracks 0..k-1). */
+export const PUSHED = "push:";
 
 /** What the replies call back on the view. */
 export interface RepliesHost {
@@ -49,6 +53,10 @@ export class Replies {
 
   /** A message from the kernel: the channel that asked takes it. */
   handle(msg: ToBrowser, buffers: DataView[]): void {
+    if (msg.type === "viewport" && msg.uuid.startsWith(PUSHED)) {
+      this.onPushed(msg, buffers);
+      return;
+    }
     if (this.viewport.handle(msg, buffers)) return;
     if (this.counters.handle(msg, buffers)) return;
     this.side.handle(msg, buffers);
@@ -118,8 +126,24 @@ export class Replies {
       return;
     }
     if (msg.type !== "viewport" || !("tracks" in asked)) return; // the viewport channel asks for nothing else
+    this.take(msg, buffers, asked.tracks ?? []);
+  }
+
+  /** A first window sent with the tracks: drawn unless it is for another trace, or a reply asked for came first. */
+  private onPushed(msg: ViewportReply, buffers: DataView[]): void {
+    if (msg.generation !== this.model.get("generation") || this.items) return;
+    const k = Number(msg.uuid.slice(PUSHED.length));
+    if (!Number.isInteger(k) || k < 0) return;
+    this.take(
+      msg,
+      buffers,
+      Array.from({ length: k }, (_, i) => i),
+    );
+  }
+
+  private take(msg: ViewportReply, buffers: DataView[], tracks: number[]): void {
     this.marks.reply ??= Date.now();
-    this.items = decodeItems(msg, buffers, asked.tracks ?? []);
+    this.items = decodeItems(msg, buffers, tracks);
     this.replyBytes.push(buffers.reduce((n, b) => n + b.byteLength, 0));
     if (this.replyBytes.length > 1000) this.replyBytes.splice(0, 500);
     this.snapshot = null;
