@@ -111,10 +111,13 @@ def test_a_part_that_cannot_be_read_is_left_out_and_named(tmp_path: Path) -> Non
     assert any(bad.name in n and "left out" in n for n in got.attrs["notes"])
 
 
-def test_a_job_of_kineto_ranks_says_to_load_it_as_one_profile(tmp_path: Path) -> None:
+def test_a_job_mixing_neuron_and_kineto_parts_is_refused(tmp_path: Path) -> None:
     from neuron_widgets.sample.kineto import write_kineto
 
-    write_kineto(tmp_path / "ranks", ranks=2, late_rank=1)
-    job = nw.load_job(tmp_path / "ranks", results=tmp_path / "results")
-    with pytest.raises(TypeError, match="as one profile"):
+    run = write_job(tmp_path / "run", nodes=2, events=3_000, processes=1, cores=1, seed=9)
+    write_kineto(tmp_path / "ranks", ranks=1)
+    job = nw.load_job([*sorted(run.iterdir()), *sorted((tmp_path / "ranks").iterdir())], results=tmp_path / "results")
+    with pytest.raises(TypeError, match="mixes Neuron parts with Kineto"):
         A.critical_path(job, scheduler="sync")
+    with pytest.raises(TypeError, match="mixes Neuron parts with Kineto"):
+        A.what_if(job, {"kind": "compute"}, 0.5, scheduler="sync")

@@ -19,6 +19,7 @@ from test_critical_path_job import merged_path
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
+from neuron_widgets.analysis import critical_path_parts as P
 from neuron_widgets.analysis import critical_path_stretches as S
 
 
@@ -58,13 +59,13 @@ def test_a_random_jobs_path_equals_its_parts_as_one_profile(seed: int, tmp_path:
     job = nw.load_job(write_random_job(seed, tmp_path / "run"), results=tmp_path / "results")
     whole = nw.load_profile(job.parts["path"].tolist())
     asked: list[str] = []
-    run = S.run_parts
+    run = P.run_parts
 
     def counting(j, wanted, *a, **kw):  # type: ignore[no-untyped-def]
         asked.extend(wanted)
         return run(j, wanted, *a, **kw)
 
-    monkeypatch.setattr(S, "run_parts", counting)
+    monkeypatch.setattr(P, "run_parts", counting)
     got = A.critical_path(job, scheduler="sync", cache=False)
     pd.testing.assert_frame_equal(got.drop(columns="part").reset_index(drop=True), merged_path(job, whole))
     assert asked[0] == S.TASK and set(asked[1:]) <= {S.TASK_FULL}

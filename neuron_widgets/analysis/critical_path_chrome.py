@@ -20,6 +20,9 @@ is a `kernel`, `memcpy` or `collective` (NCCL) by its category and name, else `h
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 import pandas as pd
@@ -63,7 +66,39 @@ SYNC_NAMES = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchr
 SKIPPED_CATEGORIES = frozenset({"Trace", "gpu_user_annotation", "user_annotation", INFO_CATEGORY})
 
 
+@dataclass
+class JobCollectives:
+    """What a part of a job needs of the other parts (`critical_path_chrome_job`): whether any part has flows (then
+    threads no flow touches are left out, in every part), and per NCCL kernel of the part its collective's
+    job-wide label (-1: no other rank has it) and per label its last rank's start."""
+
+    has_flows: bool
+    label_of: Callable[[Frame, np.ndarray], np.ndarray]
+    last: np.ndarray
+
+
+@dataclass
+class Tops:
+    """A trace's modelled events: their threads, the top-level ones and their kinds, the flows between them."""
+
+    notes: list[str]
+    thread: np.ndarray
+    used: np.ndarray
+    src_rows: np.ndarray
+    dst_rows: np.ndarray
+    is_top: np.ndarray
+    ancestor: np.ndarray
+    tops: np.ndarray
+    kind_top: np.ndarray
+
+
 def chrome_graph(fr: Frame) -> Graph:
+    return chrome_pieces(fr)[0].bind()
+
+
+def tops_of(fr: Frame, has_flows: bool | None = None) -> Tops:
+    """The events the model reads and the top-level ones among them. `has_flows`: whether the trace (a job: any of
+    its parts) has flows, when threads no flow touches are left out (None: this trace's own)."""
     notes: list[str] = []
     n_rows = len(fr)
     start, end = fr.start, fr.end
@@ -74,10 +109,10 @@ def chrome_graph(fr: Frame) -> Graph:
         notes.append(f"{n_rows - used.size} events are markers the model leaves out (instants, Kineto's trace span, step "
                      "and GPU annotation spans, its cuda_sync records, events of negative process ids)")
     src_rows, dst_rows = _flow_pairs(fr, used)
-    if src_rows.size == 0:
+    if not (src_rows.size > 0 if has_flows is None else has_flows):
         notes.append("no flows: each thread's path stands alone, joined only where one thread's work ends the run")
     else:  # threads no flow touches (pollers, loaders) are not in the run's chain of dependencies
-        linked = np.zeros(int(thread.max()) + 1, bool)
+        linked = np.zeros(int(thread.max()) + 1 if thread.size else 1, bool)
         linked[thread[src_rows]] = True
         linked[thread[dst_rows]] = True
         alone = ~linked[thread[used]]
@@ -94,18 +129,36 @@ def chrome_graph(fr: Frame) -> Graph:
     ancestor = np.full(n_rows, -1, np.int64)
     ancestor[order] = order[anc_sorted]
     tops = np.flatnonzero(is_top)  # rows, in row (time) order
+    return Tops(notes, thread, used, src_rows, dst_rows, is_top, ancestor, tops, _kinds(fr, tops))
+
+
+def chrome_pieces(fr: Frame, job: JobCollectives | None = None) -> tuple[Graph, np.ndarray]:
+    """The graph before binding, and per last-arrival moment its collective's label (the job's, for a part)."""
+    n_rows = len(fr)
+    start, end = fr.start, fr.end
+    tp = tops_of(fr, job.has_flows if job is not None else None)
+    notes, thread, used, src_rows, dst_rows = tp.notes, tp.thread, tp.used, tp.src_rows, tp.dst_rows
+    is_top, ancestor, tops, kind_top = tp.is_top, tp.ancestor, tp.tops, tp.kind_top
     nt = tops.size
     top_pos = np.full(n_rows, -1, np.int64)
     top_pos[tops] = np.arange(nt)
-    kind_top = _kinds(fr, tops)
 
     # NCCL kernels of several ranks matched as one collective: each waits until the last one starts.
     coll = tops[kind_top == COLLECTIVE]
-    label = nccl_collectives(fr, coll)
-    coll, label = coll[label >= 0], label[label >= 0]
-    n_m = int(label.max()) + 1 if label.size else 0
-    last = np.full(n_m, np.iinfo(np.int64).min, np.int64)
-    np.maximum.at(last, label, start[coll])
+    if job is None:
+        label = nccl_collectives(fr, coll)
+        coll, label = coll[label >= 0], label[label >= 0]
+        n_m = int(label.max()) + 1 if label.size else 0
+        last = np.full(n_m, np.iinfo(np.int64).min, np.int64)
+        np.maximum.at(last, label, start[coll])
+        m_label = np.arange(n_m)
+    else:  # a job's part: labels and last starts job-wide
+        glob = job.label_of(fr, coll)
+        coll, glob = coll[glob >= 0], glob[glob >= 0]
+        m_label, label = np.unique(glob, return_inverse=True)
+        label = label.astype(np.int64)
+        n_m = int(m_label.size)
+        last = np.asarray(job.last, np.int64)[m_label]
     release = np.zeros(n_rows, np.int64)
     release[coll] = np.clip(last[label], start[coll], end[coll])
 
@@ -192,7 +245,7 @@ def chrome_graph(fr: Frame) -> Graph:
     n_coll = int((kind_top == COLLECTIVE).sum())
     if n_m:
         notes.append(f"{n_m} NCCL collectives matched across ranks ({coll.size} of {n_coll} NCCL kernels)")
-    elif n_coll:
+    elif n_coll and job is None:
         notes.append("NCCL kernels of one rank only: not matched across ranks (load the ranks' traces as one profile)")
     e_src, e_dst, e_w, e_wkind, e_wrow, e_cls = (np.concatenate(a) if a else np.zeros(0, np.int64)
                                                  for a in (src, dst, w, wkind, wrow, cls))
@@ -208,7 +261,7 @@ def chrome_graph(fr: Frame) -> Graph:
               time_steps=steps if steps.size else None)
     g.wkind = g.wkind.astype(np.int8)
     g.cls = g.cls.astype(np.int8)
-    return g.bind()
+    return g, m_label
 
 
 def _flow_pairs(fr: Frame, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -108,8 +108,11 @@ class Graph:
             return np.full(np.shape(rows), -1, np.int64)
         return np.asarray(self.row_step[rows], np.int64)
 
-    def bind(self) -> Graph:
-        """Drop the edges the recorded times contradict, sort edges by target, find each instant's binding edge."""
+    def bind(self, run_start: int | None = None) -> Graph:
+        """Drop the edges the recorded times contradict, sort edges by target, find each instant's binding edge.
+
+        `run_start`: where a source's gap starts (default: the graph's first real moment; a job's part binds
+        with the job's, so its sources' gaps are the job's)."""
         keep = (self.w >= 0) & (self.t[self.src] + self.w <= self.t[self.dst]) & (self.src != self.dst)
         order = _by_target(np.flatnonzero(keep), self.dst, len(self))
         if self.gk is None:
@@ -120,7 +123,7 @@ class Graph:
         self.ptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(self.dst, minlength=n), out=self.ptr[1:])
         real = self.role != LAST_ARRIVAL
-        self.run_start = int(self.t[real].min()) if real.any() else 0
+        self.run_start = run_start if run_start is not None else int(self.t[real].min()) if real.any() else 0
         # Ties go to the smallest (class, u's row, u's role), computed in the kernel: no array per edge for it.
         self.g, self.binding = _bind(self.ptr, self.src, self.w, self.cls, self.row, self.role,
                                      np.int64(4 * (self.n_rows + 1)), self.t, self.run_start)
@@ -281,6 +284,24 @@ def _replay(order, ptr, src, w, ws, w_scaled, g, gs, g_scaled, t, run_start):  #
         out[v] = best + gv
     return out
 
+@numba.njit(cache=True, nogil=True)
+def visit(starts: np.ndarray, binding: np.ndarray, src: np.ndarray, boundary: np.ndarray,
+          n: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    """The moments walked back from each start along binding edges, up to a boundary, a source or a moment
+    already walked: in walk order, and each moment's position among them (-1: not walked)."""
+    local = np.full(n, -1, np.int32)
+    nodes = np.empty(n, np.int32)
+    k = 0
+    for s in starts:
+        v = s
+        while v >= 0 and not boundary[v] and local[v] < 0:
+            local[v] = k
+            nodes[k] = v
+            k += 1
+            e = binding[v]
+            v = src[e] if e >= 0 else -1
+    return nodes[:k], local
+
 
 def warm() -> None:
     """Compile (or load) the kernels."""
@@ -291,3 +312,4 @@ def warm() -> None:
     _walk(0, np.full(1, -1, np.int64), z[:0], 1)
     _topo(z[:0], z[:0], z, 1)
     _replay(np.zeros(1, np.int64), ptr, z[:0], z[:0], np.zeros(0), True, z, np.zeros(1), True, z, 0)
+    visit(z[:0], np.full(1, -1, np.int64), z[:0], np.zeros(1, np.bool_), 1)

@@ -261,14 +261,22 @@ def _code(fr: Frame, name: str) -> int:
     return int(c[0]) if c.size else -2
 
 
-def nccl_collectives(fr: Frame, rows: np.ndarray) -> np.ndarray:
-    """Per NCCL kernel row, a code it shares with its matches on the other ranks (-1: no other rank has it)."""
-    if rows.size == 0:
-        return EMPTY
+def nccl_keys(fr: Frame, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """Per NCCL kernel row: its rank's code, its group's code into the returned keys (its "Process Group Name",
+    else its kernel's name, each marked as which), and its ordinal in its group on its rank."""
     rank = rank_codes(fr)[0][rows]
     pg, words = fr.arg_codes(rows, "Process Group Name")
     group = np.where(pg >= 0, pg, len(words) + fr.name[rows]).astype(np.int64)
     nth = ordinal(rank * (len(words) + len(fr.names) + 1) + group, fr.start[rows], rows)
+    keys = [f"group {w}" for w in words] + [f"kernel {n}" for n in fr.names]
+    return rank, group, keys, nth
+
+
+def nccl_collectives(fr: Frame, rows: np.ndarray) -> np.ndarray:
+    """Per NCCL kernel row, a code it shares with its matches on the other ranks (-1: no other rank has it)."""
+    if rows.size == 0:
+        return EMPTY
+    rank, group, _, nth = nccl_keys(fr, rows)
     label, _ = pd.MultiIndex.from_arrays([group, nth]).factorize()
     label = np.asarray(label, np.int64)
     ranks = pd.Series(rank).groupby(label).nunique()

@@ -16,6 +16,8 @@ join the parts' arrivals at the collectives by label (NEFF, execution, ordinal).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -76,6 +78,29 @@ class _Edges:
 
 def neuron_graph(fr: Frame) -> Graph:
     return neuron_pieces(fr)[0].bind()
+
+
+def neuron_job_graph(fr: Frame, facts: dict[str, Any]) -> tuple[Graph, np.ndarray, list[str]]:
+    """A part's graph as it is in its job's: each collective's last arrival and first release the job's (`facts`:
+    per job-wide label its NEFF code into `neffs`, `key`, `k`, `m_t`, `first`), bound from the job's run start.
+    Also the job-wide label of each of its last-arrival moments, and its notes."""
+    g, join = neuron_pieces(fr)
+    b_m = int(join["b_m"])
+    code = {n: i for i, n in enumerate(facts["neffs"])}
+    local_neff = np.array([code.get(n, -2) for n in g.neffs] + [-1], np.int64)[np.asarray(join["step_neff"], np.int64)]
+    want = pd.MultiIndex.from_arrays([np.asarray(facts["neff"], np.int64), np.asarray(facts["key"], np.int64),
+                                      np.asarray(facts["k"], np.int64)])
+    lab = want.get_indexer(pd.MultiIndex.from_arrays([local_neff, np.asarray(join["step_key"], np.int64),
+                                                      np.asarray(join["step_k"], np.int64)]))
+    if (lab < 0).any():
+        raise RuntimeError("the part's collectives differ from what the job's first pass read of it: was it changed "
+                           "meanwhile? Run it again")
+    first = np.asarray(facts["first"], np.int64)[lab]
+    g.t[b_m:] = np.asarray(facts["m_t"], np.int64)[lab]
+    virt = np.asarray(join["virt"], np.int64)
+    g.t[virt] = np.minimum(np.asarray(join["virt_cc"], np.int64), first[np.asarray(join["virt_step"], np.int64)])
+    g.w = np.where(g.wkind != DEPENDENCY, g.t[g.dst] - g.t[g.src], 0).astype(np.int64)  # work from the job's times
+    return g.bind(int(facts["run_start"])), lab, list(g.notes)
 
 
 def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:

@@ -18,57 +18,40 @@ clock runs early, or equal arrival times) asks those parts again for every stret
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numba
 import numpy as np
 import pandas as pd
 
-from .across import INTERNAL, run_parts
-from .critical_path_graph import ARRIVAL, COLLECTIVE, COMPUTE, DEPENDENCY, GAP, LAST_ARRIVAL, OWN, START
+from .across import INTERNAL
+from .critical_path_chrome_job import chrome_arrivals
+from .critical_path_graph import ARRIVAL, COLLECTIVE, COMPUTE, DEPENDENCY, GAP, LAST_ARRIVAL, OWN, START, visit
 from .critical_path_neuron import _codes, neuron_pieces
+from .critical_path_parts import gathered
 from .critical_path_workers import codes_at, column_at, objects, used_rows
 from .devices import kind_of
 from .frame import frame_of
 from .stragglers_job import narrow
 
-TASK = "critical_stretches:1"  # the part task's name in `across` (the number: the stretches' format)
-TASK_FULL = "critical_stretches:1:full"
-NOT_NEURON = ("the critical path of a job is computed part by part for Neuron profiles only: load a job of Kineto or "
-              "Chrome traces as one profile (nw.load_profile([...]))")
+# The part task's name in `across` (the number: what it ships; 2: a Kineto or Chrome part ships its arrivals).
+TASK = "critical_stretches:2"
+TASK_FULL = "critical_stretches:2:full"
 WORKER_COLS = ("instance_id", "process_id", "thread_id", "nc_idx")
 SOURCE = np.int64(np.iinfo(np.int64).min)  # a segment that starts at the run's start (a source: known job-wide only)
 MISSING = np.int64(np.iinfo(np.int64).min)  # a stretch the part did not ship
 R_BOUND, VIRT_BOUND = 0, 1
 
 
-@numba.njit(cache=True, nogil=True)
-def _visit(starts, binding, src, boundary, n):  # pragma: no cover - numba
-    """The moments walked back from each start along binding edges, up to a boundary, a source or a moment
-    already walked: in walk order, and each moment's position among them (-1: not walked)."""
-    local = np.full(n, -1, np.int32)
-    nodes = np.empty(n, np.int32)
-    k = 0
-    for s in starts:
-        v = s
-        while v >= 0 and not boundary[v] and local[v] < 0:
-            local[v] = k
-            nodes[k] = v
-            k += 1
-            e = binding[v]
-            v = src[e] if e >= 0 else -1
-    return nodes[:k], local
-
-
 def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
-    """A part's stretches and its collectives' arrivals (see the module's docstring); `full`: every stretch."""
+    """A part's stretches and its collectives' arrivals (see the module's docstring); `full`: every stretch. A
+    Kineto or Chrome part ships its NCCL kernels' arrivals instead (`critical_path_chrome_job`)."""
     fr = frame_of(profile)
     if len(fr) and kind_of(fr) != "neuron" and not {"neuron_rt", "neuron_hw"} & set(fr.sources):
-        raise TypeError(NOT_NEURON)
+        return chrome_arrivals(fr)
     g, join = neuron_pieces(fr) if len(fr) else (None, None)
     if g is None or join is None or len(g) == 0:
-        return {"empty": True, "notes": (g.notes if g is not None else ["the profile has no events"])}
+        return {"empty": True, "graph": "neuron", "notes": (g.notes if g is not None else ["the profile has no events"])}
     n, b_m = len(g), int(join["b_m"])
     start, end = fr.start, fr.end
     # Ties break on rows ranked as a merged profile orders them (start, longest first, row): the part's own order.
@@ -137,7 +120,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
             prev_best = np.r_[np.iinfo(np.int64).max, best[:-1]]
             cand[o[first | (a_rank[o] < prev_best)]] = True
     starts = np.where(a_virt, c_src[a_inst], a_inst)[cand]
-    nodes, local = _visit(np.r_[sink, starts[starts >= 0]].astype(np.int64), g.binding, g.src, boundary, n)
+    nodes, local = visit(np.r_[sink, starts[starts >= 0]].astype(np.int64), g.binding, g.src, boundary, n)
 
     # Each walked moment's segment: the work on its binding edge, or its gap.
     e = g.binding[nodes]
@@ -185,7 +168,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     ranked = np.flatnonzero(np.isin(rows_used, used))
     rank_rows[ranked] = rank_used[np.searchsorted(used, rows_used[ranked])]
     return {
-        "empty": False, "notes": list(g.notes), "run_start": run_start,
+        "empty": False, "graph": "neuron", "notes": list(g.notes), "run_start": run_start,
         "sink": (int(nxt_of(sink, boundary, local, b_of)), int(g.t[sink]), int(rpos[prow[sink]]), int(g.role[sink]))
         if sink >= 0 else None,
         # Collectives: label (NEFF name, execution key, ordinal) and the part's first release.
@@ -337,6 +320,10 @@ class Joined:
             cat("b_ct").astype(np.int64), np.concatenate([rows(i, p["b_crow"]) for i, p in enumerate(ps)]),
             it_lab, it_t, np.concatenate([ptrs(i, p["it_ptr"]) for i, p in enumerate(ps)]), m_t, m_item)
         self.run_start = min(int(p["run_start"]) for p in ps)
+        # What a part's graph needs of the others to be bound as in the job's (what-if, `what_if_job`).
+        at = np.unique(glob, return_index=True)[1]
+        self.facts = {"kind": "neuron", "run_start": self.run_start, "neffs": list(index), "neff": lab[at, 0],
+                      "key": lab[at, 1], "k": lab[at, 2], "m_t": m_t, "first": first}
         # The sink: the latest moment job-wide, ties to the earliest-ranked row, then role.
         sinks = [(i, p["sink"]) for i, p in enumerate(ps) if p["sink"] is not None]
         key = [(-t, int(r_start[row_base[i] + rw]), -int(r_end[row_base[i] + rw]), i, int(r_rank[row_base[i] + rw]), rl)
@@ -363,24 +350,11 @@ class Joined:
         return tuple(a[keep] for a in segs), (int(self.it_part[missing]) if missing >= 0 else -1)
 
 
-def stretches_path(job: Any, client: Any = None, **kw: Any) -> tuple[Joined | None, tuple[np.ndarray, ...], list[str]]:
-    """The path of a job over its parts' stretches: the joined tables, the segments, the notes."""
-    got = run_parts(job, [TASK], client, **kw)
-    other = [g for g in got if g["error"] is not None and g["error"].startswith(f"TypeError: {NOT_NEURON[:40]}")]
-    if other:
-        raise TypeError(f"{other[0]['part']}: {NOT_NEURON}")
-    notes = [f"{g['part']} ({g['path']}) was left out: {g['error']}" for g in got if g["error"] is not None]
-    pieces = []
-    for g in got:
-        if g["error"] is None:
-            p = g["tables"][TASK]
-            notes += [f"{g['part']}: {n}" for n in p["notes"]]
-            if not p["empty"]:
-                pieces.append((g["part"], p))
-    del got
-    if not pieces:
-        return None, (), notes
-    specs = {s.name: s for s in job.specs}
+def stretches_path(job: Any, pieces: list[tuple[str, dict[str, Any]]], notes: list[str], client: Any = None,
+                   **kw: Any) -> tuple[Joined, tuple[np.ndarray, ...], list[str]]:
+    """The path of a job over its parts' stretches (`pieces`, from `TASK`): the joined tables, the segments, the
+    notes. A part whose stretch the walk needs but did not ship is asked again for every stretch."""
+    notes = list(notes)
     full: set[str] = set()
     while True:
         joined = Joined(pieces)
@@ -390,9 +364,9 @@ def stretches_path(job: Any, client: Any = None, **kw: Any) -> tuple[Joined | No
         # A stretch the part did not ship: that part again, every stretch of it.
         name = joined.parts[missing]
         full.add(name)
-        again = run_parts(SimpleNamespace(specs=[specs[name]], store=job.store), [TASK_FULL], client, **kw)[0]
-        if again["error"] is not None:
-            notes.append(f"{name}: the path stops where it needed this part again: {again['error']}")
+        again, why = gathered(job, TASK_FULL, client, parts=[name], **kw)
+        if not again:
+            notes.append(f"{name}: the path stops where it needed this part again: {'; '.join(why) or 'no result'}")
             break
-        pieces = [(n, again["tables"][TASK_FULL] if n == name else p) for n, p in pieces]
+        pieces = [(n, again[0][1] if n == name else p) for n, p in pieces]
     return joined, segs, notes

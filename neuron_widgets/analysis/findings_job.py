@@ -1,8 +1,9 @@
 """Findings of a multi-node job, from `across` (each part's small tables, stragglers matched job-wide):
 the core that is last in many steps, a node slower on all its cores, parts that could not be read,
-and every part's errors and hangs. No gain is predicted for these: `what_if(job)` replays the joined parts, but a
-straggler's lateness or a slow node is not one kind of work it scales. Each part's own rules run too
-(findings_parts: host wait, launch overhead, ..., with the job's gain where it can be replayed)."""
+and every part's errors and hangs. No gain is predicted for these: `what_if(job)` replays the job
+part by part, but a straggler's lateness or a slow node is not one kind of work it scales (the
+title names the what-if to try). Each part's own rules run too (findings_parts: host wait, launch
+overhead, ..., with the job's gain where it can be replayed)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,17 @@ from .findings_rows import pct, row
 
 JOB_LAST_SHARE = 0.5     # as the profile's straggler rule: last in at least half the steps
 SLOW_NODE_RATIO = 1.10   # every core of a node computes >= 10% longer than the other nodes' median core
-# what_if(job, ...) replays the joined parts, but lateness or a slower node is not one kind of work it can scale.
+# what_if(job, ...) replays the job part by part, but lateness or a slower node is not one kind of work it can scale.
 NO_JOB_GAIN = ("the gain is not modelled (lateness is not one kind of work to scale: try analysis.what_if(job, ...) "
-               "on that part's compute)")
+               "on that part's work)")
+
+
+def no_job_gain(part: str, kineto: bool) -> str:
+    """NO_JOB_GAIN with the what-if to try spelt out for the part: its compute (Neuron), its kernels and host work
+    (Kineto: a rank's device and host work; a Kineto path has no compute)."""
+    kind = '["kernel", "host"]' if kineto else '"compute"'
+    return ("the gain is not modelled (lateness is not one kind of work to scale: try "
+            f'analysis.what_if(job, {{"part": "{part}", "kind": {kind}}}, 0.5))')
 
 
 def is_job(x: Any) -> bool:
@@ -81,7 +90,7 @@ def _last_often(got: dict[str, Any], label: Any) -> list[dict[str, Any]]:
     workers = "ranks" if "rank" in st.columns else "cores"
     title = (f"{top['part']} {who} is last at {int(top['times_last'])} of {steps} collective steps across the job's "
              f"{len(st)} {workers}, {duration(top['mean_lag_ns'])} late on average (others wait "
-             f"{duration(top['wait_caused_ns'])} in all); {NO_JOB_GAIN}")
+             f"{duration(top['wait_caused_ns'])} in all); {no_job_gain(str(top['part']), 'rank' in st.columns)}")
     evidence = {"part": top["part"], "core": who, "times_last": int(top["times_last"]), "steps": steps,
                 "mean_lag_ns": float(top["mean_lag_ns"]), "wait_caused_ns": int(top["wait_caused_ns"]),
                 workers: len(st)}
@@ -104,7 +113,7 @@ def _slow_node(temporal: pd.DataFrame, start: Any, end: Any) -> list[dict[str, A
         workers = "ranks" if "rank" in mine.columns else "cores"
         title = (f"{part} is slower on all its {len(mine)} {workers}: its fastest computes {duration(fastest)}, "
                  f"{pct(fastest / median - 1)} more than the other parts' median ({duration(median)}); "
-                 f"{NO_JOB_GAIN}")
+                 f"{no_job_gain(str(part), workers == 'ranks')}")
         out.append(row("slow_node", "high", title, np.nan, start, end,
                        {"part": part, "cores": len(mine), "fastest_compute_ns": fastest,
                         "others_median_compute_ns": median, "ratio": fastest / median},

@@ -25,7 +25,7 @@ import pandas as pd
 from ..model.profile import Profile
 from .critical_path_build import frame_for_path, graph_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, END, KINDS, LAST_ARRIVAL, Graph
-from .critical_path_workers import graph_workers
+from .critical_path_workers import GraphWorkers, graph_workers
 from .frame import Frame
 
 # A Job's what-if, filled in by critical_path_job (which imports this module, not the other way round).
@@ -234,8 +234,9 @@ def _changes(where: Any, scale: float | None) -> list[tuple[Any, float]]:
     return out
 
 
-def _selected(fr: Frame, g: Graph, where: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Which work edges and which instants' gaps a selection covers."""
+def _selected(fr: Frame, g: Graph, where: Any, workers: GraphWorkers | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Which work edges and which instants' gaps a selection covers (`workers`: of `g`, when it is not the
+    frame's own graph, as a job's part's graph bound as in the job's is not)."""
     work = g.wkind != DEPENDENCY
     if where is None:
         return work.copy(), np.ones(len(g), bool)
@@ -250,7 +251,7 @@ def _selected(fr: Frame, g: Graph, where: Any) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(where, Mapping):
         raise TypeError(f"where must be a dict of column filters, a boolean mask over events or None, not "
                         f"{type(where).__name__}")
-    return filtered(g, where, lambda *a: _matches(fr, g, *a))
+    return filtered(g, where, lambda *a: _matches(fr, g, *a, workers=workers))
 
 
 def filtered(g: Graph, where: Mapping[str, Any], matches: Callable[..., np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -289,7 +290,7 @@ def kind_matches(kind: np.ndarray, vals: list) -> np.ndarray:
 
 
 def _matches(fr: Frame, g: Graph, col: str, want: Any, side: str, row: np.ndarray, kind: np.ndarray,
-             event: np.ndarray, on_core: np.ndarray) -> np.ndarray:
+             event: np.ndarray, on_core: np.ndarray, workers: GraphWorkers | None = None) -> np.ndarray:
     vals = _values(want)
     if col == "kind":
         return kind_matches(kind, vals)
@@ -308,7 +309,7 @@ def _matches(fr: Frame, g: Graph, col: str, want: Any, side: str, row: np.ndarra
     # A worker column: decided once per distinct value among the graph's rows, then per edge or instant.
     wanted = set(vals)
     any_null = any(_null(x) for x in vals)
-    hit = graph_workers(fr, g).hits(col, side, lambda v: (v in wanted) if not _null(v) else any_null)
+    hit = (workers or graph_workers(fr, g)).hits(col, side, lambda v: (v in wanted) if not _null(v) else any_null)
     if col == "thread_id":  # work on a core is on no thread
         hit = np.where(on_core, any(_null(x) for x in vals), hit)
     return hit
