@@ -10,8 +10,9 @@ kernel, so the device profile is read from disk every time; then a second click 
 execution is served from the cache.
 
 Besides the wall time the browser measures (`performance.now()`), each run gives the milestones
-on the way (ms from the click: the viewer's tracks arrived, its window asked for, the reply in,
-decoded, the system Timeline's details in), the paint's own frame time, and the CPU seconds each
+on the way (ms from the click: the viewer's tracks arrived, its window asked for, the first window
+in (pushed with the tracks or asked for), painted, the system Timeline's details in), whether the
+first window painted was the pushed one, the paint's own frame time, and the CPU seconds each
 process spent meanwhile (the kernel, Chromium's processes, the Jupyter server), read from /proc
 around the click. `--code-dir` runs the kernel on another tree's `neuron_widgets` (its static
 bundle built), for a before/after on a machine whose working tree others are changing.
@@ -54,12 +55,10 @@ CLICK = """async ([row]) => {
   tl.model.on('change:selection_detail', onDetail);
   const replies = dv.replies, channel = dv.replies.viewport;
   const handle = replies.handle, send = channel.send;
+  const clicked = Date.now();
   replies.handle = function (msg, buffers) {
-    const vp = msg.type === 'viewport' && dv.model.get('generation') !== gen;
-    if (vp) mark('reply');
-    const out = handle.call(this, msg, buffers);
-    if (vp && dv.items) mark('decoded');
-    return out;
+    if (msg.type === 'viewport' && msg.generation !== gen) mark('reply');  // pushed or asked for
+    return handle.call(this, msg, buffers);
   };
   channel.send = function (w) { if (dv.model.get('generation') !== gen) mark('request'); return send.call(this, w); };
   // The clock stops in the frame that paints the new trace: the view's own draw is watched (polling each
@@ -70,6 +69,7 @@ CLICK = """async ([row]) => {
     dv.draw = function () {
       const out = draw.call(this);
       if (total < 0 && dv.model.get('generation') !== gen && dv.items && +dv.root.dataset.drawn > 0) {
+        mark('paint');
         total = performance.now() - t0;
         resolve();
       }
@@ -87,7 +87,7 @@ CLICK = """async ([row]) => {
   for (let i = 0; i < 300 && !('details' in marks); i++) await new Promise(r => setTimeout(r, 10));
   tl.model.off('change:selection_detail', onDetail);
   return {total, marks, draw_ms: +dv.root.dataset.drawMs, items: dv.items ? dv.items.n : 0,
-          bytes: dv.replyBytes[dv.replyBytes.length - 1] || 0};
+          bytes: dv.replyBytes[dv.replyBytes.length - 1] || 0, pushed: (dv.marks.pushed || 0) >= clicked};
 }"""
 
 
@@ -143,7 +143,7 @@ def click(page: Page, row: int) -> dict[str, object]:
     assert got["total"] > 0, got
     marks = {k: round(v, 1) for k, v in got["marks"].items()}
     return {"s": round(got["total"] / 1000, 3), "marks_ms": marks, "paint_draw_ms": got["draw_ms"],
-            "items": got["items"], "reply_bytes": got["bytes"], "cpu_s": cpu}
+            "items": got["items"], "reply_bytes": got["bytes"], "first_window_pushed": got["pushed"], "cpu_s": cpu}
 
 
 def one_run(page: Page, url: str) -> dict[str, object]:

@@ -77,6 +77,10 @@ def drilled(viewer_asks: bool) -> tuple[Timeline, DeviceTraceViewer, Recorder, R
                  tracks=list(range(len(tl.tracks))))
     if viewer_asks:  # the empty viewer's own request: its width is the one used
         browser_asks(viewer, type="viewport", grouping="engines", t0=0, t1=1, width=1200, tracks=[])
+    # The state messages in the same list as the replies, to see which goes first.
+    send_state = viewer.send_state
+    viewer.send_state = lambda key=None: (rec.sent.append(({"state": sorted(key or [])}, [])),  # type: ignore[method-assign]
+                                          send_state(key))
     tl.selected_row = int(execution_rows(profile)[0])
     wait_loaded(viewer)
     return tl, viewer, rec, timeline_rec
@@ -87,6 +91,10 @@ def test_a_drill_down_sends_its_first_window_with_the_tracks() -> None:
         _tl, viewer, rec, _ = drilled(viewer_asks)
         pushed = [(m, b) for m, b in rec.sent if str(m.get("uuid", "")).startswith(PUSHED)]
         assert len(pushed) == 1
+        # Sent just before the state that shows its trace (the browser keeps it until that state arrives).
+        at = next(i for i, (m, _) in enumerate(rec.sent) if m is pushed[0][0])
+        assert "generation" in rec.sent[at + 1][0].get("state", [])
+        assert not any("generation" in m.get("state", []) for m, _ in rec.sent[:at])
         meta, buffers = pushed[0]
         k = int(meta["uuid"][len(PUSHED):])
         assert k == tracks_on_screen(viewer.tracks, viewer.height) > 0

@@ -70,32 +70,53 @@ function reply(uuid: string, generation: number, n: number): [Any, DataView[]] {
   return [msg, buffers];
 }
 
+const view = { rows: [], top: 0, height: 100, width: 100, view: { t0: 0, t1: 10 }, grouping: "engines", revision: 0 };
+
 describe("a first window pushed with the tracks", () => {
-  it("is drawn when nothing is held, for the trace shown", () => {
+  it("waits for its trace's state, then the frame that draws it takes it", () => {
     const h = host();
-    const r = new Replies(model(3), {} as Any, h);
-    r.handle(...reply(`${PUSHED}2`, 3, 5));
+    const m = model(2);
+    const r = new Replies(m, {} as Any, h);
+    r.handle(...reply(`${PUSHED}2`, 3, 5)); // sent just before the state of generation 3
+    expect(r.items).toBeNull();
+    expect(h.requests).toBe(0); // no frame for it yet: the state's own frame comes
+    r.want(view);
+    expect(r.items).toBeNull(); // a frame before the state arrived: still kept
+    m.set("generation", 3);
+    r.want(view);
     expect(r.items?.n).toBe(5);
     expect([...(r.items?.tracks ?? [])]).toEqual([0, 1]);
     expect(Array.from(r.items?.track ?? [])).toEqual([3, 3, 3, 3, 3]);
-    expect(h.requests).toBe(1);
+    expect(h.requests).toBe(0); // taken in the frame being drawn: no frame more
   });
 
-  it("is dropped when it is for another trace, or a reply was already held", () => {
+  it("arriving after its state, asks for a frame to be drawn in", () => {
     const h = host();
     const r = new Replies(model(3), {} as Any, h);
+    r.handle(...reply(`${PUSHED}1`, 3, 4));
+    expect(h.requests).toBe(1);
+    r.want(view);
+    expect(r.items?.n).toBe(4);
+  });
+
+  it("is dropped when it is for an older trace, or a reply was already held", () => {
+    const m = model(3);
+    const r = new Replies(m, {} as Any, host());
     r.handle(...reply(`${PUSHED}2`, 2, 5));
+    r.want(view);
     expect(r.items).toBeNull();
     r.handle(...reply(`${PUSHED}2`, 3, 5));
+    r.want(view);
     const held = r.items;
     r.handle(...reply(`${PUSHED}4`, 3, 7));
+    r.want(view);
     expect(r.items).toBe(held);
-    expect(h.requests).toBe(1);
   });
 
   it("never answers a request the view has in flight", () => {
     const r = new Replies(model(1), {} as Any, host());
     r.handle(...reply("some-request", 1, 5)); // no request of this uuid: not taken as a reply
+    r.want(view);
     expect(r.items).toBeNull();
   });
 });

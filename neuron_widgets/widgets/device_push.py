@@ -1,11 +1,12 @@
-"""The first window of a drill-down, sent unasked right after the new trace's tracks.
+"""The first window of a drill-down, sent unasked with the new trace's tracks.
 
 Without it the browser asks for its first window once the tracks have arrived and been laid out,
 and the kernel answers in its main thread: behind whatever the click that started the drill-down
-queued there (the system timeline's own details of the event). Sent from the loading thread with
-the tracks, it skips that round trip. What is sent is a guess at what the browser would ask for,
-made from its earlier requests; the browser takes it only while it holds nothing for the trace
-(js/src/timeline/replies.ts, `PUSHED`) and asks for anything it does not cover, as for any reply.
+queued there (the system timeline's own details of the event). Sent from the loading thread just
+ahead of the tracks, it skips that round trip, and the frame that lays the tracks out draws it.
+What is sent is a guess at what the browser would ask for, made from its earlier requests; the
+browser keeps it until the model shows its trace and takes it only while it holds nothing for that
+trace (js/src/timeline/replies.ts, `PUSHED`); what it does not cover is asked for as before.
 """
 
 from __future__ import annotations

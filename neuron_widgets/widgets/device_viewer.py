@@ -134,8 +134,11 @@ class DeviceTraceViewer(Timeline):
             self._describe(trace)
             if loading and len(events):
                 pushed = self._first_window(events, grouping)
-        if pushed is not None:  # ...and the first window right behind them
-            self.send(*pushed)
+            if pushed is not None:
+                # ...just after the first window (a message is not held): the browser keeps it until the
+                # state of its trace arrives, and the frame that lays the tracks out draws it.
+                self.send(*pushed)
+        if pushed is not None:
             self._painted.set()
             self._replied.set()
         if ("_strip" not in trace.__dict__ or "_tree" not in trace.__dict__) and loading and len(events):
@@ -233,7 +236,7 @@ class DeviceTraceViewer(Timeline):
 
     def _first_window(self, events: DeviceEvents, grouping: str) -> tuple[M.ViewportReply, list[bytes]] | None:
         """The reply to the request the browser would make for the new trace's first window (device_push),
-        made before the tracks go out so that it follows them at once; None without a width to guess from.
+        made before the tracks go out, to go just ahead of them; None without a width to guess from.
 
         Made as `Timeline._viewport` makes a reply (tests/test_device_push.py holds the two equal): the
         events themselves (a device trace is drawn with its index built: never from a preview)."""

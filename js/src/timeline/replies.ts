@@ -2,7 +2,8 @@
 // small side replies), the items and counter values last received, the saved snapshot shown
 // until the first reply, and what is asked next for a view. Replies computed for the profile
 // shown before a retarget are dropped, and the view asks again. A device trace's first window
-// comes unasked, right after its tracks (widgets/device_push.py): taken while nothing is held.
+// comes unasked, just before its tracks (widgets/device_push.py): kept until the model shows that
+// trace, then taken if nothing is held for it, in the frame that lays the tracks out.
 
 import { typed } from "../common/dom";
 import type { TimelineModel, ToBrowser, ViewportReply } from "../common/messages";
@@ -34,6 +35,7 @@ export class Replies {
   readonly keeper: SnapshotKeeper;
   readonly replyBytes: number[] = []; // bytes per viewport reply, for benchmarks
   readonly marks: Record<string, number> = { created: Date.now() }; // first request, reply: for benchmarks
+  private pushed: { msg: ViewportReply; buffers: DataView[] } | null = null; // the newest, until its trace shows
 
   constructor(
     private model: Model,
@@ -54,7 +56,9 @@ export class Replies {
   /** A message from the kernel: the channel that asked takes it. */
   handle(msg: ToBrowser, buffers: DataView[]): void {
     if (msg.type === "viewport" && msg.uuid.startsWith(PUSHED)) {
-      this.onPushed(msg, buffers);
+      this.pushed = { msg, buffers };
+      // Sent before its trace's state: the frame that state asks for takes it. Else it is taken now.
+      if (msg.generation <= this.model.get("generation")) this.host.request();
       return;
     }
     if (this.viewport.handle(msg, buffers)) return;
@@ -64,6 +68,7 @@ export class Replies {
 
   /** Ask for what the view needs that the replies held do not serve. */
   want(view: Omit<Held, "items" | "counterWindow">): void {
+    this.takePushed();
     const held: Held = { ...view, items: this.items, counterWindow: this.counterWindow };
     const items = viewportWish(held);
     if (items) {
@@ -129,25 +134,31 @@ export class Replies {
     this.take(msg, buffers, asked.tracks ?? []);
   }
 
-  /** A first window sent with the tracks: drawn unless it is for another trace, or a reply asked for came first. */
-  private onPushed(msg: ViewportReply, buffers: DataView[]): void {
-    if (msg.generation !== this.model.get("generation") || this.items) return;
-    const k = Number(msg.uuid.slice(PUSHED.length));
+  /** The window pushed with the trace shown, unless a reply asked for came first; one for a later trace waits. */
+  private takePushed(): void {
+    const p = this.pushed;
+    if (!p || p.msg.generation > this.model.get("generation")) return;
+    this.pushed = null;
+    if (p.msg.generation < this.model.get("generation") || this.items) return;
+    const k = Number(p.msg.uuid.slice(PUSHED.length));
     if (!Number.isInteger(k) || k < 0) return;
+    this.marks.pushed = Date.now();
+    // Taken in the frame being drawn (want() runs before the paint), which then draws it: no frame more.
     this.take(
-      msg,
-      buffers,
+      p.msg,
+      p.buffers,
       Array.from({ length: k }, (_, i) => i),
+      false,
     );
   }
 
-  private take(msg: ViewportReply, buffers: DataView[], tracks: number[]): void {
+  private take(msg: ViewportReply, buffers: DataView[], tracks: number[], redraw = true): void {
     this.marks.reply ??= Date.now();
     this.items = decodeItems(msg, buffers, tracks);
     this.replyBytes.push(buffers.reduce((n, b) => n + b.byteLength, 0));
     if (this.replyBytes.length > 1000) this.replyBytes.splice(0, 500);
     this.snapshot = null;
-    this.host.request();
+    if (redraw) this.host.request();
     this.keeper.schedule();
   }
 
