@@ -55,7 +55,7 @@ def test_transpose_share_of_the_tensor_engine() -> None:
     f = A.findings(_trace({"Tensor": [("MATMUL", 80), ("TRANSPOSE", 20)], "Vector": ("TRANSPOSE", 50)}))
     r = f[f["rule"] == "transpose"].iloc[0]
     assert r["evidence"]["share"] == pytest.approx(0.2) and r["evidence"]["transposes"] == 20
-    assert "Transposes are 20% of the Tensor engine's time (20 of 100 instructions)" in r["title"]
+    assert "Transposes are 20% of the tensor engine's instruction time (20 of 100 instructions)" in r["title"]
     # at 10% exactly: not over Neuron Explorer's threshold; transposes on other engines do not count
     assert "transpose" not in _rules(A.findings(_trace({"Tensor": [("MATMUL", 90), ("TRANSPOSE", 10)],
                                                         "Vector": ("TRANSPOSE", 500)})))

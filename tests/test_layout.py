@@ -221,9 +221,6 @@ def test_the_circle_finder_sees_circles(tmp_path: Path) -> None:
 # too, so the list only shrinks. Keyed by file and statement (line numbers drift).
 UNEXPLAINED_IMPORTS: set[tuple[str, str]] = {
     ("analysis/critical_path.py", "from .what_if import what_if"),
-    ("analysis/findings.py", "from .device import device_trace_of"),
-    ("analysis/findings.py", "from .findings_device import device_findings"),
-    ("analysis/findings.py", "from .findings_kineto import chrome_findings"),
     ("analysis/findings_parts.py", "from .what_if import what_if"),
     ("analysis/what_if.py", "from .device import device_trace_of"),
     ("export/__init__.py", "from ..summary.job import JobSummaryCharts"),

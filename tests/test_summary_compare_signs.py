@@ -1,29 +1,28 @@
 """Did the fix work reads one way (D8, D9): `Summary(after, compare=before)` gives every change as after - before
 (below zero: faster) with before/after headers; the run's saving sits beside gone findings only, and a new finding
-judged on a share of a shorter run says it may be new only because other time shrank."""
+judged on a share of a shorter run says what it measured before against its bar, and that it crossed it because the
+run got shorter (compare_bars)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from random_neuron import write_profile
-from schedule_neuron import simulate
-from test_findings import _clean_job
+from generated_runs import straggler_runs
 
 from neuron_widgets import analysis as A
-from neuron_widgets.analysis.compare_findings import FINDING_COLUMNS, match_findings
+from neuron_widgets.analysis.compare_bars import keyed_measures, note_maker
+from neuron_widgets.analysis.compare_findings import FINDING_COLUMNS, Roles, match_findings
+from neuron_widgets.analysis.findings_rows import check
 from neuron_widgets.summary import compare as CMP
 from neuron_widgets.widgets import Summary
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("fix-signs")
-    job = _clean_job()
-    job.compute[:, 1, :] = 150_000
-    slow, fixed = simulate(job), simulate(job, compute_scale={1: 100 / 150})
-    return slow, fixed, write_profile(tmp / "before", slow), write_profile(tmp / "after", fixed)
+    return straggler_runs(tmp_path_factory.mktemp("fix-signs"))
 
 
 def _ns(text: str) -> float:
@@ -98,28 +97,42 @@ def test_the_runs_saving_sits_beside_gone_findings_only(measured: int) -> None:
     assert np.isnan(changed["run_saving_ns"]) and changed["predicted_gain_ns"] == 4e5
 
 
-def test_a_new_finding_on_a_share_of_a_shorter_run_says_it_may_only_have_crossed_its_bar() -> None:
-    t = match_findings(_findings(BEFORE), _findings(AFTER), 2_000_000).set_index("rule")
-    note = t.at["exposed_collectives", "note"]
-    assert "share (11.0%)" in note and "2 ms shorter" in note and "other time shrank" in note
-    assert all(t.at[r, "note"] == "" for r in ("straggler", "launch_overhead", "host_wait"))
-    # A run that got no shorter shrank nothing: no such note.
-    longer = match_findings(_findings(BEFORE), _findings(AFTER), -5).set_index("rule")
-    assert longer.at["exposed_collectives", "note"] == ""
-    # A new finding with no share to cross has none either.
+def _bars(measured: int) -> Any:
+    """The rules' measures beside BEFORE and AFTER: exposed collectives under its bar before (8%), over it after
+    (11%) with the same exposed time (the run got shorter); compare_bars' notes from them."""
+    def m(share: float) -> dict[str, Any]:
+        return {"rule": "exposed_collectives", "evidence": {}, "part": None, "reported": share >= 0.1,
+                "checks": [check("collective time not under compute, as a share of busy time", share, 0.1)],
+                "why_not": None, "amount": ["exposed collective time", 1e6], "unmeasured": None}
+
+    return note_maker(keyed_measures([m(0.08)], Roles()), keyed_measures([m(0.11)], Roles()), measured)
+
+
+def test_a_new_finding_on_a_share_of_a_shorter_run_says_it_crossed_its_bar_and_why() -> None:
+    t = match_findings(_findings(BEFORE), _findings(AFTER), 2_000_000, note=_bars(2_000_000)).set_index("rule")
+    assert t.at["exposed_collectives", "note"] == (
+        "under its bar in the before-run: collective time not under compute, as a share of busy time 8.0% (bar: at "
+        "least 10.0%; after: 11.0%); exposed collective time 1 ms → 1 ms, not grown: it crossed its bar because the "
+        "run got 2 ms shorter")
+    assert t.at["launch_overhead", "note"] == ""  # changed, but no measure of it in either run
+    # A run that got longer: its own time did not grow, the run did not shrink: only the figures.
+    longer = match_findings(_findings(BEFORE), _findings(AFTER), -5, note=_bars(-5)).set_index("rule")
+    assert longer.at["exposed_collectives", "note"].endswith("1 ms → 1 ms, not grown: it crossed its bar because the "
+                                                             "run got 5 ns longer")
+    # Without the rules' measures (match_findings alone) there is no note.
     plain = match_findings(_findings([]), _findings([("straggler", "high", 1e6, {"core": "c2"})]), 10**6)
     assert list(plain["note"]) == [""]
 
 
 def test_the_summary_table_names_the_runs_saving_and_shows_the_note() -> None:
-    t = match_findings(_findings(BEFORE), _findings(AFTER), 2_052_894)
+    t = match_findings(_findings(BEFORE), _findings(AFTER), 2_052_894, note=_bars(2_052_894))
     cols, _ = CMP.findings_data(t)
     titles = {k: v[0] for k, v in CMP.FINDING_COLUMNS.items()}
     assert "measured" not in cols and titles["run_saving"] == "run saved (whole run)"
     row = {r: i for i, r in enumerate(cols["rule"])}
     assert cols["run_saving"][row["straggler"]] == "2.05 ms"
     assert cols["run_saving"][row["launch_overhead"]] == ""  # the run's saving is not this finding's
-    assert "other time shrank" in cols["change"][row["exposed_collectives"]]
+    assert "it crossed its bar because the run got 2.05 ms shorter" in cols["change"][row["exposed_collectives"]]
     assert "overhead_ns" in cols["change"][row["launch_overhead"]]  # a changed one still says what moved
 
 

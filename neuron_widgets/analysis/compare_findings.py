@@ -10,6 +10,7 @@ finding naming no worker matches on its rule and its node; one naming an error c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from ..model.profile import Profile
-from ..model.timefmt import duration
 from ..model.worker_labels import core_label, rank_text
 
 FINDING_COLUMNS = ["status", "rule", "part", "who", "who_after", "key", "matched_by", "severity_before",
@@ -143,19 +143,13 @@ def figures_changed(before: Any, after: Any) -> dict[str, list[float]]:
     return dict(sorted(out.items()))
 
 
-def crossing_note(evidence: Any, measured: int) -> str:
-    """A new finding judged on a share of a run that got shorter may be new only because the rest shrank: say so."""
-    ev = evidence if isinstance(evidence, dict) else {}
-    share = ev.get("share")
-    if measured <= 0 or not isinstance(share, int | float) or isinstance(share, bool) or not np.isfinite(share):
-        return ""
-    return (f"judged on a share ({100 * float(share):.1f}%) of a run {duration(measured)} shorter: it may be new "
-            "only because other time shrank (its own time need not have grown)")
-
-
 def match_findings(before: pd.DataFrame, after: pd.DataFrame, measured: int, roles_before: Roles | None = None,
-                   roles_after: Roles | None = None) -> pd.DataFrame:
-    """Findings matched by rule, node and key: gone (before only), new (after only), changed or same."""
+                   roles_after: Roles | None = None, note: Callable[[str, str, str, str], str] | None = None
+                   ) -> pd.DataFrame:
+    """Findings matched by rule, node and key: gone (before only), new (after only), changed or same.
+
+    `note(status, rule, node, key)`: a row's note (compare_bars: a new finding's figures against its bar in the
+    before-run, a gone one's in the after-run)."""
     key = ["rule", "_node", "key", "_n"]
     m = keyed(before, roles_before or Roles()).merge(keyed(after, roles_after or Roles()), on=key, how="outer",
                                                       suffixes=("_b", "_a"), indicator=True)
@@ -184,8 +178,8 @@ def match_findings(before: pd.DataFrame, after: pd.DataFrame, measured: int, rol
         "predicted_gain_ns": gb, "gain_after_ns": ga,
         "run_saving_ns": np.where(gone, float(measured), np.nan),
         "figures_changed": changed_figs,
-        "note": [crossing_note(ev, measured) if s == "new" else "" for s, ev in zip(status, m["evidence_a"],
-                                                                                   strict=True)],
+        "note": [note(str(s), str(r), str(n), str(k)) if note is not None else ""
+                 for s, r, n, k in zip(status, m["rule"], m["_node"], m["key"], strict=True)],
         "title_before": m["title_b"], "title_after": m["title_a"],
         "evidence_before": m["evidence_b"], "evidence_after": m["evidence_a"],
         "start_ts": m["start_ts_a"].where(m["start_ts_a"].notna(), m["start_ts_b"]).astype("Int64"),

@@ -23,6 +23,7 @@ from ..model.profile import Profile
 from ..model.timefmt import duration
 from .across import across
 from .compare import STEP_COMPARE
+from .compare_bars import keyed_measures, note_maker, run_measures
 from .compare_coverage import Coverage, coverage, mark_not_comparable, readable_parts
 from .compare_findings import (
     CHANGED_SHARE,
@@ -119,7 +120,9 @@ def compare_steps(before: Any, after: Any, client: Any = None, **job_kw: Any) ->
     rb, ra = (run_roles(x, notes, which, client, job_kw) for x, which in ((before, "before"), (after, "after")))
     measured = span_b - span_a if cov.like_for_like or cov.matched_span_before_ns <= 0 else \
         cov.matched_span_before_ns - cov.matched_span_after_ns
-    table = mark_not_comparable(match_findings(fb, fa, measured, rb, ra), cov)
+    bars_b, bars_a = (keyed_measures(run_measures(x, f, client, job_kw, notes), r)
+                      for x, f, r in ((before, fb, rb), (after, fa, ra)))
+    table = mark_not_comparable(match_findings(fb, fa, measured, rb, ra, note_maker(bars_b, bars_a, measured)), cov)
     return Comparison(steps, table, headline(steps, table, span_b, span_a, cov), span_b, span_a, notes, cov)
 
 
@@ -196,11 +199,11 @@ def run_steps(x: Any, notes: list[str], which: str, client: Any = None,
 def profiler_steps(p: Profile) -> pd.DataFrame:
     """Kineto's `ProfilerStep#N` annotations as steps (model_name "ProfilerStep", step N, over every rank)."""
     fr = frame_of(p)
-    want = [n for n in fr.names if isinstance(n, str) and _STEP.match(n)]
-    rows = fr.rows_named(*want) if want else np.zeros(0, np.int64)
+    number = {n: int(m.group(1)) for n in fr.names if isinstance(n, str) and (m := _STEP.match(n))}
+    rows = fr.rows_named(*number) if number else np.zeros(0, np.int64)
     names = np.asarray(fr.names, dtype=object)[fr.name[rows]] if rows.size else np.zeros(0, object)
     # One step over the ranks, as an execution's step is one over the cores: first start to last end.
-    df = pd.DataFrame({"step": np.array([int(_STEP.match(n).group(1)) for n in names], np.int64),
+    df = pd.DataFrame({"step": np.array([number[n] for n in names], np.int64),
                        "start_ts": fr.start[rows].astype(np.int64),
                        "end_ts": np.maximum(fr.end[rows], fr.start[rows]).astype(np.int64)})
     df = df.groupby("step", as_index=False).agg(start_ts=("start_ts", "min"), end_ts=("end_ts", "max"))

@@ -21,10 +21,25 @@ from ..model.worker_labels import core_label
 from .critical_path import path_arrays, worker_columns
 from .critical_path_build import graph_of
 from .critical_path_workers import column_at
+from .device import device_trace_of
 from .devices import trace_kind
-from .findings_memory import memory_findings
+from .findings_device import device_findings
+from .findings_kineto import chrome_findings
+from .findings_memory import hbm_near_capacity, idle_transfers
 from .findings_problems import problem_findings
-from .findings_rows import finish, gain_of, launch_gain, pct, row, run_span, saved, severity_of
+from .findings_rows import (
+    check,
+    finish,
+    gain_of,
+    launch_gain,
+    measure,
+    pct,
+    row,
+    run_span,
+    saved,
+    severity_of,
+    straggler_checks,
+)
 from .frame import frame_of
 from .stragglers import stragglers
 from .suite import shared
@@ -56,8 +71,6 @@ def findings(x: Any, **kw: Any) -> pd.DataFrame:
     severity. `attrs["notes"]` says what could not be decided. A Job's keyword arguments go to `across`
     (`client`, `scheduler`, `cache`).
     """
-    from .device import device_trace_of
-
     if _is_job(x) and "findings" in JOB_FINDINGS:
         notes: list[str] = []
         return finish(JOB_FINDINGS["findings"](x, notes, **kw), notes)
@@ -67,8 +80,6 @@ def findings(x: Any, **kw: Any) -> pd.DataFrame:
         except TypeError:
             raise TypeError(f"findings takes a Profile, a DeviceTrace, a DeviceTraceViewer or a Job, not "
                             f"{type(x).__name__}") from None
-        from .findings_device import device_findings
-
         return finish(device_findings(trace), [])
     return profile_findings(x)
 
@@ -77,17 +88,16 @@ def profile_findings(x: Profile) -> pd.DataFrame:
     """The findings of one profile (what a job's part task runs on its part)."""
     fr = frame_of(x)
     notes: list[str] = []
+    measures: list[dict[str, Any]] = []
     if len(fr) == 0:
         return finish([], ["the profile has no events"])
     kind = trace_kind(fr)
     if kind == "neuron":
         fr.prefetch()  # as all_analyses: arguments and flow ids decode in threads while the time-only work runs
-        rows = neuron_findings(x, notes)
+        rows = neuron_findings(x, notes, measures)
     else:
-        from .findings_kineto import chrome_findings
-
-        rows = chrome_findings(x, kind, notes)
-    return finish(rows, notes)
+        rows = chrome_findings(x, kind, notes, measures)
+    return finish(rows, notes, measures)
 
 
 # ---- Neuron system profiles -------------------------------------------------------------------------------
@@ -109,7 +119,8 @@ def _core_where(r: Any, kind: str | None = None) -> dict[str, Any]:
     return w
 
 
-def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
+def neuron_findings(p: Profile, notes: list[str], measures: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The Neuron rules' findings; what each measured against its bar goes to `measures`."""
     temporal = shared(p, "temporal")
     for first in ("overlap", "idle"):  # as all_analyses: what needs no arguments while the arguments are read
         shared(p, first)
@@ -119,8 +130,10 @@ def neuron_findings(p: Profile, notes: list[str]) -> list[dict[str, Any]]:
         notes.append("the profile has no executions, collectives or nrt_execute calls: no gain can be predicted")
     out: list[dict[str, Any]] = []
     ctx = {"p": p, "temporal": temporal, "cores": cores, "span": span, "start": p.start_ts, "end": p.end_ts,
-           "label": cores.label}
-    for rule in (_straggler, _host_wait, _launch, _collectives, _imbalance, problem_findings, memory_findings):
+           "label": cores.label, "measures": measures if measures is not None else []}
+    # The HBM rule reads no event arguments: it runs first, while they are still being decoded (prefetch).
+    for rule in (hbm_near_capacity, _straggler, _host_wait, _launch, _collectives, _imbalance, idle_transfers,
+                 problem_findings):
         got = rule(ctx)
         if rule is _straggler and got:
             ctx["straggler"] = got[0]["evidence"]["core"]
@@ -135,10 +148,12 @@ def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     top = st.iloc[0]
     steps = int(top["steps"])
-    if steps < 2 or top["times_last"] < STRAGGLER_LAST_SHARE * steps or len(st) < 2 \
-            or float(top["wait_caused_ns"]) < STRAGGLER_WAIT_SHARE * span:
-        return []
+    fires = not (steps < 2 or top["times_last"] < STRAGGLER_LAST_SHARE * steps or len(st) < 2
+                 or float(top["wait_caused_ns"]) < STRAGGLER_WAIT_SHARE * span)
     label = ctx["cores"].label(top["instance_id"], top["process_id"], top["nc_idx"])
+    _straggler_measures(ctx, st, label if fires else None)
+    if not fires:
+        return []
     key = ["instance_id", "process_id", "nc_idx"]
     t = temporal.set_index(key)
     me = (top["instance_id"], top["process_id"], top["nc_idx"])
@@ -177,7 +192,20 @@ def _straggler(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                 "Look at what that core runs before its collectives (its device profile) and at its host's launches.")]
 
 
-def _steps_on_path(p: Profile, core: tuple) -> tuple[int, int] | None:
+def _straggler_measures(ctx: dict[str, Any], st: pd.DataFrame, reported: str | None) -> None:
+    """Each core's straggler figures (a core new as a straggler after a fix: was it near the bar before?)."""
+    span = ctx["span"]
+    for r in st.itertuples(index=False):
+        label = ctx["cores"].label(r.instance_id, r.process_id, r.nc_idx)
+        checks = straggler_checks(float(r.times_last), float(r.steps), float(r.wait_caused_ns), span, len(st),
+                                  STRAGGLER_LAST_SHARE, STRAGGLER_WAIT_SHARE)
+        met = all(c["met"] for c in checks)
+        measure(ctx, "straggler", checks, who={"core": label}, reported=label == reported,
+                why_not=None if not met or label == reported else "another core is the one reported (the first "
+                "by steps last and wait caused)", amount=("others' wait", float(r.wait_caused_ns)))
+
+
+def _steps_on_path(p: Profile, core: tuple[Any, Any, Any]) -> tuple[int, int] | None:
     """In how many steps the core's work is on the critical path, of how many, as `critical_path_breakdown` counts
     them: from the path's segments and their workers, without the path's frame or the breakdown of every worker
     (a second of a 10M-event profile's findings)."""
@@ -192,7 +220,7 @@ def _steps_on_path(p: Profile, core: tuple) -> tuple[int, int] | None:
     # A core's segments: no thread (work on a core, or a call whose thread is unknown) and the core's columns.
     mine = (pd.isna(w["thread_id"]) & (w["instance_id"] == core[0]) & _equal(w["process_id"], core[1])
             & _equal(w["nc_idx"], core[2]))
-    step = g.row_step[rows].astype(np.int64)
+    step = g.step_at(rows)
     known = step >= 0
     return (pd.unique(step[mine & known]).size, pd.unique(step[known]).size)
 
@@ -211,6 +239,8 @@ def _host_wait(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     total_span = float(temporal["span_ns"].sum())
     waited = float(hw["idle_time_ns"].sum())
     share = waited / total_span if total_span > 0 else 0.0
+    checks = [check("share of the NeuronCores' time idle waiting on the host", share, HOST_WAIT_SHARE)]
+    measure(ctx, "host_wait", checks, reported=share >= HOST_WAIT_SHARE, amount=("host wait", waited))
     if share < HOST_WAIT_SHARE:
         return []
     worst = hw.sort_values("idle_time_ns", ascending=False).iloc[0]
@@ -231,7 +261,7 @@ def _host_wait(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                 "execution before the last one ends.")]
 
 
-def _runtime_threads(p: Profile, core: tuple | None = None) -> list[int]:
+def _runtime_threads(p: Profile, core: tuple[Any, Any, Any] | None = None) -> list[int]:
     """The threads of the `nrt_execute` calls (of one core's when `core` is (instance, pid, nc))."""
     fr = frame_of(p)
     rows = fr.rows_named("nrt_execute")
@@ -258,8 +288,8 @@ def _number(v: Any) -> float:
 
 
 def _launch(ctx: dict[str, Any]) -> list[dict[str, Any]]:
-    p, span = ctx["p"], ctx["span"]
-    got = launch_gain(p, span, LAUNCH_GAIN_SHARE)
+    span = ctx["span"]
+    got = launch_gain(ctx, "launch_overhead", LAUNCH_GAIN_SHARE)
     if got is None:
         return []
     ls, delay, gain = got
@@ -286,6 +316,9 @@ def _collectives(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     exposed = max(comm - overlapped, 0.0)
     busy = float(temporal["busy_time_ns"].sum())
     share = exposed / busy if busy > 0 else 0.0
+    measure(ctx, "exposed_collectives", [check("collective time not under compute, as a share of busy time", share,
+                                               COLLECTIVE_SHARE)],
+            reported=share >= COLLECTIVE_SHARE, amount=("exposed collective time", exposed))
     if share < COLLECTIVE_SHARE:
         return []
     gain = gain_of(p, {"kind": "collective"}, 0.0, span)
@@ -306,10 +339,21 @@ def _imbalance(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     median = float(comp.median())
     worst = temporal.loc[comp.idxmax()]
     ratio = float(worst["compute_time_ns"]) / median if median > 0 else float("nan")
-    if not np.isfinite(ratio) or ratio < IMBALANCE_RATIO:
-        return []
     label = ctx["cores"].label(worst["instance_id"], worst["process_id"], worst["nc_idx"])
-    if label == ctx.get("straggler"):  # its finding already predicts matching its compute to the median
+    said = label == ctx.get("straggler")  # its finding already predicts matching its compute to the median
+    fires = bool(np.isfinite(ratio) and ratio >= IMBALANCE_RATIO) and not said
+    for r in temporal.itertuples(index=False):  # each core's figure: a core new after a fix, was it near the bar?
+        mine = ctx["cores"].label(r.instance_id, r.process_id, r.nc_idx)
+        c = [check("its compute against the median core's", float(r.compute_time_ns) / median if median > 0 else
+                   float("nan"), IMBALANCE_RATIO, unit="ratio")]
+        why = None
+        if c[0]["met"] and mine != label:
+            why = "a core computing longer is the one reported"
+        elif c[0]["met"] and said:
+            why = "it is the straggler, whose finding predicts matching its compute"
+        measure(ctx, "compute_imbalance", c, who={"core": mine}, reported=fires and mine == label, why_not=why,
+                amount=("compute", float(r.compute_time_ns)))
+    if not fires:
         return []
     gain = gain_of(p, _core_where(worst, "compute"), 1.0 / ratio, span)
     title = (f"{label} computes {duration(worst['compute_time_ns'])}, {pct(ratio - 1)} more than the median "

@@ -58,30 +58,57 @@ def _is_tensor(engines: list[str]) -> np.ndarray:
 
 def _transpose(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     ins = ctx["trace"].instructions
-    if ins.empty or "opcode" not in ins:
+    if ins.empty:
         return []
-    ec, engines = engine_codes(ins)
-    on_tensor = _is_tensor(engines)[ec]
-    if not on_tensor.any():
-        return []
-    op = ins["opcode"].astype(str).str.upper().to_numpy()[on_tensor]
-    is_t = np.char.find(op.astype(str), "TRANSPOSE") >= 0
-    if "adjusted_flops" in ins:
-        w = pd.to_numeric(ins["adjusted_flops"], errors="coerce").fillna(0).clip(lower=0).to_numpy(float)[on_tensor]
-        measure = "FLOPs"
+    flops = _flops_transpose(ins)
+    if flops is not None:  # Neuron Explorer's own measure: transpose FLOPs of all hardware FLOPs
+        share, n_t, n, engine, measure = flops
     else:
-        w = np.maximum(ins["end_ts"].to_numpy(np.int64) - ins["start_ts"].to_numpy(np.int64), 0)[on_tensor]
-        measure = "time"
-    total = float(w.sum())
-    share = float(w[is_t].sum()) / total if total > 0 else 0.0
+        if "opcode" not in ins:
+            return []
+        ec, engines = engine_codes(ins)
+        tensor = _is_tensor(engines)
+        on_tensor = tensor[ec]
+        if not on_tensor.any():
+            return []
+        # As the trace names it: its `engine` column ("tensor"), else its tracks ("TensorMatrix/Tensor").
+        named = ins.loc[on_tensor, "engine"].astype(str).unique() if "engine" in ins else \
+            [str(e) for e, t in zip(engines, tensor, strict=False) if t]
+        engine = "/".join(named[:3])
+        op = ins["opcode"].astype(str).str.upper().to_numpy()[on_tensor]
+        is_t = np.char.find(op.astype(str), "TRANSPOSE") >= 0
+        if "adjusted_flops" in ins:
+            w = pd.to_numeric(ins["adjusted_flops"], errors="coerce").fillna(0).clip(lower=0).to_numpy(float)[on_tensor]
+            measure = "FLOPs (adjusted_flops)"
+        else:
+            w = np.maximum(ins["end_ts"].to_numpy(np.int64) - ins["start_ts"].to_numpy(np.int64), 0)[on_tensor]
+            measure = "instruction time"
+        total = float(w.sum())
+        share = float(w[is_t].sum()) / total if total > 0 else 0.0
+        n_t, n = int(is_t.sum()), int(on_tensor.sum())
     if share <= TRANSPOSE_SHARE:
         return []
-    title = (f"Transposes are {pct(share)} of the Tensor engine's {measure} ({int(is_t.sum()):,} of "
-             f"{int(on_tensor.sum()):,} instructions); {NO_GAIN}")
+    title = (f"Transposes are {pct(share)} of the {engine} engine's {measure} ({n_t:,} of {n:,} instructions); "
+             f"{NO_GAIN}")
     return [row("transpose", "medium", title, np.nan, ctx["start"], ctx["end"],
-                {"share": share, "measured_by": measure, "transposes": int(is_t.sum()),
-                 "tensor_instructions": int(on_tensor.sum())},
+                {"share": share, "measured_by": measure, "transposes": n_t, "tensor_instructions": n},
                 "Lay tensors out so matmuls need no transpose (the layout the Tensor engine reads).")]
+
+
+def _flops_transpose(ins: pd.DataFrame) -> tuple[float, int, int, str, str] | None:
+    """Transpose FLOPs over all hardware FLOPs from the instructions' `flops_transpose` and `raw_flops` columns (Neuron
+    Explorer's condition), with the instructions that carry any; None where the trace has no such columns."""
+    if not {"flops_transpose", "raw_flops"} <= set(ins.columns):
+        return None
+    t = pd.to_numeric(ins["flops_transpose"], errors="coerce").fillna(0).clip(lower=0).to_numpy(float)
+    raw = pd.to_numeric(ins["raw_flops"], errors="coerce").fillna(0).clip(lower=0).to_numpy(float)
+    if not raw.sum() > 0:
+        return None
+    engine = "Tensor"
+    if "engine" in ins:
+        named = ins.loc[raw > 0, "engine"].astype(str).unique()
+        engine = "/".join(named[:3]) if len(named) else engine
+    return float(t.sum() / raw.sum()), int((t > 0).sum()), int((raw > 0).sum()), engine, "hardware FLOPs (raw_flops)"
 
 
 def _dma_bound(ctx: dict[str, Any]) -> list[dict[str, Any]]:

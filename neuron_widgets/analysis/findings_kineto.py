@@ -16,7 +16,18 @@ from ..model.worker_labels import core_label
 from .critical_path import critical_path
 from .devices import kineto_kernels
 from .findings_problems import problem_findings
-from .findings_rows import gain_of, launch_gain, pct, row, run_span, saved, severity_of
+from .findings_rows import (
+    check,
+    gain_of,
+    launch_gain,
+    measure,
+    pct,
+    row,
+    run_span,
+    saved,
+    severity_of,
+    straggler_checks,
+)
 from .frame import frame_of
 from .idle import idle_time_breakdown
 from .launches import LAUNCH_NAMES, kineto_launchers, launch_stats
@@ -38,10 +49,17 @@ FUSION_SHORT_NS = 10_000   # ... of kernels 10 µs or shorter on average, about 
 SYNC_WAIT_SHARE = 0.05      # the host waits in synchronising calls on the critical path >= 5% of the run
 
 
-def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, Any]]:
+def chrome_findings(p: Profile, kind: str, notes: list[str], measures: list[dict[str, Any]] | None = None
+                    ) -> list[dict[str, Any]]:
+    """A Kineto trace's rules (a plain trace's: errors and unended events only); what each measured against its
+    bar goes to `measures`."""
     span = run_span(p)
     ctx: dict[str, Any] = {"p": p, "span": span, "start": p.start_ts, "end": p.end_ts, "notes": notes,
-                           "label": lambda inst, pid, nc: core_label(inst, pid, nc, p.track_names)}
+                           "label": lambda inst, pid, nc: core_label(inst, pid, nc, p.track_names),
+                           "measures": measures if measures is not None else []}
+    # An event still open at the end is named by its track as the Timeline labels it (the index the Timeline builds
+    # anyway; built here only when such an event is named).
+    ctx["track_label"] = lambda row: track_label(p, row)
     if kind == "kineto":
         # A rank as the Timeline labels its GPU ("rank0/GPU 0"): the track filter finds what a finding names.
         ranks = rank_labels(p)
@@ -56,12 +74,20 @@ def chrome_findings(p: Profile, kind: str, notes: list[str]) -> list[dict[str, A
     return out
 
 
+OFF_PATH = "that time is not on the critical path (the what-if saves nothing)"
+
+
+def track_label(p: Profile, row: int) -> str:
+    """The Default grouping's label of the track an event (its row) is drawn on."""
+    ti = p.track_index("default")
+    return str(ti.tracks["label"].iloc[int(ti.combo_track[ti.combo[row]])])
+
+
 def off_path(ctx: dict[str, Any], rule: str, gain: float, what: str) -> bool:
     """Whether a rule's what-if saves nothing: then it is no finding (nothing to fix first), only a note."""
     if not (np.isfinite(gain) and gain <= 0):
         return False
-    ctx.setdefault("notes", []).append(f"{rule}: {what}, but that time is not on the critical path (the what-if saves "
-                                       "nothing): not reported")
+    ctx.setdefault("notes", []).append(f"{rule}: {what}, but {OFF_PATH}: not reported")
     return True
 
 
@@ -94,7 +120,16 @@ def _late_rank(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     top = st.iloc[0]
     steps = int(top["steps"])
-    if steps < 2 or top["times_last"] < LAST_SHARE * steps or float(top["wait_caused_ns"]) < LAST_WAIT_SHARE * span:
+    fires = not (steps < 2 or top["times_last"] < LAST_SHARE * steps
+                 or float(top["wait_caused_ns"]) < LAST_WAIT_SHARE * span)
+    for r in st.itertuples(index=False):  # each rank's figures (a rank new as the straggler: was it near the bar?)
+        checks = straggler_checks(float(r.times_last), float(r.steps), float(r.wait_caused_ns), span, len(st),
+                                  LAST_SHARE, LAST_WAIT_SHARE)
+        me = fires and r.rank == top["rank"]
+        measure(ctx, "straggler", checks, who={"rank": r.rank, "gpu": ctx["rank"](r.rank)}, reported=me,
+                why_not=None if me or not all(c["met"] for c in checks) else "another rank is the one reported",
+                amount=("others' wait", float(r.wait_caused_ns)))
+    if not fires:
         return []
     per = stragglers(p, per_step=True)
     mine = per[per["rank"] == top["rank"]] if "rank" in per else per[:0]
@@ -117,7 +152,9 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     worst = t.sort_values("idle_time_pctg", ascending=False).iloc[0]
     share = float(worst["idle_time_pctg"]) / 100.0
+    checks = [check("share of the idlest GPU's span it is idle", share, GPU_IDLE_SHARE)]
     if share < GPU_IDLE_SHARE:
+        measure(ctx, "gpu_idle", checks, amount=("idle", float(worst["idle_time_ns"])))
         return []
     idle = idle_time_breakdown(p)
     mine = idle[idle["rank"] == worst["rank"]] if "rank" in idle else idle
@@ -126,7 +163,10 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     threads = _host_threads(p)
     gain = gain_of(p, {"kind": "gap", "thread_id": threads}, 0.0, span) if threads else float("nan")
     who = ctx["rank"](worst["rank"])
-    if off_path(ctx, "gpu_idle", gain, f"{who} is idle {pct(share)} of its span"):
+    gone = off_path(ctx, "gpu_idle", gain, f"{who} is idle {pct(share)} of its span")
+    measure(ctx, "gpu_idle", checks, reported=not gone, why_not=OFF_PATH if gone else None,
+            amount=("idle", float(worst["idle_time_ns"])))
+    if gone:
         return []
     ranks = int((t["idle_time_pctg"] / 100.0 >= GPU_IDLE_SHARE).sum())
     title = (f"{who} is idle {pct(share)} of its {duration(worst['span_ns'])} span "
@@ -141,17 +181,19 @@ def _gpu_idle(ctx: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _launch_delay(ctx: dict[str, Any]) -> list[dict[str, Any]]:
-    p, span = ctx["p"], ctx["span"]
-    got = launch_gain(p, span, LAUNCH_GAIN_SHARE)
+    span = ctx["span"]
+    got = launch_gain(ctx, "launch_delay", LAUNCH_GAIN_SHARE)
     if got is None:
         return []
     ls, delay, gain = got
     worst = ls.loc[delay.idxmax()]
-    title = (f"Kernels start {duration(delay.mean())} after their launch on average (longest {duration(delay.max())}, "
-             f"{worst['name']!s:.60} from {worst['launch_name']}) over {len(delay):,} launches; without that delay "
-             f"the run {saved(gain, span)}")
+    latency = delay + pd.to_numeric(ls.loc[delay.index, "cpu_duration_ns"], errors="coerce").fillna(0).clip(lower=0)
+    title = (f"Kernels start {duration(delay.mean())} after their launch call returns on average (longest "
+             f"{duration(delay.max())}, {short_kernel(str(worst['name']))} from {worst['launch_name']}), "
+             f"{duration(latency.mean())} after the call starts, over {len(delay):,} launches; with no launch latency "
+             f"(each kernel free to start as its call starts) the run {saved(gain, span)}")
     evidence = {"launches": len(delay), "mean_delay_ns": float(delay.mean()), "max_delay_ns": float(delay.max()),
-                "total_delay_ns": float(delay.sum())}
+                "total_delay_ns": float(delay.sum()), "mean_latency_ns": float(latency.mean())}
     return [row("launch_delay", severity_of(gain, span), title, gain, worst["start_ts"],
                 int(worst["start_ts"]) + int(worst["launch_delay_ns"]), evidence,
                 "Fewer, larger kernels (fusion, CUDA graphs); keep the launching thread free of other work.")]
@@ -163,15 +205,23 @@ def _overlap(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     t = temporal_breakdown(p)
     if ov.empty or t.empty or "rank" not in ov:
         return []
-    m = ov.merge(t[["rank", "span_ns"]], on="rank")
-    m = m[(m["comm_time_ns"] >= COMM_SHARE * m["span_ns"]) & (m["comp_comm_overlap_pctg"] < OVERLAP_BELOW)]
+    every = ov.merge(t[["rank", "span_ns"]], on="rank")
+    m = every[(every["comm_time_ns"] >= COMM_SHARE * every["span_ns"]) & (every["comp_comm_overlap_pctg"] < OVERLAP_BELOW)]
     if m.empty:
+        if len(every):  # the rank nearest to firing: the least overlapped among those communicating enough, else any
+            busy = every[every["comm_time_ns"] >= COMM_SHARE * every["span_ns"]]
+            near = (busy if len(busy) else every).sort_values("comp_comm_overlap_pctg").iloc[0]
+            measure(ctx, "low_overlap", _overlap_checks(near), amount=("exposed communication",
+                                                                       float(near["comm_time_ns"] - near["overlap_time_ns"])))
         return []
     worst = m.sort_values("comp_comm_overlap_pctg").iloc[0]
     gain = gain_of(p, {"kind": "collective"}, 0.0, span)
     share = float(worst["comp_comm_overlap_pctg"])
     who = ctx["rank"](worst["rank"])
-    if off_path(ctx, "low_overlap", gain, f"{who}'s communication runs {share:.0f}% under computation"):
+    gone = off_path(ctx, "low_overlap", gain, f"{who}'s communication runs {share:.0f}% under computation")
+    measure(ctx, "low_overlap", _overlap_checks(worst), reported=not gone, why_not=OFF_PATH if gone else None,
+            amount=("exposed communication", float(worst["comm_time_ns"] - worst["overlap_time_ns"])))
+    if gone:
         return []
     exposed = float(worst["comm_time_ns"] - worst["overlap_time_ns"])
     under = "None" if share < 0.5 else f"Only {share:.0f}%"
@@ -186,6 +236,13 @@ def _overlap(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                 "Overlap communication with compute (bucketed all-reduce, communication on its own stream).")]
 
 
+def _overlap_checks(r: Any) -> list[dict[str, Any]]:
+    return [check("the least overlapped rank's communication under computation", float(r["comp_comm_overlap_pctg"]),
+                  OVERLAP_BELOW, unit="percent", below=True, strict=True),
+            check("its communication, as a share of its span", float(r["comm_time_ns"]) / float(r["span_ns"])
+                  if float(r["span_ns"]) > 0 else 0.0, COMM_SHARE)]
+
+
 def _sync_copies(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     p, span = ctx["p"], ctx["span"]
     fr = frame_of(p)
@@ -198,7 +255,10 @@ def _sync_copies(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     start, end = p.array("start_ts")[rows], p.array("end_ts")[rows]
     total = float(np.nansum(np.asarray(end, float) - np.asarray(start, float)))
     gain = gain_of(p, mask, 0.0, span)
-    if off_path(ctx, "sync_memcpy", gain, f"{rows.size:,} synchronous copies or sets"):
+    gone = off_path(ctx, "sync_memcpy", gain, f"{rows.size:,} synchronous copies or sets")
+    measure(ctx, "sync_memcpy", [check("synchronous cudaMemcpy / cudaMemset calls", rows.size, 1, unit="count")],
+            reported=not gone, why_not=OFF_PATH if gone else None, amount=("time in those calls", total))
+    if gone:
         return []
     counts = pd.Series(np.asarray(fr.names, dtype=object)[fr.name[rows]]).value_counts()
     what = ", ".join(f"{c:,} {n}" for n, c in counts.items())
@@ -226,7 +286,10 @@ def _sync_on_path(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     end = np.asarray(p.array("end_ts"), dtype=float)[rows]
     hit = np.isin(ev_id, np.fromiter(ids, np.int64, len(ids)))
     waited = float(np.nansum(end[hit] - start[hit]))
-    if not hit.any() or waited < SYNC_WAIT_SHARE * span:
+    fires = bool(hit.any()) and waited >= SYNC_WAIT_SHARE * span
+    measure(ctx, "device_sync", [check("the host's wait in synchronising calls on the critical path, as a share of the run",
+                                       waited / span, SYNC_WAIT_SHARE)], reported=fires, amount=("wait", waited))
+    if not fires:
         return []
     counts = pd.Series(np.asarray(fr.names, dtype=object)[fr.name[rows[hit]]]).value_counts()
     what = ", ".join(f"{c:,} {n}" for n, c in counts.items())
@@ -238,6 +301,50 @@ def _sync_on_path(ctx: dict[str, Any]) -> list[dict[str, Any]]:
                  "calls_total": int(rows.size), "wait_ns": waited},
                 "Synchronise less: drop per-step .item() / .cpu() / torch.cuda.synchronize(), or move them off "
                 "the training loop.")]
+
+
+def _top_level(text: str, stop: str) -> int:
+    """The first of `stop`'s characters outside <...>, (...), [...] and {...} in `text` (len(text) if none)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if depth == 0 and ch in stop:
+            return i
+        depth += ch in "<([{"
+        depth -= ch in ">)]}" and depth > 0
+    return len(text)
+
+
+def _bare(name: str) -> str:
+    """A C++ name without its return type, namespaces, template arguments or parameters: 'sqrt_kernel_cuda'."""
+    name = name.replace("(anonymous namespace)::", "").strip()
+    if name.startswith("void "):
+        name = name[5:]
+    head = name[:_top_level(name, "<(")]
+    return head.rsplit("::", 1)[-1].strip() or name
+
+
+def short_kernel(name: str, most: int = 60) -> str:
+    """A kernel's demangled name shortened to what tells it apart in a sentence: its function and, for a template,
+    the first named argument ('vectorized_elementwise_kernel<sqrt_kernel_cuda>'); the name itself when short or
+    not C++ (the evidence keeps every name whole)."""
+    if len(name) <= most:
+        return name
+    base = _bare(name)
+    plain = name.replace("(anonymous namespace)::", "")
+    body = plain[plain.find(base) + len(base):] if base in plain else ""
+    arg = ""
+    if body.startswith("<"):
+        inner = body[1:]
+        inner = inner[:_top_level(inner, ">")]
+        while inner:
+            cut = _top_level(inner, ",")
+            word = _bare(inner[:cut])
+            if any(ch.isalpha() for ch in word):
+                arg = word
+                break
+            inner = inner[cut + 1:]
+    out = f"{base}<{arg}>" if arg else base
+    return out if len(out) <= most else out[:most - 1] + "…"
 
 
 def _fusion(ctx: dict[str, Any]) -> list[dict[str, Any]]:
@@ -265,16 +372,21 @@ def _fusion(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     if uniq.size == 0:
         return []
     best = uniq[np.argmax(counts)]
-    hits = np.flatnonzero(key == best)
-    runs, last = [], -3
+    hits = np.flatnonzero(key == best).tolist()
+    starts: list[int] = []
+    last = -3
     for i in hits:  # non-overlapping runs, first come first
         if i >= last + 3:
-            runs.append(i)
+            starts.append(i)
             last = i
-    runs = np.asarray(runs, np.int64)
+    runs = np.asarray(starts, np.int64)
     idx = np.concatenate([runs, runs + 1, runs + 2])
     mean = float(dur[idx].mean())
-    if runs.size < FUSION_RUNS or mean > FUSION_SHORT_NS:
+    fires = runs.size >= FUSION_RUNS and mean <= FUSION_SHORT_NS
+    measure(ctx, "fusion", [check("runs of the commonest three kernels in a row", runs.size, FUSION_RUNS, unit="count"),
+                            check("their mean kernel length", mean, FUSION_SHORT_NS, unit="ns", below=True)],
+            reported=fires)
+    if not fires:
         return []
     # The what-if keeps each kernel's wait after its launch as recorded (a gap it cannot explain), so it cannot
     # replay three launches becoming one: no gain is predicted.
@@ -282,7 +394,7 @@ def _fusion(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     later = rt[np.concatenate([runs + 1, runs + 2])]
     gain = float("nan")
     names = [str(fr.names[c]) for c in code[[runs[0], runs[0] + 1, runs[0] + 2]]]
-    seq = " → ".join(nm if len(nm) <= 40 else nm[:39] + "…" for nm in names)
+    seq = " → ".join(short_kernel(nm) for nm in names)
     title = (f"The kernels {seq} run in this order {runs.size:,} times, {duration(mean)} each on average: a fusion "
              f"candidate ({int((later >= 0).sum()):,} launches fewer); what fusing them would save is not known")
     first = int(runs[0])

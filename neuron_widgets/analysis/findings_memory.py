@@ -1,5 +1,6 @@
 """Findings on memory and data movement of Neuron system profiles: HBM near capacity, host-device transfers
-while the NeuronCore is idle (thresholds: README, section "Findings")."""
+while the NeuronCore is idle (thresholds: README, section "Findings"). Each rule takes the `ctx` that
+`findings.neuron_findings` makes (p, temporal, span, start, end, label, measures)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,15 @@ import pandas as pd
 from ..model.grouping import TRANSFERS
 from ..model.timefmt import duration
 from ..model.transfers import SIZE_KEYS
-from .critical_path import graph_of
+from .critical_path_build import graph_of
 from .critical_path_graph import LAST_ARRIVAL, Graph
 from .devices import EXECUTION
-from .findings_rows import pct, row, saved, severity_of
+from .findings_rows import check, measure, pct, row, saved, severity_of
 from .frame import Frame, frame_of
 from .intervals import Intervals, union
 
 HBM_CAPACITY_SHARE = 0.90  # a device's HBM use reaches 90% of its capacity
 TRANSFER_IDLE_SHARE = 0.05  # transfers while their core executes nothing: >= 5% of the cores' summed span
-
-
-def memory_findings(ctx: dict[str, Any]) -> list[dict[str, Any]]:
-    """Both rules; `ctx` as `findings.neuron_findings` makes it (p, temporal, span, start, end, label)."""
-    return hbm_near_capacity(ctx) + idle_transfers(ctx)
 
 
 # ---- HBM near capacity ---------------------------------------------------------------------------------
@@ -78,6 +74,7 @@ def hbm_near_capacity(ctx: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     capacity = pd.to_numeric(pd.Series([p.metadata.get("hbm_capacity_bytes")]), errors="coerce").iloc[0]
     if not np.isfinite(capacity) or capacity <= 0:  # no capacity in the metadata: nothing to measure against
+        measure(ctx, "hbm_capacity", [], unmeasured="the profile's metadata has no hbm_capacity_bytes")
         return []
     peaks = device_hbm_peaks(hbm)
     if peaks.empty:
@@ -88,6 +85,9 @@ def hbm_near_capacity(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     per_hbm = bool((devices["peak_bytes"] > capacity).any()) and bool((peaks["hbm_idx"] >= 0).any())
     units = peaks[peaks["hbm_idx"] >= 0] if per_hbm else devices
     full = units[units["peak_bytes"] >= HBM_CAPACITY_SHARE * capacity]
+    measure(ctx, "hbm_capacity", [check(f"the fullest {'HBM' if per_hbm else 'device'}'s peak use of its capacity",
+                                        float(units["peak_bytes"].max()) / capacity, HBM_CAPACITY_SHARE)],
+            reported=not full.empty)
     if full.empty:
         return []
     worst = full.sort_values(["peak_bytes", "instance_id", "device_idx", "hbm_idx"],
@@ -167,12 +167,19 @@ def idle_transfers(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     # fire, and finding each one's core and idle parts costs a second at 10M events.
     every = fr.rows_named(*TRANSFERS)
     total_span = float(temporal["span_ns"].sum())
-    if float(np.maximum(fr.end[every] - fr.start[every], 0).sum()) < TRANSFER_IDLE_SHARE * total_span or total_span <= 0:
+    if total_span <= 0:
+        return []
+    figure = "host-device transfer time while the core executes nothing, as a share of the cores' time"
+    moving = float(np.maximum(fr.end[every] - fr.start[every], 0).sum())
+    if moving < TRANSFER_IDLE_SHARE * total_span:
+        measure(ctx, "idle_transfers", [check(figure, moving / total_span, TRANSFER_IDLE_SHARE, upper=True)],
+                amount=("transfer time", moving))
         return []
     rows, core = fr.on_cores(*TRANSFERS)
     ok = fr.end[rows] > fr.start[rows] if rows.size else np.zeros(0, bool)
     rows, core = rows[ok], core[ok].astype(np.int64)
     if rows.size == 0:
+        measure(ctx, "idle_transfers", [check(figure, 0.0, TRANSFER_IDLE_SHARE)], amount=("idle transfer time", 0.0))
         return []
     idle = idle_parts(fr, rows, core)
     _, cores = fr.core_codes()
@@ -180,6 +187,8 @@ def idle_transfers(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     idle_ns = idle.length(n)
     total_idle = int(idle_ns.sum())
     share = total_idle / total_span if total_span > 0 else 0.0
+    measure(ctx, "idle_transfers", [check(figure, share, TRANSFER_IDLE_SHARE)], reported=share >= TRANSFER_IDLE_SHARE,
+            amount=("idle transfer time", float(total_idle)))
     if share < TRANSFER_IDLE_SHARE:
         return []
     k = int(np.argmax(idle_ns))
@@ -246,12 +255,15 @@ def transfer_gain(fr: Frame, rows: np.ndarray, core: np.ndarray, idle: Intervals
     if pieces_s.size == 0:
         return float("nan"), 0
     per = union(pieces_thread, pieces_s, pieces_e)
-    cand = np.flatnonzero((g.g > 0) & (g.grow >= 0) & (g.lane_core < 0) & (g.role != LAST_ARRIVAL))
-    hidden = _covered(per, t_inst[cand], (g.t[cand] - g.g[cand]), g.t[cand])
+    gap = g.g
+    if gap is None:  # an unbound graph has no gaps (graph_of binds every graph it builds)
+        return float("nan"), 0
+    cand = np.flatnonzero((gap > 0) & (g.grow >= 0) & (g.lane_core < 0) & (g.role != LAST_ARRIVAL))
+    hidden = _covered(per, t_inst[cand], (g.t[cand] - gap[cand]), g.t[cand])
     if not (hidden > 0).any():
         return 0.0, 0
     g_scale = np.ones(len(g))
-    g_scale[cand] = np.maximum(g.g[cand] - hidden, 0) / g.g[cand]
+    g_scale[cand] = np.maximum(gap[cand] - hidden, 0) / gap[cand]
     return _replayed_saving(fr, g, g_scale, span), int(hidden.sum())
 
 

@@ -95,7 +95,16 @@ def _hangs(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _thread_words(ctx: dict[str, Any], r: Any) -> str:
-    """The thread as the trace names it ("CrBrowserMain (pid 12308 tid 12308)"), else its ids."""
+    """Where the event is: its track as the Timeline labels it (`track_label`, when ctx has one: what the track filter
+    finds), else the thread as the trace names it ("CrBrowserMain (pid 12308 tid 12308)"), else its ids."""
+    track = ctx.get("track_label")
+    if track is not None and pd.notna(r.get("row")):
+        try:
+            got = track(int(r["row"]))
+        except (IndexError, KeyError, TypeError, ValueError):
+            got = None
+        if got:
+            return str(got)
     where = _where(ctx, r)
     names = getattr(ctx["p"], "track_names", None)
     try:
@@ -119,13 +128,18 @@ def _unended(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
     for _, g in inc.groupby(parts, sort=False):
         g = g.sort_values("start_ts", kind="stable")
         first = g.iloc[0]
-        shown = [f"{n} on {w}" if w else str(n) for n, w in
-                 ((r["name"], _thread_words(ctx, r)) for _, r in g.head(3).iterrows())]
+        by_place: dict[str, list[str]] = {}  # the first three, their names gathered by where they are
+        for _, r in g.head(3).iterrows():
+            by_place.setdefault(_thread_words(ctx, r), []).append(str(r["name"]))
+        shown = [f"{', '.join(names)} on {w}" if w else ", ".join(names) for w, names in by_place.items()]
         more = f" and {len(g) - 3:,} more" if len(g) > 3 else ""
         part = f"{_part(first)}: " if _part(first) else ""
-        title = (f"{part}{len(g):,} event{'s' if len(g) > 1 else ''} still open when the recording stopped "
-                 f"({'; '.join(shown)}{more}, the first from {duration(int(first['start_ts']) - int(ctx['start']))} "
-                 "into the trace): their durations end at the trace's end, cut short; not a hang, no time gain")
+        at = duration(int(first["start_ts"]) - int(ctx["start"]))
+        one = len(g) == 1
+        title = (f"{part}{len(g):,} event{'' if one else 's'} still open when the recording stopped "
+                 f"({'; '.join(shown)}{more}, {'from' if one else 'the first from'} {at} into the trace): "
+                 f"{'its duration ends' if one else 'their durations end'} at the trace's end, cut short; not a hang, "
+                 "no time gain")
         evidence = {"events": len(g), "names": list(dict.fromkeys(str(n) for n in g["name"])),
                     "ids": [int(v) for v in g["id"].head(20)]}
         out.append(row("incomplete", "low", title, float("nan"), first["start_ts"], ctx["end"], evidence,

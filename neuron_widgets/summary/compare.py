@@ -22,6 +22,7 @@ from bokeh.models import ColumnDataSource, Div, FixedTicker, HoverTool, Range1d,
 from ..analysis import compare as compare_runs
 from ..model.timefmt import duration
 from . import charts as C
+from .findings import header_rule
 
 FASTER, SLOWER = "#2ca02c", "#d62728"
 LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
@@ -216,21 +217,22 @@ def findings_columns(table: pd.DataFrame) -> dict[str, list]:
     who = [_text(w) if not _text(a) or _text(a) == _text(w) else f"{_text(w)} → {_text(a)}"
            for w, a in zip(table["who"], after, strict=True)]
     figures = table["figures_changed"] if "figures_changed" in table else [None] * len(table)
-    notes = table["note"] if "note" in table else [""] * len(table)  # a new one's: maybe only a threshold crossed
+    notes = table["note"] if "note" in table else [""] * len(table)  # against the rule's bar in the other run
     return {"status": [str(s) for s in table["status"]], "rule": [str(r) for r in table["rule"]], "who": who,
             "predicted": [ns(v) for v in table["predicted_gain_ns"]],
             "run_saving": [ns(v) for v in table["run_saving_ns"]],
             "after": [ns(v) for v in table["gain_after_ns"]],
-            "change": [change_text(f) or _text(n) for f, n in zip(figures, notes, strict=True)],
+            "change": ["; ".join(t for t in (change_text(f), _text(n)) if t) for f, n in zip(figures, notes, strict=True)],
             "title": [_text(t) for t in title]}
 
 
-# field: (header, width px); a width holds its header and its longest word ("changed"): neither wraps.
-# "who" holds a core's track label whole (`i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1`).
-FINDING_COLUMNS = {"status": ("status", 72), "rule": ("rule", 100), "who": ("who", 330),
-                   "predicted": ("predicted gain (before)", 170),
+# field: (header, width px); a width holds its header and its longest word ("comparable", "exposed_collectives"):
+# neither wraps mid-word; "who" holds a core's track label (`i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1`) on
+# one line. The sum (1,451 px) fits a 1,600 px page; in a narrower one the table scrolls sideways.
+FINDING_COLUMNS = {"status": ("status", 80), "rule": ("rule", 130), "who": ("who", 324),
+                   "predicted": ("predicted (before)", 132),
                    "run_saving": ("run saved (whole run)", 160), "after": ("gain left (after)", 125),
-                   "change": ("evidence moved / note", 200), "title": ("finding", 420)}
+                   "change": ("evidence moved / note", 170), "title": ("finding", 330)}
 
 
 def findings_data(table: pd.DataFrame) -> tuple[dict[str, list], int]:
@@ -253,8 +255,12 @@ def findings_table(table: pd.DataFrame, name: str = "nw-fix-findings") -> Any:
     text = StringFormatter()
     columns = [TableColumn(field=k, title=t, formatter=text, width=w) for k, (t, w) in FINDING_COLUMNS.items()]
     # Widths kept as given (a fitted table rescales them, and from no width makes them all equal).
-    return C.text_table(ColumnDataSource(data=cols, name=name), columns, len(cols["status"]), f"{name}-table",
-                        row_px=row_px, autosize="none")
+    t = C.text_table(ColumnDataSource(data=cols, name=name), columns, len(cols["status"]), f"{name}-table",
+                     row_px=row_px, autosize="none")
+    # Narrower than a wide page: the table (and its rule, its background) ends with its last column.
+    t.stylesheets = [*t.stylesheets, header_rule()]
+    t.max_width = sum(w for _, w in FINDING_COLUMNS.values()) + 2
+    return t
 
 
 def fill_findings_table(t: Any, table: pd.DataFrame) -> None:

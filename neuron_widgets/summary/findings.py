@@ -39,6 +39,10 @@ LINE_PX = 15  # a line of wrapped text in a cell (charts.TABLE_CSS)
 WIDTHS = {"severity": 76, "finding": 500, "gain": 150, "advice": 300}
 MAX_LINES = 14  # a row taller than this scrolls inside the table's rows (a title is 2-6 lines)
 SHOWN_ROWS = 12  # all shown: rows before the table scrolls
+# A table whose columns keep their widths (autosize "none") is narrower than a wide page: SlickGrid draws the header's
+# rule under its whole header strip (thousands of px), past the last column. The rule goes under each header cell.
+HEADER_RULE_CSS = """.slick-header-columns { border-bottom: none !important; }
+.slick-header-column { border-bottom: 1px solid var(--nw-line, #d0d7de) !important; }"""
 SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
 LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
 # The toggle in the page's colours (JupyterLab's, or the exported page's), light or dark.
@@ -121,8 +125,9 @@ class FindingsSection:
         self.row_px = row_px(self.source.data)
         self.table = DataTable(reorderable=False, source=self.source, columns=columns, view=CDSView(filter=self.filter),
                                height=self._height(min(n, TOP)), row_height=self.row_px, sizing_mode="stretch_width",
-                               autosize_mode="none", index_position=None, stylesheets=[C._table_css()], name=f"{name}-table",
-                               css_classes=[f"{name}-table"])
+                               autosize_mode="none", index_position=None, stylesheets=[C._table_css(), header_rule()],
+                               name=f"{name}-table", css_classes=[f"{name}-table"],
+                               max_width=sum(WIDTHS.values()) + 2)  # on a wide page, it ends with its last column
         self.more = Toggle(label=self._label(n, False), active=False, visible=n > TOP, name=f"{name}-more",
                            width=220, tags=[self._states(n)], stylesheets=[InlineStyleSheet(css=BUTTON_CSS)])
         self.notes = Div(text=_notes(findings), render_as_text=True, name=f"{name}-notes", sizing_mode="stretch_width",
@@ -175,6 +180,11 @@ class FindingsSection:
         self.filter.indices = list(range(rows))
         self.table.height = self._height(rows)
         self.more.label = self._label(n, shown)
+
+
+def header_rule() -> InlineStyleSheet:
+    """The header's rule under its columns only (a model belongs to one document: one per table)."""
+    return InlineStyleSheet(css=HEADER_RULE_CSS)
 
 
 def per_line(col: str) -> int:
