@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from generated_runs import sample_job
 from random_neuron import random_profile
 
 import neuron_widgets as nw
@@ -135,9 +136,7 @@ def test_density_runs_keep_every_busy_nanosecond_and_level(tmp_path: Path) -> No
 # -- the job's timeline ------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def job4(tmp_path_factory: pytest.TempPathFactory) -> nw.Job:
-    root = tmp_path_factory.mktemp("jobtl")
-    return nw.load_job(write_job(root / "job", nodes=4, events=20_000, processes=1, cores=3, seed=5),
-                       results=root / "results")
+    return sample_job(tmp_path_factory.mktemp("jobtl"), nodes=4, events=20_000, processes=1, cores=3, seed=5)
 
 
 def test_timeline_of_a_job_is_asked_for_by_name(job4: nw.Job) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from generated_runs import sample_job
 from test_export import Export
 
 import neuron_widgets as nw
@@ -31,9 +32,7 @@ REAL = analysis.critical_path
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory: pytest.TempPathFactory) -> nw.Job:
-    root = tmp_path_factory.mktemp("jobcp")
-    return nw.load_job(write_job(root / "job", nodes=3, events=6_000, processes=1, cores=2, seed=11),
-                       results=root / "results")
+    return sample_job(tmp_path_factory.mktemp("jobcp"), nodes=3, events=6_000, processes=1, cores=2, seed=11)
 
 
 def wait_state(tl: Any, timeout: float = 180) -> str:

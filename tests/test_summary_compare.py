@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from generated_runs import straggler_runs
 from random_neuron import write_profile
 from schedule_neuron import simulate, span
 from test_export import Export
@@ -18,11 +19,7 @@ from neuron_widgets.widgets import Summary
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("fix-summary")
-    job = _clean_job()
-    job.compute[:, 1, :] = 150_000
-    slow, fixed = simulate(job), simulate(job, compute_scale={1: 100 / 150})
-    return slow, fixed, write_profile(tmp / "before", slow), write_profile(tmp / "after", fixed)
+    return straggler_runs(tmp_path_factory.mktemp("fix-summary"))
 
 
 def test_the_section_of_a_fixed_straggler(runs) -> None:

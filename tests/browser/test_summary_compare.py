@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from neuron_widgets.widgets import Summary, Timeline
+from neuron_widgets.widgets import Summary
 
 from .lab import DEEP_TEXT, scripts_had_their_chance, shot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from random_neuron import write_profile
-from schedule_neuron import simulate
-from test_findings import _clean_job
+from generated_runs import exported_fix, straggler_job, straggler_runs
 
 EVIL = "i-<img src=x onerror=alert(1)>"
 # The step chart drawn on the page: its bars' data, once BokehJS has a view of it.
@@ -30,17 +28,11 @@ STEPS = """() => { for (const v of Bokeh.index.all_views())
 @pytest.fixture(scope="module")
 def fix_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Summary]:
     where = tmp_path_factory.mktemp("fix-page")
-    job = _clean_job()
-    job.compute[:, 1, :] = 150_000
+    job = straggler_job()
     # One instance named with markup: the straggler's who, the headline and the table carry it as text.
     job.cores = [(EVIL if i == job.cores[1][0] else i, p, n) for i, p, n in job.cores]
-    before = write_profile(where / "before", simulate(job))
-    after = write_profile(where / "after", simulate(job, compute_scale={1: 100 / 150}))
-    tl = Timeline(after)
-    s = Summary(tl, compare=before)
-    assert s.done.wait(120), s.status.value
-    s.to_html(where / "fix.html")
-    return where / "fix.html", s
+    _, _, before, after = straggler_runs(where, job)
+    return exported_fix(before, after, where / "fix.html", timeline=True, wait=120)
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])

@@ -14,6 +14,7 @@ from neuron_widgets.widgets import Summary
 from .lab import DEEP_TEXT, scripts_had_their_chance, shot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from generated_runs import exported_fix
 from random_neuron import write_profile
 from schedule_neuron import simulate
 from test_findings import _clean_job
@@ -29,10 +30,7 @@ def page_path(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Summary]:
     rename = {i: f"i-0e{n:015x}" for n, i in enumerate(sorted({c[0] for c in job.cores}))}
     after = write_profile(where / "after", [{**r, "instance_id": rename[r["instance_id"]],
                                               "process_id": r["process_id"] + 5000} for r in simulate(job)])
-    s = Summary(after, compare=before)
-    assert s.done.wait(180), s.status.value
-    s.to_html(where / "roles.html")
-    return where / "roles.html", s
+    return exported_fix(before, after, where / "roles.html")
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
