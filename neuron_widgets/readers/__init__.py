@@ -25,10 +25,10 @@ from .cache import enabled as cache_switch
 from .columns import unique_dictionaries
 from .neuron import capture, parquet, runtime_json
 from .neuron import legacy_json as neuron_json
-from .neuron.device_trace import load_device_trace
+from .neuron.device_trace import load_device_trace, load_device_trace_staged
 from .sniff import counting_repairs, damaged_compression, describe_foreign, inflate_bound
 
-set_device_loader(load_device_trace)
+set_device_loader(load_device_trace, load_device_trace_staged)
 
 # Below this, a view builds the index in tens of milliseconds: no background preparation.
 PREPARE_MIN_EVENTS = 200_000

@@ -22,9 +22,11 @@ from ..model.background import background_priority
 from ..model.device import colours as device_colors
 from ..model.device.events import DeviceEvents
 from ..model.device.hierarchy import instruction_nodes, subtree
+from ..model.device.loading import device_trace_of
 from ..model.device.summary import engine_strip
 from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
+from ..model.profile import Profile
 from ..readers.neuron.device_trace import load_device_trace
 from . import messages as M
 from . import wire
@@ -40,6 +42,13 @@ EMPTY_TITLE = "Device Trace Viewer"
 # How long a drill-down's summary strip waits for the browser's first window to be answered.
 STRIP_WAIT_S = 1.0
 EMPTY_HINT = "Click an nc_exec_running event in the timeline, or pick a device profile, to show its device trace."
+
+
+def _fetch(profile: Any, key: int | str, early: Callable[[DeviceTrace], None]) -> DeviceTrace:
+    """`profile.device_trace(key)`; for a Profile, `early` gets the drawn part first (device_trace_of)."""
+    if isinstance(profile, Profile) and not isinstance(profile, DeviceEvents):
+        return device_trace_of(profile, key, early)
+    return cast(DeviceTrace, profile.device_trace(key))
 
 
 def _index_flows(profile: Any) -> None:
@@ -116,7 +125,7 @@ class DeviceTraceViewer(Timeline):
 
     def _show_trace(self, trace: DeviceTrace, status: str, loading: bool = False) -> None:
         events = DeviceEvents.of(trace)
-        grouping = self.grouping if self.grouping in events.groupings else "engines"
+        grouping = self._grouping_of(events)
         # The level-of-detail index is built before the tracks go out, so the browser's first
         # window (asked for as soon as it has them) is only a query.
         events.lod(grouping)
@@ -157,6 +166,9 @@ class DeviceTraceViewer(Timeline):
         self.strip = self._strip_of(trace)
         self._set_tree(events)
         self._tell(trace)
+
+    def _grouping_of(self, events: DeviceEvents) -> str:
+        return self.grouping if self.grouping in events.groupings else "engines"
 
     # -- hierarchy and colours ----------------------------------------------------------
     def _set_color_choices(self, events: DeviceEvents) -> None:
@@ -320,15 +332,18 @@ class DeviceTraceViewer(Timeline):
         profile = profile if profile is not None else (self._following.profile if self._following else None)
         if profile is None:
             raise ValueError("give the profile the event belongs to, or follow() a timeline first")
-        return self._load(lambda: profile.device_trace(int(event_id)), f"the device trace of event {event_id}",
-                          f"from event id {event_id}", background)
+        return self._load(lambda early: _fetch(profile, int(event_id), early), f"the device trace of event {event_id}",
+                          f"from event id {event_id}", background, staged=True)
 
     def open_profile(self, name: str, profile: Any, background: bool = True) -> threading.Thread | None:
         """Load and show a device profile by its device_profile_name (device clock: no execution to align with)."""
-        return self._load(lambda: profile.device_trace(str(name)), f"device profile {name}", "", background)
+        return self._load(lambda early: _fetch(profile, str(name), early), f"device profile {name}", "", background,
+                          staged=True)
 
-    def _load(self, fetch: Callable[[], DeviceTrace], what: str, done: str,
-              background: bool) -> threading.Thread | None:
+    def _load(self, fetch: Callable[..., DeviceTrace], what: str, done: str,
+              background: bool, staged: bool = False) -> threading.Thread | None:
+        """Run `fetch()` (`staged`: `fetch(early)`, see device_trace_of) and show its trace, in a thread when
+        `background`."""
         with self._lock:
             self._request += 1
             me = self._request
@@ -340,10 +355,22 @@ class DeviceTraceViewer(Timeline):
             with self._lock:
                 return me == self._request
 
+        built: list[DeviceEvents] = []
+
+        def early(drawn: DeviceTrace) -> None:
+            # The rest of the device tables is read meanwhile: the events and their index are built from the
+            # columns they are drawn from, then take the whole trace (DeviceEvents.adopt).
+            if current():
+                events = DeviceEvents(drawn)
+                events.lod(self._grouping_of(events))
+                built.append(events)
+
         def work() -> None:
             try:
-                trace = fetch()
+                trace = fetch(early) if staged else fetch()
                 if current():
+                    if built and "_events" not in trace.__dict__:
+                        built[0].adopt(trace)
                     self._show_trace(trace, done, loading=background)
             except Exception as exc:  # shown in the widget: a failed drill-down must not go to a log
                 if current():

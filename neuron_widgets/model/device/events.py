@@ -33,6 +33,13 @@ HOVER_KEYS = ("operands", "hlo_name", "layer", "nki_source_location", "engine", 
               "throughput", "operation", "algorithm", "num_elements", "dtype", "value", "update_source")
 
 
+# What `_parts` reads of the two big tables (of the others, everything): a trace whose instructions
+# and DMA packets hold only these columns makes the same events. A drill-down builds its events and
+# index from them while the rest of the tables is read (model/device/loading.py).
+DRAWN_COLUMNS = {"instructions": ("start_ts", "end_ts", "pcore_idx", "engine", "timeline_track", "opcode"),
+                 "dma": ("start_ts", "end_ts", "pcore_idx", "queue_name", "queue_idx", "engine_idx", "queue_type")}
+
+
 @dataclass
 class _Part:
     """One device table's rows: times, and name and track label as codes into small lists."""
@@ -155,6 +162,14 @@ class DeviceEvents(Profile):
         super().__init__(table, source=trace.source, format=f"device:{trace.format}",
                          metadata={"alignment": trace.alignment}, _ordered=True)
         self._flow_links: tuple[np.ndarray, np.ndarray] | None = None
+
+    def adopt(self, trace: DeviceTrace) -> None:
+        """Become the events of `trace`, whose instructions and DMA packets hold these events' drawn columns
+        (DRAWN_COLUMNS) and more: built from those alone, the rows are the same; their properties, flows,
+        colours and hierarchy now come from `trace` (and `DeviceEvents.of(trace)` is this)."""
+        self.trace = trace
+        self.metadata["alignment"] = trace.alignment
+        trace.__dict__["_events"] = self
 
     @classmethod
     def of(cls, trace: DeviceTrace) -> DeviceEvents:

@@ -24,11 +24,16 @@ if TYPE_CHECKING:
 ALIGNED_CACHE = 8
 
 _loader: Callable[[Path], DeviceTrace] | None = None
+# The readers' two-step load (readers.neuron.device_trace.load_device_trace_staged): the drawn columns of a
+# Parquet device profile at once, the whole trace from a function; None for other formats.
+Staged = Callable[[Path], "tuple[DeviceTrace, Callable[[], DeviceTrace]] | None"]
+_staged: Staged | None = None
 
 
-def set_device_loader(loader: Callable[[Path], DeviceTrace]) -> None:
-    global _loader
+def set_device_loader(loader: Callable[[Path], DeviceTrace], staged: Staged | None = None) -> None:
+    global _loader, _staged
     _loader = loader
+    _staged = staged
 
 
 def load_device_trace(path: Path) -> DeviceTrace:
@@ -37,9 +42,15 @@ def load_device_trace(path: Path) -> DeviceTrace:
     return _loader(path)
 
 
-def device_trace_of(profile: Profile, key: int | str) -> DeviceTrace:
+def device_trace_of(profile: Profile, key: int | str,
+                    early: Callable[[DeviceTrace], None] | None = None) -> DeviceTrace:
     """The device trace of a hardware event of `profile` (an int: its event id) or of a device profile (a str:
-    its name), read on first use and kept in the profile's caches; for an event, on the host clock."""
+    its name), read on first use and kept in the profile's caches; for an event, on the host clock.
+
+    `early`: when the trace is read now from a Parquet device profile, called (in this thread) with the
+    trace holding only the columns its events are drawn from, on the same clock, while the rest of its
+    tables is read in threads (a drill-down builds its events and index meanwhile); never kept.
+    """
     event = None
     if isinstance(key, int | np.integer):
         with profile._lock:
@@ -52,24 +63,42 @@ def device_trace_of(profile: Profile, key: int | str) -> DeviceTrace:
         name = str(key)
     with profile._lock:
         raw = profile._device_cache.get(name)
-    nearest = None
+    aligned, nearest = None, None
     if raw is None:
         path = dr.locate(profile, name)
-        if event is None:
-            raw = load_device_trace(path)
-        else:
+        with ThreadPoolExecutor(1, thread_name_prefix="neuron-widgets-sync") as pool:
             # The sync point is looked up while the device tables are read (both release the GIL).
-            with ThreadPoolExecutor(1, thread_name_prefix="neuron-widgets-sync") as pool:
-                lookup = pool.submit(dr.sync_points, profile, event, True)
+            lookup = pool.submit(dr.sync_points, profile, event, True) if event is not None else None
+            staged = _staged(path) if early is not None and _staged is not None else None
+            if staged is None or early is None:
                 raw = load_device_trace(path)
-                nearest = lookup.result()
+            else:
+                drawn, finish = staged
+                try:
+                    first = drawn if event is None or lookup is None else \
+                        dr.aligned_trace(profile, drawn, event, lookup.result())
+                    early(first)
+                finally:
+                    raw = finish()
+                if event is not None:
+                    aligned = _aligned_as(raw, drawn, first)
+            nearest = lookup.result() if lookup is not None else None
         with profile._lock:
             profile._device_cache[name] = raw
     if event is None:
         return raw
-    aligned = dr.aligned_trace(profile, raw, event, nearest)
+    if aligned is None:
+        aligned = dr.aligned_trace(profile, raw, event, nearest)
     with profile._lock:
         profile._aligned_cache[int(key)] = aligned
         while len(profile._aligned_cache) > ALIGNED_CACHE:
             profile._aligned_cache.popitem(last=False)
     return aligned
+
+
+def _aligned_as(raw: DeviceTrace, drawn: DeviceTrace, first: DeviceTrace) -> DeviceTrace:
+    """`raw` put on the host clock as `first` (its drawn part, aligned) was: what aligned_trace gives for it,
+    without its look-ups again (the execution's start, its sync points and the tables' span are in both)."""
+    notes = first.notes[len(drawn.notes):]
+    return raw.aligned(first.offset_ns - drawn.offset_ns, first.alignment, first.residual_ns,
+                       notes[0] if notes else None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import LoadWarnings, ProfileError
+from ...model.device.events import DRAWN_COLUMNS
 from ...model.device.trace import DeviceTrace
 from ..columns import TS_LIMIT, read_json
 from ..perfetto import reader as perfetto
@@ -91,21 +93,84 @@ def _parquet(directory: Path) -> DeviceTrace:
     return DeviceTrace(str(directory), "neuron-parquet", instr, metadata=meta, **frames)
 
 
-def _frame(files: list[Path], name: str) -> pd.DataFrame:
-    """One device table (the parts of its files) as a DataFrame.
+def load_device_trace_staged(path: str | os.PathLike[str]) -> tuple[DeviceTrace, Callable[[], DeviceTrace]] | None:
+    """A Parquet device profile in two steps: at once, the trace whose instructions and DMA packets hold only
+    the columns the timeline draws from (DRAWN_COLUMNS; every other table whole), and a function that returns
+    the whole trace, as `load_device_trace` reads it, once the other columns (read meanwhile, in threads
+    begun now) are in. None for a profile of another format (read it whole).
+
+    A drill-down builds its events and index from the first while the second is read.
+    """
+    p = Path(os.fspath(path)).expanduser()
+    if not p.is_dir():
+        return None
+    tables = table_files(p)
+    if "Instruction" not in tables:
+        return None  # load_device_trace says what is wrong
+    big = {attr: name for attr, name in _PARQUET_TABLES.items() if attr in DRAWN_COLUMNS and name in tables}
+    try:
+        shown = {attr: _column_order(tables[name]) for attr, name in big.items()}
+    except (pa.ArrowInvalid, OSError):
+        return None  # read whole, which says which file is damaged
+    pool = ThreadPoolExecutor(4, thread_name_prefix="neuron-widgets-device-read")
+    try:
+        rest = {attr: pool.submit(_frame, tables[big[attr]], big[attr], [c for c in cols if c not in DRAWN_COLUMNS[attr]])
+                for attr, cols in shown.items()}
+        read = {attr: pool.submit(_frame, tables[name], name, [c for c in shown[attr] if c in DRAWN_COLUMNS[attr]]
+                                  if attr in big else None)
+                for attr, name in _PARQUET_TABLES.items() if name in tables}
+        meta = _first_row(tables.get("Metadata"))
+        frames = {attr: future.result() for attr, future in read.items()}
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    instr = frames.pop("instructions")
+    _require(instr, ("start_ts", "end_ts"), tables["Instruction"][0])
+    drawn = DeviceTrace(str(p), "neuron-parquet", instr, metadata=meta, **frames)
+
+    def finish() -> DeviceTrace:
+        try:
+            whole = {attr: _joined(getattr(drawn, attr), rest[attr], shown[attr]) for attr in big}
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        return DeviceTrace(str(p), "neuron-parquet", whole.pop("instructions"), metadata=dict(meta),
+                           **{**frames, **whole})
+
+    return drawn, finish
+
+
+def _column_order(files: list[Path]) -> list[str]:
+    """A table's columns in the order reading its files whole gives them (the first file's, then new ones)."""
+    names: list[str] = []
+    for f in files:
+        names += [n for n in pq.read_schema(f).names if n not in names]
+    return names
+
+
+def _joined(drawn: pd.DataFrame, rest: Future[pd.DataFrame], order: list[str]) -> pd.DataFrame:
+    """A table's drawn columns and the rest, in the file's order (no column copied)."""
+    other = rest.result()
+    if not len(other.columns):
+        return drawn[order] if list(drawn.columns) != order else drawn
+    both = pd.concat([drawn, other], axis=1)
+    return both if list(both.columns) == order else both[order]
+
+
+def _frame(files: list[Path], name: str, columns: list[str] | None = None) -> pd.DataFrame:
+    """One device table (the parts of its files) as a DataFrame; `columns`: only those (that a file has).
 
     Converted column by column, each Arrow column freed as it goes (self_destruct): a million
     instructions are not held twice, and the conversion reuses the memory just freed instead of
     faulting in as much again.
     """
     try:
-        return _concat([_read(f) for f in files]).to_pandas(split_blocks=True, self_destruct=True)
+        return _concat([_read(f, columns) for f in files]).to_pandas(split_blocks=True, self_destruct=True)
     except (pa.ArrowInvalid, OSError) as exc:
         raise ProfileError(files[0], f"{name} could not be read ({exc})",
                            "The file may be truncated; process the device profile again") from None
 
 
-def _read(path: Path) -> pa.Table:
+def _read(path: Path, columns: list[str] | None = None) -> pa.Table:
     """One device table; text columns the file stores dictionary-encoded stay so (pandas categoricals).
 
     Engines, opcodes, queues and operands repeat across millions of rows: decoding them to one
@@ -123,7 +188,11 @@ def _read(path: Path) -> pa.Table:
                 dictionary_pages[col.path_in_schema] = dictionary_pages.get(col.path_in_schema, True) and \
                     col.has_dictionary_page
     coded = [name for name, yes in dictionary_pages.items() if yes]
-    return pq.read_table(path, read_dictionary=coded)
+    if columns is not None:
+        have = set(meta.schema.to_arrow_schema().names)
+        columns = [c for c in columns if c in have]
+        coded = [c for c in coded if c in columns]
+    return pq.read_table(path, columns=columns, read_dictionary=coded)
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:

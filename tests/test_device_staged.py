@@ -1,0 +1,131 @@
+"""A Parquet device profile read in two steps (the columns its events are drawn from, then the rest) gives what
+reading it whole gives; a drill-down builds its events from the first step (readers/neuron/device_trace.py,
+model/device/loading.py, DeviceEvents.adopt, DeviceTraceViewer)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_device_widgets import execution_rows, wait_loaded
+
+import neuron_widgets as nw
+from neuron_widgets.model.device import colours
+from neuron_widgets.model.device.events import DRAWN_COLUMNS, DeviceEvents
+from neuron_widgets.model.device.loading import device_trace_of
+from neuron_widgets.model.device.trace import DeviceTrace
+from neuron_widgets.readers.neuron.device_trace import load_device_trace_staged
+from neuron_widgets.widgets import DeviceTraceViewer, Timeline
+
+TABLES = ("instructions", "dma", "semaphores", "cc_ops", "flows", "summary", "execution_info", "active_time", "layers")
+
+
+def same_trace(a: DeviceTrace, b: DeviceTrace) -> None:
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+    assert (a.source, a.format, a.metadata, a.alignment, a.offset_ns, a.residual_ns, a.notes) == \
+        (b.source, b.format, b.metadata, b.alignment, b.offset_ns, b.residual_ns, b.notes)
+
+
+def same_events(a: DeviceEvents, b: DeviceEvents) -> None:
+    assert a.core.equals(b.core)
+    for g in a.groupings:
+        pd.testing.assert_frame_equal(a.tracks(g), b.tracks(g))
+
+
+def staged(path: Path) -> tuple[DeviceTrace, DeviceTrace]:
+    got = load_device_trace_staged(path)
+    assert got is not None
+    drawn, finish = got
+    return drawn, finish()
+
+
+def check(path: Path) -> None:
+    drawn, whole = staged(path)
+    same_trace(whole, nw.load_device_trace(path))
+    for table, cols in DRAWN_COLUMNS.items():
+        assert list(getattr(drawn, table).columns) == [c for c in getattr(whole, table).columns if c in cols]
+    for table in set(TABLES) - set(DRAWN_COLUMNS):  # read whole in the first step already
+        assert getattr(drawn, table) is getattr(whole, table) or getattr(whole, table).empty
+    same_events(DeviceEvents(drawn), DeviceEvents(whole))
+
+
+@pytest.fixture()
+def device_dir(sample_dir: Path, tmp_path: Path) -> Path:
+    src = next((sample_dir / "device_profiles").iterdir())
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_the_two_steps_give_the_whole_trace(sample_dir: Path) -> None:
+    for d in sorted((sample_dir / "device_profiles").iterdir()):
+        check(d)
+
+
+def test_files_in_parts_coded_and_plain_and_columns_missing(device_dir: Path) -> None:
+    rng = np.random.default_rng(0)
+    for table in ("Instruction", "DmaPacket"):
+        raw = pq.read_table(device_dir / f"{table}.parquet")
+        (device_dir / f"{table}.parquet").unlink()
+        cuts = np.sort(rng.choice(np.arange(1, raw.num_rows), size=2, replace=False))
+        parts = [raw.slice(0, cuts[0]), raw.slice(cuts[0], cuts[1] - cuts[0]), raw.slice(cuts[1])]
+        # A drawn column and another missing from the middle part; a column only the last part has.
+        for name in ("opcode" if table == "Instruction" else "queue_name", "id"):
+            parts[1] = parts[1].drop_columns([name])
+        parts[2] = parts[2].append_column("extra", pa.array(np.arange(parts[2].num_rows)))
+        for k, part in enumerate(parts):
+            pq.write_table(part, device_dir / f"{table}_{k}.parquet", use_dictionary=k != 1)
+    check(device_dir)
+
+
+@pytest.mark.parametrize("drop", [("Instruction", "timeline_track"), ("Instruction", "engine"),
+                                  ("DmaPacket", "queue_name"), ("DmaPacket", None), ("Instruction", "pcore_idx")])
+def test_tables_without_some_drawn_columns(device_dir: Path, drop: tuple[str, str | None]) -> None:
+    table, column = drop
+    f = device_dir / f"{table}.parquet"
+    if column is None:
+        f.unlink()
+    else:
+        pq.write_table(pq.read_table(f).drop_columns([column]), f)
+    check(device_dir)
+
+
+def test_a_drill_down_reads_in_two_steps_and_keeps_the_whole_trace(sample_dir: Path) -> None:
+    p, other = nw.load_profile(sample_dir), nw.load_profile(sample_dir)
+    ev = p.core.to_pandas()
+    for key in (int(ev.loc[ev["name"] == "nc_exec_running", "id"].iloc[0]),
+                int(ev.loc[ev["name"] == "nc_exec_running", "id"].iloc[60]), "neuron_profile_001"):
+        seen: list[DeviceTrace] = []
+        got = device_trace_of(p, key, seen.append)
+        assert len(seen) == 1
+        first = seen[0]
+        assert set(first.instructions.columns) <= set(DRAWN_COLUMNS["instructions"])
+        # On the clock the whole trace is put on, with its notes.
+        assert (first.alignment, first.offset_ns, first.residual_ns, first.notes) == \
+            (got.alignment, got.offset_ns, got.residual_ns, got.notes)
+        same_trace(got, other.device_trace(key))
+        same_events(DeviceEvents(first), DeviceEvents(got))
+        # Kept: the next call reads nothing.
+        assert device_trace_of(p, key, seen.append) is got and len(seen) == 1
+
+
+def test_the_viewer_draws_from_the_first_step_and_shows_the_whole_trace() -> None:
+    profile = nw.sample_profile()
+    tl = Timeline(profile)
+    viewer = DeviceTraceViewer(tl)
+    tl.selected_row = int(execution_rows(profile)[0])
+    wait_loaded(viewer)
+    trace = viewer.device_trace
+    assert viewer.profile is DeviceEvents.of(trace) and viewer.profile.trace is trace
+    assert "operands" in trace.instructions and "operands" not in DRAWN_COLUMNS["instructions"]
+    same_events(viewer.profile, DeviceEvents(trace))
+    assert viewer.color_choices == colours.choices(DeviceEvents(trace))
+    ins = int(np.flatnonzero(viewer.profile._joined("table").chunk(0).indices.to_numpy() == 0)[0])
+    assert "operands" in viewer.profile.event(row=ins)["args"]
+    assert viewer.strip and viewer.hierarchy and viewer.error == ""
