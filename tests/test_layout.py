@@ -63,7 +63,7 @@ def test_imports_point_one_way(layer: str) -> None:
 def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     # The test above must be able to fail: a model module importing the readers is caught.
     probe = PACKAGE / "model" / "_probe_for_test.py"
-    probe.write_text("def f():\n    from ..readers.device import load_device_trace\n")
+    probe.write_text("def f():\n    from ..readers.neuron.device_trace import load_device_trace\n")
     try:
         assert "readers" in imported_layers(probe)
     finally:
