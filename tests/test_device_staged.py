@@ -4,6 +4,7 @@ model/device/loading.py, DeviceEvents.adopt, DeviceTraceViewer)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -129,3 +130,32 @@ def test_the_viewer_draws_from_the_first_step_and_shows_the_whole_trace() -> Non
     ins = int(np.flatnonzero(viewer.profile._joined("table").chunk(0).indices.to_numpy() == 0)[0])
     assert "operands" in viewer.profile.event(row=ins)["args"]
     assert viewer.strip and viewer.hierarchy and viewer.error == ""
+
+
+def test_kept_while_its_files_are_unchanged_read_again_when_written_again(sample_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "profile"
+    shutil.copytree(sample_dir, copy)
+    p = nw.load_profile(copy)
+    ev = p.core.to_pandas()
+    key = int(ev.loc[ev["name"] == "nc_exec_running", "id"].iloc[0])
+    first = p.device_trace(key)
+    name = Path(first.source).name
+    by_name = p.device_trace(name)
+    assert p.device_trace(key) is first and p.device_trace(name) is by_name
+    f = copy / "device_profiles" / name / "Instruction.parquet"
+    table = pq.read_table(f)
+    before = f.stat()
+    # Processed anew: fewer instructions, the modification time put back as it was.
+    pq.write_table(table.slice(0, table.num_rows // 2), f)
+    os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))
+    again = p.device_trace(key)
+    assert again is not first and len(again) == table.num_rows // 2
+    assert (again.alignment, again.offset_ns) == (first.alignment, first.offset_ns)
+    assert len(p.device_trace(name)) == table.num_rows // 2
+    assert p.device_trace(key) is again
+    # Staged (a drill-down's way) too.
+    pq.write_table(table, f)
+    seen: list[DeviceTrace] = []
+    whole = device_trace_of(p, key, seen.append)
+    assert len(seen) == 1 and len(whole) == table.num_rows
+    same_trace(whole, first)

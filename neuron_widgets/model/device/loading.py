@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from ..profile import Profile
     from .trace import DeviceTrace
 
-# Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up.
+# Drill-downs kept on the host clock, most recent first: re-opening one is a dictionary look-up and a
+# stat of its files (kept only while they are unchanged: see `identity`).
 ALIGNED_CACHE = 8
 
 _loader: Callable[[Path], DeviceTrace] | None = None
@@ -54,18 +55,24 @@ def device_trace_of(profile: Profile, key: int | str,
     event = None
     if isinstance(key, int | np.integer):
         with profile._lock:
-            if int(key) in profile._aligned_cache:
-                profile._aligned_cache.move_to_end(int(key))
-                return profile._aligned_cache[int(key)]
+            kept = profile._aligned_cache.get(int(key))
+        if kept is not None and unchanged(kept):
+            with profile._lock:
+                if int(key) in profile._aligned_cache:
+                    profile._aligned_cache.move_to_end(int(key))
+            return kept
         event = profile.event(int(key))
         name = dr.profile_for(profile, event)
     else:
         name = str(key)
     with profile._lock:
         raw = profile._device_cache.get(name)
+    if raw is not None and not unchanged(raw):
+        raw = None  # its files were written again since (the profile processed anew): read them again
     aligned, nearest = None, None
     if raw is None:
         path = dr.locate(profile, name)
+        files = (path, identity(path))  # before the read: files changed while read are read again next time
         with ThreadPoolExecutor(1, thread_name_prefix="neuron-widgets-sync") as pool:
             # The sync point is looked up while the device tables are read (both release the GIL).
             lookup = pool.submit(dr.sync_points, profile, event, True) if event is not None else None
@@ -83,17 +90,42 @@ def device_trace_of(profile: Profile, key: int | str,
                 if event is not None:
                     aligned = _aligned_as(raw, drawn, first)
             nearest = lookup.result() if lookup is not None else None
+        raw.__dict__["_files"] = files
         with profile._lock:
             profile._device_cache[name] = raw
     if event is None:
         return raw
     if aligned is None:
         aligned = dr.aligned_trace(profile, raw, event, nearest)
+    aligned.__dict__["_files"] = raw.__dict__.get("_files")
     with profile._lock:
         profile._aligned_cache[int(key)] = aligned
         while len(profile._aligned_cache) > ALIGNED_CACHE:
             profile._aligned_cache.popitem(last=False)
     return aligned
+
+
+def identity(path: Path) -> tuple[Any, ...]:
+    """What `stat` says of a device profile's files now (each file's name, size, inode, device, modification and
+    change times): a file written again, even to the same size and with its modification time put back, gets
+    another (its change time is the kernel's clock). What the caches above are kept under."""
+    files = sorted(path.iterdir()) if path.is_dir() else [path]
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append((f.name, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+def unchanged(trace: DeviceTrace) -> bool:
+    """Whether a kept trace's files are still those it was read from (a trace not read from files: yes)."""
+    files = trace.__dict__.get("_files")
+    if files is None:
+        return True
+    try:
+        return identity(files[0]) == files[1]
+    except OSError:  # gone or unreadable now: read again, which says what is wrong
+        return False
 
 
 def _aligned_as(raw: DeviceTrace, drawn: DeviceTrace, first: DeviceTrace) -> DeviceTrace:
