@@ -15,12 +15,19 @@
 
     python bench/bench_analysis.py [--repeat 3] [--events 10000000] [--skip-hta] [--skip-neuron]
     python bench/bench_analysis.py --first-parse-only   # part 1's one-interpreter first parse only
+    python bench/bench_analysis.py --first-parse-only --before <commit>   # and that commit's code, same run
+
+With `--before`, each trace is measured twice per round, each in a fresh interpreter: the commit's code
+(`git archive`d under bench/out/, its numba cache kept there between runs) and this tree's, one after
+the other, each against HTA in the same interpreter. Wall and CPU seconds both: ours is the process's
+CPU (every thread); HTA's adds the CPU of the parser processes it forks for several ranks.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import sys
 from pathlib import Path
@@ -117,7 +124,13 @@ def in_process(files: list[str], repeat: int, prepare: bool = True, cache: bool 
     d = tempfile.mkdtemp()
     for f in files:
         shutil.copy(f, d)
-    ours, theirs = [], []
+    ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
+
+    def cpu() -> float:
+        # This process's threads, and the parser processes HTA forks (reaped by its pool) for several ranks.
+        return time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime + \
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
+
     def settle() -> None:
         # Each side is timed alone: the other's garbage collected, our background preparation done.
         gc.collect()
@@ -128,16 +141,17 @@ def in_process(files: list[str], repeat: int, prepare: bool = True, cache: bool 
 
     for _ in range(repeat + 1):  # the first round warms both (numba's cache, HTA's parser set-up)
         settle()
-        t0 = time.perf_counter()
+        c0, t0 = cpu(), time.perf_counter()
         p = nw.load_profile(files if len(files) > 1 else files[0], prepare=prepare, cache=cache)
         A.temporal_breakdown(p)
         A.idle_time_breakdown(p)
         A.kernel_breakdown(p)
         A.comm_comp_overlap(p)
         ours.append(time.perf_counter() - t0)
+        ours_cpu.append(cpu() - c0)
         del p
         settle()
-        t0 = time.perf_counter()
+        c0, t0 = cpu(), time.perf_counter()
         ta = TraceAnalysis(trace_dir=d)
         ta.get_temporal_breakdown(visualize=False)
         for r in ta.t.get_ranks():
@@ -145,11 +159,65 @@ def in_process(files: list[str], repeat: int, prepare: bool = True, cache: bool 
         ta.get_gpu_kernel_breakdown(visualize=False)
         ta.get_comm_comp_overlap(visualize=False)
         theirs.append(time.perf_counter() - t0)
+        theirs_cpu.append(cpu() - c0)
         del ta
-    ours, theirs = ours[1:], theirs[1:]
-    return {"ours_s": statistics.median(ours), "hta_s": statistics.median(theirs),
-            "speedup": statistics.median(theirs) / statistics.median(ours),
-            "runs_ours": [round(x, 3) for x in ours], "runs_hta": [round(x, 3) for x in theirs]}
+    ours, theirs, ours_cpu, theirs_cpu = ours[1:], theirs[1:], ours_cpu[1:], theirs_cpu[1:]
+    med = statistics.median
+    return {"ours_s": med(ours), "hta_s": med(theirs), "speedup": med(theirs) / med(ours),
+            "ours_cpu_s": med(ours_cpu), "hta_cpu_s": med(theirs_cpu), "speedup_cpu": med(theirs_cpu) / med(ours_cpu),
+            # Each round's own ratio: the two sides of a round ran seconds apart, under about the same load.
+            "speedup_per_round": [round(b / a, 1) for a, b in zip(ours, theirs, strict=True)],
+            "runs_ours": [round(x, 3) for x in ours], "runs_hta": [round(x, 3) for x in theirs],
+            "runs_ours_cpu": [round(x, 3) for x in ours_cpu], "runs_hta_cpu": [round(x, 3) for x in theirs_cpu]}
+
+
+# One trace's first-parse measure in a fresh interpreter, importing the neuron_widgets of the folder it runs in.
+_FIRST_PARSE_CHILD = """
+import json, sys
+sys.path.insert(0, {bench!r})
+import bench_analysis
+print(json.dumps(bench_analysis.in_process({files!r}, {rounds})))
+"""
+
+
+def archived(ref: str) -> Path:
+    """The package as it was at commit `ref`, under bench/out/ (kept: its numba cache then serves later runs)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    sha = subprocess.run(["git", "rev-parse", "--short", ref], cwd=root, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    where = OUT / f"code_{sha}"
+    if not (where / "neuron_widgets").is_dir():
+        where.mkdir(parents=True, exist_ok=True)
+        tar = subprocess.run(["git", "archive", sha, "neuron_widgets"], cwd=root, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(where)], input=tar, check=True)
+    return where
+
+
+def first_parse(before: str | None, rounds: int) -> dict:
+    """The issue-40 measure: every trace, this tree's code (and `before`'s, each in its own interpreter)."""
+    import os
+
+    result: dict = {"machine": machine()}
+    code_dirs: dict[str, Path | None] = {"after": None}
+    if before:
+        code_dirs = {f"before ({before})": archived(before), "after": Path(__file__).resolve().parents[1]}
+    for label, rel in SETS.items():
+        files = [str(TRACES / f) for f in rel]
+        row: dict = {}
+        for which, code_dir in code_dirs.items():
+            load_before = os.getloadavg()[0]
+            if code_dir is None:
+                got = in_process(files, rounds)
+            else:
+                got = in_child(_FIRST_PARSE_CHILD.format(bench=str(Path(__file__).resolve().parent), files=files,
+                                                         rounds=rounds), code_dir)
+            got["load_average"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
+            row[which] = got
+            print(label, which, json.dumps(got), flush=True)
+        result[label] = row if before else row["after"]
+    return result
 
 
 def main() -> None:
@@ -160,6 +228,7 @@ def main() -> None:
     ap.add_argument("--skip-neuron", action="store_true")
     ap.add_argument("--first-parse-only", action="store_true",
                     help="only the one-interpreter first parse against HTA (the issue-40 measure), with the load average")
+    ap.add_argument("--before", help="with --first-parse-only: also this commit's code, in the same run")
     args = ap.parse_args()
     import os
     import tempfile
@@ -168,13 +237,7 @@ def main() -> None:
     result: dict = {"machine": machine()}
     if args.first_parse_only:
         OUT.mkdir(exist_ok=True)
-        for label, rel in SETS.items():
-            files = [str(TRACES / f) for f in rel]
-            load_before = os.getloadavg()[0]
-            row = in_process(files, max(args.repeat, 7))
-            row["load_average"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
-            result[label] = row
-            print(label, json.dumps(row), flush=True)
+        result = first_parse(args.before, max(args.repeat, 7))
         (OUT / "bench_analysis_first_parse.json").write_text(json.dumps(result, indent=1))
         return
     if not args.skip_hta:

@@ -198,19 +198,23 @@ def _read(path: Path) -> Profile:
     with progress(f"reading {path.name}", None, "steps") as bar:
         raw = read_all(path)
         warnings = LoadWarnings()
-        events, meta = _top(path, raw, warnings)
 
         def builder(look_for_cores: bool) -> _Builder:
             return _Builder(origin, warnings, _instance(meta, path), look_for_cores=look_for_cores, base_ns=_base_ns(meta))
 
         gathered = None
-        buf = np.frombuffer(events, np.uint8) if isinstance(events, msgspec.Raw) else None
-        if buf is not None and buf.size and buf[0] == ord("["):
+        # The byte scan checks the document's syntax as it reads it: one pass, no msgspec parse before it.
+        doc = chrome_fast.scanned(raw)
+        if doc is not None:
+            meta = doc.meta
             built = builder(False)
-            gathered = chrome_fast.gather(buf, built)
+            gathered = chrome_fast.gather(doc, built)
             if gathered is None:  # not plain: the other road, from a clean start
                 warnings = LoadWarnings()
+            del doc
         if gathered is None:
+            # msgspec's road: it also says what is wrong with a file that is not valid JSON.
+            events, meta = _top(path, raw, warnings)
             # Only NDET-style traces carry a NeuronCore argument; most files need no look at args at all.
             built = builder(_CORE_KEY.search(raw) is not None)
             built.collect(events if isinstance(events, list) else _events(path, events, warnings))

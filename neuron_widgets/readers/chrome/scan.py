@@ -1,109 +1,63 @@
-"""The events of a Chrome trace's `traceEvents` array found by a byte scan (numba), without a Python object per event.
+"""The events of a Chrome trace found by a byte scan (numba) of the whole document, without a Python
+object per event, checking JSON's syntax as it goes (`syntax`).
 
-The scan runs on text msgspec has already validated as JSON (the top-level decode skips and checks
-the array), so it only has to find things: each event object's span, and for the keys the reader
-uses (ph, name, cat, ts, dur, pid, tid, id, id2, bp, s, args) the span and kind of their value.
-Numbers are parsed in place when that is exact (at most 15 significant digits and a small
-exponent: one IEEE operation on exact operands, as correctly rounded as Python's `float`); the
-rest are flagged for Python to read.
+The document must be an object: its members' spans are found, and in the `traceEvents` array, per
+event object, for the keys the reader uses (ph, name, cat, ts, dur, pid, tid, id, id2, bp, s, args)
+the span and kind of their value. Numbers are parsed in place when that is exact (at most 15
+significant digits and a small exponent: one IEEE operation on exact operands, as correctly rounded
+as Python's `float`); the rest are flagged for Python to read. Names and categories are numbered by
+their bytes as they are passed (in cache), each distinct text once. Anything the checks refuse
+leaves the file to msgspec, which says what is wrong (see `syntax`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 import pyarrow as pa
+
+from .syntax import (
+    BACKSLASHES,
+    HIGH,
+    MAX_DEPTH,
+    ONES,
+    QUOTES,
+    SPACES,
+    STRING_CLASS,
+    WHITESPACE,
+    escape_end,
+    literal_end,
+    value_end,
+    words,
+)
 
 FIELDS = ("ph", "name", "cat", "ts", "dur", "pid", "tid", "id", "id2", "bp", "s", "args")
 PH, NAME, CAT, TS, DUR, PID, TID, ID, ID2, BP, S, ARGS = range(len(FIELDS))
 NF = len(FIELDS)
 # Value kinds; 0: the key is absent.
 ABSENT, STR, ESC, INT, FLOAT, OBJ, ARR, TRUE, FALSE, NULL = range(10)
-# Per event, beside the fields, bits: 1 when a key repeats or is written with escapes (msgspec's
-# reading of those is left to msgspec), 2 when the array element is not an object, 4 when a nested
-# value has an `nc` / `nc_idx` key (NDET).
-ODD = NF
+# Per event, bits of `odd`: 1 when a key repeats or is written with escapes (msgspec's reading of those
+# is left to msgspec), 2 when the array element is not an object, 4 when a nested value has an `nc` /
+# `nc_idx` key (NDET).
+REPEATED, NOT_OBJECT, CORE_KEY = 1, 2, 4
+# The fields whose strings are numbered as the scan passes them (rows of `Events.codes`).
+INTERNED = (NAME, CAT)
 
 _KEYS = [np.frombuffer(k.encode(), np.uint8) for k in FIELDS]
-_KEY_BYTES = np.zeros((NF, 4), np.uint8)
 _KEY_LEN = np.zeros(NF, np.int64)
+_KEY_PACKED = np.zeros(NF, np.int64)  # each key's bytes as one little-endian integer (all are at most 4 bytes)
 for _k, _b in enumerate(_KEYS):
-    _KEY_BYTES[_k, : _b.size] = _b
     _KEY_LEN[_k] = _b.size
+    _KEY_PACKED[_k] = int.from_bytes(_b.tobytes(), "little")
+_TRACE_EVENTS = np.frombuffer(b'"traceEvents"', np.uint8).copy()
 _POW10 = np.array([10.0**k for k in range(23)])
-# Byte classes. In a string: 1 its closing quote, 2 a backslash. In a nested value: 1 a quote,
-# 2 an opening bracket, 3 a closing one.
-_IN_STRING = np.zeros(256, np.uint8)
-_IN_STRING[34], _IN_STRING[92] = 1, 2
-_IN_VALUE = np.zeros(256, np.uint8)
-_IN_VALUE[34] = 1
-_IN_VALUE[[123, 91]] = 2
-_IN_VALUE[[125, 93]] = 3
-# In a number: 1 a digit or sign, 2 a fraction's point or an exponent.
-_IN_NUMBER = np.zeros(256, np.uint8)
-_IN_NUMBER[[*range(48, 58), 43, 45]] = 1
-_IN_NUMBER[[46, 101, 69]] = 2
-
-
-@numba.njit(cache=True, nogil=True)
-def _ws(buf: np.ndarray, i: int) -> int:
-    while buf[i] == 32 or buf[i] == 10 or buf[i] == 13 or buf[i] == 9:
-        i += 1
-    return i
-
-
-@numba.njit(cache=True, nogil=True)
-def _string_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
-    """Past the closing quote of the string opening at i, and whether it holds an escape."""
-    i += 1
-    escaped = False
-    while True:
-        c = _IN_STRING[buf[i]]  # one table look-up per byte on the common path
-        if c == 0:
-            i += 1
-        elif c == 1:
-            return i + 1, escaped
-        else:
-            escaped = True
-            i += 2
-
-
-@numba.njit(cache=True, nogil=True)
-def _nested_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
-    """Past the object or array opening at i (valid JSON: brackets balance outside strings), and
-    whether a key inside is `nc` or `nc_idx` (NDET's NeuronCore, which the other road reads)."""
-    depth = 0
-    core = False
-    while True:
-        c = _IN_VALUE[buf[i]]
-        if c == 0:
-            i += 1
-        elif c == 1:
-            s = i
-            i, _ = _string_end(buf, i)
-            n = i - s - 2
-            if (n == 2 or n == 6) and buf[s + 1] == 110 and buf[s + 2] == 99 and (
-                    n == 2 or (buf[s + 3] == 95 and buf[s + 4] == 105 and buf[s + 5] == 100 and buf[s + 6] == 120)):
-                core = core or buf[_ws(buf, i)] == 58
-        elif c == 2:
-            depth += 1
-            i += 1
-        else:
-            depth -= 1
-            i += 1
-            if depth == 0:
-                return i, core
-
-
-@numba.njit(cache=True, nogil=True)
-def _number_end(buf: np.ndarray, i: int) -> tuple[int, bool]:
-    is_int = True
-    while True:
-        c = _IN_NUMBER[buf[i]]
-        if c == 0:
-            return i, is_int
-        is_int = is_int and c == 1
-        i += 1
+# Top-level members recorded; a document with more is left to msgspec.
+_MEMBERS = 256
+_MUL = np.uint64(0x9E3779B97F4A7C15)
+_SEED = np.uint64(0xCBF29CE484222325)
+_SHIFT = np.uint64(29)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -125,148 +79,381 @@ def key_index(buf: np.ndarray, s: int, e: int, keys: np.ndarray, lens: np.ndarra
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan(buf, keys, lens, kinds, spans, objs, slots, pow10, ints, floats, exact):  # pragma: no cover - numba
-    """Fill per event the kinds and [start, end) spans of the known keys' values; -1 if out of room.
-    The numbers of the fields with a slot (slots[field] >= 0) are read as they are passed, while
-    their bytes are in cache: ints, floats and exact per event and slot (see `_number`; 0 where
-    the field is not a number)."""
-    cap = objs.shape[0]
-    n = 0
-    i = _ws(buf, 0) + 1  # past '['
-    while True:
-        i = _ws(buf, i)
-        c = buf[i]
-        if c == 93:  # ]
-            return n
-        if c == 44:  # ,
-            i += 1
-            continue
-        if n >= cap:
-            return -1
-        for f in range(kinds.shape[1]):
-            kinds[n, f] = ABSENT
-        for f in range(ints.shape[1]):
-            ints[n, f], floats[n, f], exact[n, f] = 0, 0.0, 0
-        objs[n, 0] = i
-        if c != 123:
-            if c == 34:
-                i, _ = _string_end(buf, i)
-            elif c == 91:
-                i, _ = _nested_end(buf, i)
-            elif c == 102:  # false
-                i += 5
-            elif c == 116 or c == 110:  # true, null
-                i += 4
-            else:
-                i, _ = _number_end(buf, i)
-            kinds[n, ODD] = 2
-            objs[n, 1] = i
-            n += 1
-            continue
+def _events(buf, words, i, n, packed, lens, slots, pow10, kinds, starts, ends, odd, objs, ph, bp, codes, ints,
+            floats, exact, stack, table, hashes, first_s, first_e, fields):  # pragma: no cover - numba
+    """The traceEvents array opening at i: per event the kinds and [start, end) spans of the known keys'
+    values (field-major), the one-character ph and bp, the interned fields' codes, and the numbers of
+    the fields with a slot (slots[field] >= 0), read while their bytes are in cache. Returns the
+    number of events, the index past the array ((-1, 0) when out of room, (events, -1) when not JSON)
+    and the number of distinct interned strings (hashes, first_s, first_e, fields: per code). Strings,
+    numbers and keys are read inline (see `syntax`)."""
+    cap = odd.size
+    # The interned strings' open-addressing table: its first `size` slots, at most half full; grown in place
+    # (an array made anew in this loop would be reference-counted on every pass: 14 ms on a 10 MB trace).
+    size = 1024
+    table[:size] = -1
+    nk = 0  # distinct interned strings
+    ne = 0
+    i += 1
+    while i < n and WHITESPACE[buf[i]]:
         i += 1
-        while True:
-            i = _ws(buf, i)
-            c = buf[i]
-            if c == 125:  # }
+    if i < n and buf[i] == 93:
+        return 0, i + 1, nk
+    while True:
+        if i >= n:
+            return ne, -1, nk
+        if ne >= cap:
+            return -1, 0, nk
+        objs[0, ne] = i
+        for t in range(codes.shape[0]):
+            codes[t, ne] = -1
+        if buf[i] != 123:
+            i, _ = value_end(buf, words, i, n, stack)
+            if i < 0:
+                return ne, -1, nk
+            odd[ne] = NOT_OBJECT
+        else:
+            i += 1
+            while i < n and WHITESPACE[buf[i]]:
                 i += 1
-                break
-            if c == 44:
+            if i < n and buf[i] == 125:
                 i += 1
-                continue
-            ks = i + 1
-            i, key_escaped = _string_end(buf, i)
-            f = -1 if key_escaped else key_index(buf, ks, i - 1, keys, lens)
-            if key_escaped:
-                kinds[n, ODD] = 1
-            i = _ws(buf, _ws(buf, i) + 1)  # past ':'
-            vs = i
-            c = buf[i]
-            if c == 34:
-                i, escaped = _string_end(buf, i)
-                kind = ESC if escaped else STR
-            elif c == 123 or c == 91:
-                i, core = _nested_end(buf, i)
-                kind = OBJ if c == 123 else ARR
-                if core:
-                    kinds[n, ODD] |= 4
-            elif c == 116:
-                i += 4
-                kind = TRUE
-            elif c == 102:
-                i += 5
-                kind = FALSE
-            elif c == 110:
-                i += 4
-                kind = NULL
             else:
-                i, is_int = _number_end(buf, i)
-                kind = INT if is_int else FLOAT
-            if f >= 0:
-                if kinds[n, f] != ABSENT:
-                    kinds[n, ODD] = 1
-                kinds[n, f] = kind
-                spans[n, f, 0] = vs
-                spans[n, f, 1] = i
-                if slots[f] >= 0:
-                    if kind != INT and kind != FLOAT:  # a repeated key's number is forgotten with it
-                        ints[n, slots[f]], floats[n, slots[f]], exact[n, slots[f]] = 0, 0.0, 0
+                while True:
+                    # The key: a string, a colon.
+                    if i >= n or buf[i] != 34:
+                        return ne, -1, nk
+                    ks = i
+                    i += 1
+                    escaped = False
+                    while True:
+                        if i < words.size:
+                            w = words[i]
+                            x, y = w ^ QUOTES, w ^ BACKSLASHES
+                            if ((((x - ONES) & ~x) | ((y - ONES) & ~y) | ((w - SPACES) & ~w)) & HIGH) == 0:
+                                i += 8
+                                continue
+                        if i >= n:
+                            return ne, -1, nk
+                        k = STRING_CLASS[buf[i]]
+                        if k == 0:
+                            i += 1
+                        elif k == 1:
+                            i += 1
+                            break
+                        elif k == 2:
+                            escaped = True
+                            i = escape_end(buf, i, n)
+                            if i < 0:
+                                return ne, -1, nk
+                        else:
+                            return ne, -1, nk
+                    f = -1
+                    m = i - ks - 2
+                    if escaped:
+                        odd[ne] |= REPEATED
+                    elif m <= 4:
+                        v = 0
+                        for j in range(m):
+                            v |= int(buf[ks + 1 + j]) << (8 * j)
+                        for g in range(packed.size):
+                            if lens[g] == m and packed[g] == v:
+                                f = g
+                                break
+                    while i < n and WHITESPACE[buf[i]]:
+                        i += 1
+                    if i >= n or buf[i] != 58:
+                        return ne, -1, nk
+                    i += 1
+                    while i < n and WHITESPACE[buf[i]]:
+                        i += 1
+                    if i >= n:
+                        return ne, -1, nk
+                    # The value.
+                    vs = i
+                    c = buf[i]
+                    if c == 34:
+                        i += 1
+                        escaped = False
+                        while True:
+                            if i < words.size:
+                                w = words[i]
+                                x, y = w ^ QUOTES, w ^ BACKSLASHES
+                                if ((((x - ONES) & ~x) | ((y - ONES) & ~y) | ((w - SPACES) & ~w)) & HIGH) == 0:
+                                    i += 8
+                                    continue
+                            if i >= n:
+                                return ne, -1, nk
+                            k = STRING_CLASS[buf[i]]
+                            if k == 0:
+                                i += 1
+                            elif k == 1:
+                                i += 1
+                                break
+                            elif k == 2:
+                                escaped = True
+                                i = escape_end(buf, i, n)
+                                if i < 0:
+                                    return ne, -1, nk
+                            else:
+                                return ne, -1, nk
+                        kind = ESC if escaped else STR
+                    elif c == 123 or c == 91:
+                        i, core = value_end(buf, words, i, n, stack)
+                        if i < 0:
+                            return ne, -1, nk
+                        kind = OBJ if c == 123 else ARR
+                        if core:
+                            odd[ne] |= CORE_KEY
+                    elif c == 45 or 48 <= c <= 57:
+                        # Checked and read at once: mantissa m of up to 18 significant digits, times 10^scale.
+                        kind = INT
+                        neg = c == 45
+                        if neg:
+                            i += 1
+                            if i >= n:
+                                return ne, -1, nk
+                            c = buf[i]
+                        if not 48 <= c <= 57:
+                            return ne, -1, nk
+                        mant = 0
+                        digits = 0
+                        scale = 0
+                        if c == 48:
+                            i += 1
+                        else:
+                            while i < n and 48 <= buf[i] <= 57:
+                                digits += 1
+                                if digits <= 18:
+                                    mant = mant * 10 + (int(buf[i]) - 48)
+                                else:
+                                    scale += 1
+                                i += 1
+                        if i < n and buf[i] == 46:
+                            kind = FLOAT
+                            i += 1
+                            if i >= n or not 48 <= buf[i] <= 57:
+                                return ne, -1, nk
+                            while i < n and 48 <= buf[i] <= 57:
+                                if digits > 0 or buf[i] != 48:
+                                    digits += 1
+                                if digits <= 18:
+                                    mant = mant * 10 + (int(buf[i]) - 48)
+                                    scale -= 1
+                                i += 1
+                        if i < n and (buf[i] == 101 or buf[i] == 69):
+                            kind = FLOAT
+                            i += 1
+                            eneg = i < n and buf[i] == 45
+                            if i < n and (buf[i] == 43 or buf[i] == 45):
+                                i += 1
+                            if i >= n or not 48 <= buf[i] <= 57:
+                                return ne, -1, nk
+                            x = 0
+                            while i < n and 48 <= buf[i] <= 57:
+                                if x < 100000:
+                                    x = x * 10 + (int(buf[i]) - 48)
+                                i += 1
+                            scale += -x if eneg else x
                     else:
-                        ints[n, slots[f]], floats[n, slots[f]], exact[n, slots[f]] = _number(buf, kind, vs, i, pow10)
-        objs[n, 1] = i
-        n += 1
+                        i = literal_end(buf, i, n)
+                        if i < 0:
+                            return ne, -1, nk
+                        kind = TRUE if c == 116 else FALSE if c == 102 else NULL
+                    if f >= 0:
+                        if kinds[f, ne] != ABSENT:
+                            odd[ne] |= REPEATED
+                        kinds[f, ne] = kind
+                        starts[f, ne] = vs
+                        ends[f, ne] = i
+                        slot = slots[f]
+                        if slot >= 0 and kind in (INT, FLOAT):
+                            # m and 10^|scale| both exact doubles: one multiplication or division rounds
+                            # correctly; an int64 of up to 18 digits. Other numbers are left to Python (flags).
+                            flags = 0
+                            if digits <= 18 and mant <= 9007199254740992 and -22 <= scale <= 22:
+                                fv = float(mant)
+                                fv = fv * pow10[scale] if scale >= 0 else fv / pow10[-scale]
+                                floats[slot, ne] = -fv if neg else fv
+                                flags |= 1
+                            if kind == INT and digits <= 18:
+                                ints[slot, ne] = -mant if neg else mant
+                                flags |= 2
+                            exact[slot, ne] = flags
+                        elif f in (PH, BP):
+                            one = buf[vs + 1] if kind == STR and i - vs == 3 else 0
+                            if f == PH:
+                                ph[ne] = one
+                            else:
+                                bp[ne] = one
+                        elif kind in (STR, ESC) and f in (NAME, CAT):
+                            # Numbered by its bytes while they are in cache: one table for both fields (the
+                            # field seeds the hash and is compared), equal hashes compared byte by byte.
+                            a, b = vs + 1, i - 1
+                            ln = b - a
+                            h = _SEED ^ np.uint64(f) ^ (np.uint64(ln) * _MUL)
+                            if b >= 8:  # eight bytes a step, the last step the string's last bytes
+                                j = a
+                                while j + 8 <= b:
+                                    h = (h ^ words[j]) * _MUL
+                                    h ^= h >> _SHIFT
+                                    j += 8
+                                if j < b:
+                                    h = (h ^ (words[b - 8] >> np.uint64(8 * (8 - (b - j))))) * _MUL
+                                    h ^= h >> _SHIFT
+                            else:
+                                for j in range(a, b):
+                                    h = (h ^ np.uint64(buf[j])) * _MUL
+                            mask = size - 1
+                            pos = np.int64(h & np.uint64(mask))
+                            while True:
+                                code = table[pos]
+                                if code < 0:
+                                    code = nk
+                                    table[pos] = nk
+                                    hashes[nk], first_s[nk], first_e[nk], fields[nk] = h, a, b, f
+                                    nk += 1
+                                    break
+                                if hashes[code] == h and fields[code] == f and first_e[code] - first_s[code] == ln:
+                                    same = True
+                                    f0 = first_s[code]
+                                    if min(a, f0) + ln >= 8:
+                                        j = 0
+                                        while j + 8 <= ln:
+                                            if words[f0 + j] != words[a + j]:
+                                                same = False
+                                                break
+                                            j += 8
+                                        if same and j < ln:
+                                            sh = np.uint64(8 * (8 - (ln - j)))
+                                            same = (words[f0 + ln - 8] >> sh) == (words[a + ln - 8] >> sh)
+                                    else:
+                                        for j in range(ln):
+                                            if buf[f0 + j] != buf[a + j]:
+                                                same = False
+                                                break
+                                    if same:
+                                        break
+                                pos = (pos + 1) & mask
+                            codes[0 if f == NAME else 1, ne] = code
+                            if 2 * nk > size:  # at most half full: twice as large
+                                size *= 2
+                                table[:size] = -1
+                                mask = size - 1
+                                for c2 in range(nk):
+                                    pos = np.int64(hashes[c2] & np.uint64(mask))
+                                    while table[pos] >= 0:
+                                        pos = (pos + 1) & mask
+                                    table[pos] = c2
+                    while i < n and WHITESPACE[buf[i]]:
+                        i += 1
+                    if i >= n:
+                        return ne, -1, nk
+                    c = buf[i]
+                    i += 1
+                    if c == 44:
+                        while i < n and WHITESPACE[buf[i]]:
+                            i += 1
+                    elif c != 125:
+                        return ne, -1, nk
+                    else:
+                        break
+        objs[1, ne] = i
+        ne += 1
+        while i < n and WHITESPACE[buf[i]]:
+            i += 1
+        if i >= n:
+            return ne, -1, nk
+        c = buf[i]
+        i += 1
+        if c == 93:
+            return ne, i, nk
+        if c != 44:
+            return ne, -1, nk
+        while i < n and WHITESPACE[buf[i]]:
+            i += 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _number(buf, k, i, e, pow10):  # pragma: no cover - numba
-    """The number at [i, e) of kind k: its float64 value (bit 1 of the flags) and, for integers of up
-    to 18 digits, its int64 value (bit 2). Where a bit is missing Python reads the text (more digits,
-    a large exponent)."""
-    neg = buf[i] == 45
-    if neg:
-        i += 1
+def _document(buf, words, i, packed, lens, slots, pow10, kinds, starts, ends, odd, objs, ph, bp, codes, ints,
+              floats, exact, table, hashes, first_s, first_e, fields, members):  # pragma: no cover - numba
+    """The JSON object at i, checked whole: its members' spans (members[m] = key start, key end, key
+    escaped, value start, value end) and the events of its `traceEvents` array (as `_events`).
+    Returns (status, members, events member or -1, events, interned strings): status 0 read, 1 not JSON (as far as
+    these checks go), 2 out of room for the events, 3 not for this road (too many members, a
+    repeated traceEvents)."""
+    n = buf.size
+    stack = np.zeros(MAX_DEPTH, np.bool_)
     m = 0
-    digits = 0
-    scale = 0
-    while i < e and 48 <= buf[i] <= 57:
-        if digits > 0 or buf[i] != 48:
-            digits += 1
-        if digits <= 18:
-            m = m * 10 + (buf[i] - 48)
-        else:
-            scale += 1
+    at = -1
+    ne = 0
+    k = 0
+    i += 1
+    while i < n and WHITESPACE[buf[i]]:
         i += 1
-    if i < e and buf[i] == 46:
+    if i < n and buf[i] == 125:
         i += 1
-        while i < e and 48 <= buf[i] <= 57:
-            if digits > 0 or buf[i] != 48:
-                digits += 1
-            if digits <= 18:
-                m = m * 10 + (buf[i] - 48)
-                scale -= 1
+    else:
+        while True:
+            if m >= members.shape[0]:
+                return 3, m, at, ne, k
+            if i >= n or buf[i] != 34:
+                return 1, m, at, ne, k
+            ks = i
+            i, _ = value_end(buf, words, i, n, stack)  # the key: a string
+            if i < 0:
+                return 1, m, at, ne, k
+            ke = i
+            key_escaped = False
+            for j in range(ks + 1, ke - 1):
+                key_escaped = key_escaped or buf[j] == 92
+            while i < n and WHITESPACE[buf[i]]:
+                i += 1
+            if i >= n or buf[i] != 58:
+                return 1, m, at, ne, k
             i += 1
-    if i < e:  # an exponent
+            while i < n and WHITESPACE[buf[i]]:
+                i += 1
+            if i >= n:
+                return 1, m, at, ne, k
+            vs = i
+            plain_key = not key_escaped and ke - ks == _TRACE_EVENTS.size
+            if plain_key:
+                for j in range(_TRACE_EVENTS.size):
+                    if buf[ks + j] != _TRACE_EVENTS[j]:
+                        plain_key = False
+                        break
+            if plain_key and buf[vs] == 91:
+                if at >= 0:
+                    return 3, m, at, ne, k
+                at = m
+                ne, i, k = _events(buf, words, vs, n, packed, lens, slots, pow10, kinds, starts, ends, odd, objs,
+                                   ph, bp, codes, ints, floats, exact, stack, table, hashes, first_s, first_e, fields)
+                if ne < 0:
+                    return 2, m, at, ne, k
+            else:
+                i, _ = value_end(buf, words, vs, n, stack)
+            if i < 0:
+                return 1, m, at, ne, k
+            members[m, 0], members[m, 1], members[m, 2], members[m, 3], members[m, 4] = ks, ke, key_escaped, vs, i
+            m += 1
+            while i < n and WHITESPACE[buf[i]]:
+                i += 1
+            if i >= n:
+                return 1, m, at, ne, k
+            c = buf[i]
+            i += 1
+            if c == 125:
+                break
+            if c != 44:
+                return 1, m, at, ne, k
+            while i < n and WHITESPACE[buf[i]]:
+                i += 1
+    while i < n and WHITESPACE[buf[i]]:
         i += 1
-        eneg = buf[i] == 45
-        if buf[i] == 45 or buf[i] == 43:
-            i += 1
-        x = 0
-        while i < e and x < 100000:
-            x = x * 10 + (buf[i] - 48)
-            i += 1
-        scale += -x if eneg else x
-    flags = 0
-    fv = 0.0
-    iv = 0
-    # m and 10^|scale| both exact doubles: one multiplication or division rounds correctly.
-    if digits <= 18 and m <= 9007199254740992 and -22 <= scale <= 22:
-        v = float(m)
-        v = v * pow10[scale] if scale >= 0 else v / pow10[-scale]
-        fv = -v if neg else v
-        flags |= 1
-    if k == INT and digits <= 18:
-        iv = -m if neg else m
-        flags |= 2
-    return iv, fv, flags
+    if i != n:
+        return 1, m, at, ne, k  # trailing characters
+    return 0, m, at, ne, k
 
 
 @numba.njit(cache=True, nogil=True)
@@ -318,6 +505,30 @@ def _span_codes(buf, starts, ends, codes, firsts):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
+def _renumbered(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    """Codes (0..k-1, each >= 0) numbered again in order of first appearance here, and where each new
+    code first appears."""
+    local = np.full(k, -1, np.int64)
+    out = np.empty(codes.size, np.int64)
+    firsts = np.empty(min(codes.size, k), np.int64)
+    m = 0
+    for r in range(codes.size):
+        c = local[codes[r]]
+        if c < 0:
+            c = m
+            local[codes[r]] = m
+            firsts[m] = r
+            m += 1
+        out[r] = c
+    return out, firsts[:m]
+
+
+def renumbered(codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of some rows numbered again in order of first appearance among them, and the first row of each."""
+    return _renumbered(np.ascontiguousarray(codes, np.int64), k)
+
+
+@numba.njit(cache=True, nogil=True)
 def _gather(buf, starts, ends, offsets, out):  # pragma: no cover - numba
     p = 0
     for r in range(starts.size):
@@ -350,23 +561,74 @@ def gathered_bytes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: 
                                  [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
-def scan(buf: np.ndarray, numeric: tuple[int, ...] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                  tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Of a valid JSON array's elements: kinds (events x NF+1), spans (events x NF x 2: [start, end)
-    of each key's value, read only where its kind says it is there) and object spans (events x 2).
-    Row-major: the scan writes each event's entries together. Last, the `numeric` fields' numbers
-    (events x len(numeric), columns in that order): int64 and float64 values, and which are exact
-    (bit 1: the float, bit 2: the int); 0 where the field is not a number."""
+@dataclass
+class Events:
+    """What the scan found of each event (file order; field-major: one row per field)."""
+
+    kinds: np.ndarray  # (NF, events) int8
+    starts: np.ndarray  # (NF, events) int64: a value's span, read only where its kind says it is there
+    ends: np.ndarray
+    odd: np.ndarray  # (events,) bits: REPEATED, NOT_OBJECT, CORE_KEY
+    objs: np.ndarray  # (2, events): each element's span
+    ph: np.ndarray  # (events,) uint8: the one-character ph, 0 if it is not one
+    bp: np.ndarray  # (events,) uint8: the same of bp
+    codes: np.ndarray  # (len(INTERNED), events) int64: a code per distinct (field, string); -1: none
+    firsts: tuple[np.ndarray, np.ndarray]  # each code's first [start, end) (quotes excluded)
+    ints: np.ndarray  # (len(numeric), events) int64, float64 and int8 exactness (bit 1: the float, bit 2: the int),
+    floats: np.ndarray  # of the numeric fields (rows in the order asked); 0 where the field is not a number
+    exact: np.ndarray
+
+
+@dataclass
+class Document:
+    """A JSON object checked whole: its members (key and value spans) and its traceEvents' events."""
+
+    members: np.ndarray  # (members, 5): key start, key end (quotes included), key escaped, value start, value end
+    events_member: int  # which member is traceEvents (an array); -1 if none
+    events: Events
+
+
+def document(buf: np.ndarray, numeric: tuple[int, ...] = ()) -> Document | None:
+    """The object document in `buf` (leading whitespace and byte-order mark skipped) with its traceEvents
+    scanned (`numeric`: the fields whose numbers are read, in that order), or None when it is not an
+    object or its syntax is not what these checks pass (msgspec then reads it and says what is wrong)."""
+    i = 0
+    while i < buf.size and buf[i] in _LEADING:
+        i += 1
+    if i >= buf.size or buf[i] != 123:
+        return None
     slots = np.full(NF, -1, np.int64)
     slots[list(numeric)] = np.arange(len(numeric))
     cap = buf.size // 64 + 1024
+    members = np.zeros((_MEMBERS, 5), np.int64)
+    w64 = words(buf)
     while True:
-        kinds = np.empty((cap, NF + 1), np.int8)
-        spans = np.empty((cap, NF, 2), np.int64)
-        objs = np.empty((cap, 2), np.int64)
-        ints, floats = np.empty((cap, len(numeric)), np.int64), np.empty((cap, len(numeric)), np.float64)
-        exact = np.empty((cap, len(numeric)), np.int8)
-        n = _scan(buf, _KEY_BYTES, _KEY_LEN, kinds, spans, objs, slots, _POW10, ints, floats, exact)
-        if n >= 0:
-            return kinds[:n], spans[:n], objs[:n], (ints[:n], floats[:n], exact[:n])
+        kinds = np.zeros((NF, cap), np.int8)
+        starts, ends = np.empty((NF, cap), np.int64), np.empty((NF, cap), np.int64)
+        odd, objs = np.zeros(cap, np.int8), np.empty((2, cap), np.int64)
+        ph, bp = np.zeros(cap, np.uint8), np.zeros(cap, np.uint8)
+        codes = np.empty((len(INTERNED), cap), np.int64)
+        ints, floats = np.zeros((len(numeric), cap), np.int64), np.zeros((len(numeric), cap), np.float64)
+        exact = np.zeros((len(numeric), cap), np.int8)
+        # Room for as many distinct strings as interned values, and a table twice that (pages are touched
+        # only as far as it grows).
+        table = np.empty(1 << max(10, int(2 * len(INTERNED) * cap - 1).bit_length()), np.int32)
+        hashes = np.empty(len(INTERNED) * cap, np.uint64)
+        first_s, first_e = np.empty(len(INTERNED) * cap, np.int64), np.empty(len(INTERNED) * cap, np.int64)
+        fields = np.empty(len(INTERNED) * cap, np.int64)
+        status, m, at, ne, k = _document(buf, w64, i, _KEY_PACKED, _KEY_LEN, slots, _POW10, kinds, starts, ends,
+                                         odd, objs, ph, bp, codes, ints, floats, exact, table, hashes, first_s, first_e,
+                                         fields, members)
+        if status != 2:
+            break
         cap = buf.size // 2 + 16  # tiny events: an event takes at least two bytes and a comma
+    if status != 0:
+        return None
+    ne = max(ne, 0)
+    events = Events(kinds[:, :ne], starts[:, :ne], ends[:, :ne], odd[:ne], objs[:, :ne], ph[:ne], bp[:ne],
+                    codes[:, :ne], (first_s[:k], first_e[:k]),
+                    ints[:, :ne], floats[:, :ne], exact[:, :ne])
+    return Document(members[:m], at, events)
+
+
+_LEADING = frozenset(b"\xef\xbb\xbf \t\r\n")  # what the msgspec road strips first (bytes.lstrip's set)
