@@ -138,6 +138,31 @@ def ref_top(ins: pd.DataFrame, column: str) -> dict[str, dict]:
     return out
 
 
+def ref_layers(ins: pd.DataFrame) -> dict[str, dict]:
+    """top_operators(by="layer") the slow way: per layer path as the hierarchy writes it (`/sg00/_dot.3`; instructions
+    with no layer: "(no layer)"), its own instructions, engine time and per-engine time, and the same with every
+    layer under it (inclusive: as the hierarchy counts), with the time any engine ran one of those."""
+    out: dict[str, dict] = {}
+    labels = spellings(ins)
+    for row in ins.to_dict("records"):
+        segs = [s for s in layer_of(row).split("/") if s.strip()]
+        chain = ["/" + "/".join(segs[:k + 1]) for k in range(len(segs))] or [NO_LAYER]
+        dur = max(row["end_ts"] - row["start_ts"], 0)
+        for path in chain:
+            d = out.setdefault(path, {"own_instructions": 0, "own_engine_ns": 0, "instructions": 0, "engine_ns": 0,
+                                      "intervals": [], "own_per": defaultdict(int)})
+            d["instructions"] += 1
+            d["engine_ns"] += dur
+            d["intervals"].append((row["start_ts"], row["end_ts"]))
+            if path == chain[-1]:
+                d["own_instructions"] += 1
+                d["own_engine_ns"] += dur
+                d["own_per"][engine_of(row, labels)] += dur
+    for d in out.values():
+        d["busy_ns"] = union(d["intervals"])
+    return out
+
+
 def ref_dma(dma: pd.DataFrame) -> dict[tuple[str, str], dict]:
     def places(v) -> str:
         out: list[str] = []

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from random_device import random_device_trace
-from reference_device import ref_dma, ref_hierarchy, ref_top, ref_waits
+from reference_device import ref_dma, ref_hierarchy, ref_layers, ref_top, ref_waits
 
 import neuron_widgets as nw
 from neuron_widgets.analysis import device as D
@@ -41,7 +41,33 @@ def test_hierarchy_matches_the_reference(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("by,column", [("hlo", "hlo_name"), ("opcode", "opcode"), ("layer", "layer")])
+def test_top_layers_say_own_and_inclusive_as_the_hierarchy(seed: int) -> None:
+    """Issue 35.2: `/sg00` read 113 instructions in top_operators and 133 in the hierarchy. A layer's row is its
+    hierarchy path; own_* are its own instructions (what it is ranked by; the own shares add up to 1), the rest
+    include its sublayers, as the hierarchy counts them."""
+    trace = random_device_trace(seed)
+    got = D.top_operators(trace, "layer", limit=None)
+    ref = ref_layers(trace.instructions) if len(trace) else {}
+    assert set(got["layer"]) == set(ref)
+    for row in got.to_dict("records"):
+        r = ref[row["layer"]]
+        assert (row["own_instructions"], row["own_engine_ns"], row["instructions"], row["engine_ns"], row["busy_ns"]) \
+            == (r["own_instructions"], r["own_engine_ns"], r["instructions"], r["engine_ns"], r["busy_ns"])
+        assert {c[4:-3]: row[c] for c in got.columns if c.startswith("own_") and c.endswith("_ns")
+                and c != "own_engine_ns" and row[c]} == {e: v for e, v in r["own_per"].items() if v}
+    assert list(got["own_engine_ns"]) == sorted(got["own_engine_ns"], reverse=True)
+    if got["own_engine_ns"].sum() > 0:  # instructions of no length have no engine time to share
+        assert got["own_share"].sum() == pytest.approx(1.0)
+    if len(got):
+        h = trace.hierarchy()
+        layers = h[h["kind"] == "layer"].set_index("path")["instructions"]
+        for path, n in zip(got["layer"], got["instructions"], strict=True):
+            if path in layers.index:  # "(no layer)" is no node of the tree
+                assert n == layers[path], path
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("by,column", [("hlo", "hlo_name"), ("opcode", "opcode")])
 def test_top_operators_match_the_reference(seed: int, by: str, column: str) -> None:
     trace = random_device_trace(seed)
     got = D.top_operators(trace, by, limit=None)

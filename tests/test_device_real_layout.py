@@ -340,7 +340,7 @@ def test_random_real_layout_files_match_the_references(tmp_path: Path, seed: int
     """Random shapes of neuron-profile 2.27's layout, read from the file: the hierarchy, top operators, DMA
     traffic and waits against the slow references, and every view's engine numbers agreeing."""
     from random_device import random_device_json
-    from reference_device import ref_dma, ref_hierarchy, ref_top, ref_waits
+    from reference_device import ref_dma, ref_hierarchy, ref_layers, ref_top, ref_waits
 
     trace = random_device_json(seed, tmp_path)
     ins = trace.instructions
@@ -358,11 +358,15 @@ def test_random_real_layout_files_match_the_references(tmp_path: Path, seed: int
                 {e: v for e, v in r["wait"].items() if v}
         for row in computed.to_dict("records"):
             assert (row["start_ts"], row["end_ts"]) == (ref[row["path"]]["start"], ref[row["path"]]["end"])
-        for by, column in (("layer", "layer"), ("hlo", "hlo_name"), ("opcode", "opcode")):
+        for by, column in (("hlo", "hlo_name"), ("opcode", "opcode")):
             got = D.top_operators(trace, by, limit=None)
             want = ref_top(ins, column)
             assert {r[by]: (r["instructions"], r["engine_ns"], r["busy_ns"]) for r in got.to_dict("records")} == \
                 {k: (v["instructions"], v["engine_ns"], v["busy_ns"]) for k, v in want.items()}
+        got = D.top_operators(trace, "layer", limit=None)  # own and inclusive (with its sublayers), by path
+        keys = ("own_instructions", "own_engine_ns", "instructions", "engine_ns", "busy_ns")
+        assert {r["layer"]: tuple(r[k] for k in keys) for r in got.to_dict("records")} == \
+            {k: tuple(v[c] for c in keys) for k, v in ref_layers(ins).items()}
         waits = D.semaphore_waits(trace)
         want_w = ref_waits(ins)
         assert {r["engine"]: (r["waits"], r["wait_ns"]) for r in waits.to_dict("records")} == \

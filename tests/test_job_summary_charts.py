@@ -58,12 +58,22 @@ def test_no_chart_compiles_code_in_the_page(results: dict) -> None:
     assert data["row_label"] == c.matrix.rows and list(data["step"][0].ravel()) == c.matrix.col_step
 
 
-def test_two_charts_to_a_row_with_short_titles(results: dict) -> None:
+def test_two_charts_to_a_row_with_titles_and_legends_that_fit(results: dict) -> None:
+    """Titles end at the frame's right edge, the chart's width before them (issue 35.6: aligned left they ran past
+    it beside long axis labels): each line fits the chart at its smallest; legends at the right, three to a row."""
+    from neuron_widgets.summary.charts import LEGEND_COLUMNS, MIN_CHART_PX, TITLE_LINE_CHARS
+
     c = JobSummaryCharts(results)
     for f in (c.nodes, c.stragglers, c.cores):
         assert f.min_width >= 460
-        # ~7.5 px a character of 13 px bold text: a title fits the chart's minimum width beside its axis labels.
-        assert len(f.title.text) * 7.5 < f.min_width - 150, f.title.text
+    for f in c.figures:
+        assert f.title.align == "right"
+        # ~7.2 px a character of 13 px bold text, a few px of border: every line fits the smallest chart.
+        assert all(len(line) <= TITLE_LINE_CHARS for line in f.title.text.split("\n")), f.title.text
+        assert TITLE_LINE_CHARS * 7.2 < MIN_CHART_PX - 20
+        for legend in f.legend:
+            assert legend.location in ("top_right", "bottom_right")
+            assert legend.orientation != "horizontal" or legend.ncols == LEGEND_COLUMNS
 
 
 def test_the_widget_opens_a_problems_part_at_its_event(tmp_path: Path, results: dict) -> None:

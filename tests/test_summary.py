@@ -253,7 +253,8 @@ def test_device_traces_get_their_own_summary(sample: nw.Profile, tmp_path) -> No
         assert (run, wait) == (pytest.approx(100 * et.loc[e, "share"]), pytest.approx(100 * et.loc[e, "wait_share"]))
     assert source(c.engines).data["waiting"][-1] > 0  # the Sync engine's semaphore waits
     layers = source(c.layers).data
-    assert layers["label"][0] == "model/layers.0/mlp" and all(b > a for a, b in zip(layers["t0"], layers["t1"],
+    # A layer by its path in the hierarchy (one name for one node: issue 35.2), its own engine time on the bar.
+    assert layers["label"][0] == "/model/layers.0/mlp" and all(b > a for a, b in zip(layers["t0"], layers["t1"],
                                                                                  strict=True))
     assert len(source(c.dma).data["queue"]) == 15 and "Compute-bound" in c.sentence.text
     # A click on a layer fits the viewer to it.

@@ -26,7 +26,7 @@ from ..model.device.engines import (
     waiting,
 )
 from ..model.device.events import _encode, _engine_key
-from ..model.device.hierarchy import layer_column
+from ..model.device.hierarchy import NO_LAYER, _chain, layer_column
 from ..model.device.summary import execution_span
 from ..model.device.trace import DeviceTrace
 from ..model.timefmt import duration
@@ -69,17 +69,25 @@ def engine_time(source: Any) -> pd.DataFrame:
 
 
 def top_operators(source: Any, by: str = "hlo", limit: int | None = 20) -> pd.DataFrame:
-    """Layers, HLO operators, opcodes or NKI kernels by engine time (the sum of their instructions' durations).
+    """HLO operators, opcodes, NKI kernels or layers by engine time: their instructions' durations summed over
+    the engines, which can exceed the execution's span when engines run side by side.
 
     Columns: the key, instructions, engine_ns, busy_ns (time any engine ran one of them), share
     (of all instructions' engine time), then `<engine>_ns` per engine. Worst first.
+
+    `by="layer"` names each layer by its path in the hierarchy (`trace.hierarchy()`, one row per layer node)
+    and says which count is which: `own_instructions`, `own_engine_ns`, `own_share` and `own_<engine>_ns`
+    are the layer's own instructions (not its sublayers'), what the ranking is by, and the own shares add up
+    to 1; `instructions`, `engine_ns` and `busy_ns` include its sublayers, as the hierarchy counts them.
     """
     trace = device_trace_of(source)
     ins = trace.instructions
     column = GROUPINGS.get(by)
     if column is None:
         raise ValueError(f"by must be one of {sorted(GROUPINGS)}, not {by!r}")
-    key = layer_column(ins) if column == "layer" else ins.get(column, None)
+    if column == "layer":
+        return _layers(trace, limit)
+    key = ins.get(column, None)
     if key is None and not ins.empty:
         key = pd.Series(None, index=ins.index, dtype=object)  # no such attribution: one "(none)" row
     if ins.empty or key is None:
@@ -103,6 +111,51 @@ def top_operators(source: Any, by: str = "hlo", limit: int | None = 20) -> pd.Da
 
 def _engine_order(engines: list[str]) -> list[int]:
     return sorted(range(len(engines)), key=lambda j: _engine_key(engines[j]))
+
+
+LAYER_COLUMNS = ["layer", "own_instructions", "instructions", "own_engine_ns", "engine_ns", "busy_ns", "own_share"]
+
+
+def _layers(trace: DeviceTrace, limit: int | None) -> pd.DataFrame:
+    """top_operators(by="layer"): a row per layer node of the hierarchy, own and inclusive counts side by side."""
+    ins = trace.instructions
+    if ins.empty or not {"start_ts", "end_ts"} <= set(ins.columns):
+        return pd.DataFrame(columns=LAYER_COLUMNS)
+    key = layer_column(ins)
+    codes, names = _encode(key if key is not None else pd.Series(None, index=ins.index, dtype=object))
+    # Each own layer's chain of paths as the hierarchy builds them (`/sg00`, `/sg00/_dot.3`). Instructions with
+    # no layer are one row, "(no layer)": no node of the tree (which files them under their HLO operator).
+    paths: dict[str, int] = {}
+    chains = []
+    for name in names:
+        chain = [path for path, _, _ in _chain(name, "", "")] if name and name.strip("/ ") else [NO_LAYER]
+        chains.append([paths.setdefault(path, len(paths)) for path in chain])
+    n, depth = len(paths), max(len(c) for c in chains)
+    table = np.full((len(names), depth), -1, np.int64)
+    for i, c in enumerate(chains):
+        table[i, :len(c)] = c
+    own_node = table[np.arange(len(names)), [len(c) - 1 for c in chains]]
+    start, end = ins["start_ts"].to_numpy(np.int64), ins["end_ts"].to_numpy(np.int64)
+    dur = np.maximum(end - start, 0)
+    ec, engines = engine_codes(ins)
+    node = own_node[codes]
+    # Every instruction counts for its own layer and each layer above it (its column of the chain table).
+    up = table[codes]
+    inside = up >= 0
+    rows = np.repeat(np.arange(len(ins)), inside.sum(axis=1))
+    above = up[inside]
+    out = pd.DataFrame({"layer": list(paths), "own_instructions": np.bincount(node, minlength=n),
+                        "instructions": np.bincount(above, minlength=n),
+                        "own_engine_ns": np.bincount(node, weights=dur, minlength=n).round().astype(np.int64),
+                        "engine_ns": np.bincount(above, weights=dur[rows], minlength=n).round().astype(np.int64),
+                        "busy_ns": grouped_busy(above, start[rows], end[rows], n)})
+    out["own_share"] = out["own_engine_ns"] / max(int(dur.sum()), 1)
+    per = np.bincount(node * len(engines) + ec, weights=dur, minlength=n * len(engines))
+    per = per.reshape(n, len(engines)).round().astype(np.int64)
+    for j in _engine_order(engines):
+        out[f"own_{engines[j] or 'engine'}_ns"] = per[:, j]
+    out = out.sort_values(["own_engine_ns", "engine_ns", "layer"], ascending=[False, False, True]).reset_index(drop=True)
+    return out.head(limit) if limit else out
 
 
 def layer_utilisation(source: Any) -> pd.DataFrame:

@@ -54,18 +54,27 @@ def _tracks(profile: Profile, first: np.ndarray) -> tuple[list[str], list[bool]]
     return track, real
 
 
-def thread_breakdown(profile: Profile) -> pd.DataFrame:
-    """One row per thread, busiest first: `events`, `span_ns` (first start to last end), `busy_time_ns` (time
+def thread_breakdown(profile: Profile, window: tuple[int, int] | None = None) -> pd.DataFrame:
+    """One row per thread as the Timeline shows it (a track: async slices of one category emitted on several
+    threads are one), busiest first: `events`, `span_ns` (first start to last end), `busy_time_ns` (time
     covered by any of its events), `idle_time_ns`, and both as `*_pctg` of the span; `track` is its label on the
     Timeline (Default grouping) and `thread` False for a profiler-wide row that is no thread (Kineto's
-    "PyTorch Profiler" span)."""
+    "PyTorch Profiler" span). `window` (absolute ns): times within it only, events clipped to its edges (a
+    brushed range: what lies outside the brush is not the range's)."""
     fr = frame_of(profile)
+    start, end = fr.start, fr.end
+    if window is not None:
+        start, end = np.clip(start, window[0], window[1]), np.clip(end, window[0], window[1])
     code, keys = _threads(profile)
+    # One row per Timeline track: a browser's async slices of one category are one track of their process
+    # whichever threads emitted them, so one row here too (issue 35.4); the keys are its first thread's.
+    track_of = pd.factorize(keys["track"])[0] if len(keys) else np.zeros(0, np.int64)
+    code, keys = track_of[code], keys.iloc[np.unique(track_of, return_index=True)[1]].reset_index(drop=True)
     n = len(keys)
-    spans = fr.end > fr.start
+    spans = end > start
     g = code[spans]
-    busy = union(g, fr.start[spans], fr.end[spans]).length(n)
-    lo, hi = first_last(code, fr.start, fr.end, n)
+    busy = union(g, start[spans], end[spans]).length(n)
+    lo, hi = first_last(code, start, end, n)
     df = keys.copy()
     df["events"] = np.bincount(code, minlength=n)
     df["span_ns"] = hi - lo

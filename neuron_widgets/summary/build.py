@@ -61,7 +61,8 @@ class SummaryCharts:
         self.findings = FindingsSection(r.get("findings"), profile.origin_ts,
                                         int(r.get("findings_span") or profile.duration_ns))
         self.critical = CriticalSection(r.get("critical"))
-        tcols = self._named(D.temporal_columns(r["temporal"], self.kind, profile.duration_ns), "device", "track")
+        tcols = self._named(D.temporal_columns(r["temporal"], self.kind, D.summarised_span(profile, r),
+                                               r.get("track_parts")), "device", "track")
         self.temporal = C.temporal_chart(self._temporal_click(tcols, r), self.kind, title=
                                          "Busy time per thread (% of the span summarised), busiest first"
                                          if self.kind == "chrome" else "Where the time goes (% of each device's span)")
@@ -190,7 +191,8 @@ class SummaryCharts:
             self.head.children[1].text = h.sentence
             self.head.children[2].text = h.range_note
         if wanted("temporal"):
-            tcols = self._named(D.temporal_columns(r["temporal"], self.kind, (profile or self.profile).duration_ns),
+            tcols = self._named(D.temporal_columns(r["temporal"], self.kind,
+                                                   D.summarised_span(profile or self.profile, r), r.get("track_parts")),
                                 "device", "track")
             self._set(self.temporal, self._temporal_click(tcols, r), "device")
             self._set(self.idle, self._named(D.idle_columns(r["idle"], tcols["device"])), "device")
@@ -352,7 +354,8 @@ class SummaryCharts:
         if df is None or df.empty:
             return {"name": [], "thread": [], "t_ms": [], "duration": [], "event_id": []}
         return {"name": [str(x) for x in df["name"]], "thread": D.labels_among([str(x) for x in df["track"]],
-                                                                              self._thread_tracks(r)),
+                                                                              self._thread_tracks(r),
+                                                                              r.get("track_parts")),
                 "t_ms": ((df["start_ts"].to_numpy(np.int64) - self.profile.origin_ts) / 1e6).tolist(),
                 "duration": [D.duration(x) for x in df["duration_ns"]], "event_id": [str(int(x)) for x in df["id"]]}
 
@@ -372,7 +375,8 @@ class SummaryCharts:
 
         # An event off the NeuronCores by its track, as the Timeline labels it (`row` is in `profile`).
         combo, combo_track, labels = profile.grouping_keys("default")
-        tracks = D.labels_among([labels[combo_track[combo[int(r)]]] for r in p["row"]], self._thread_tracks(r))
+        tracks = D.labels_among([labels[combo_track[combo[int(row)]]] for row in p["row"]], self._thread_tracks(r),
+                                r.get("track_parts"))
         # A core by its runtime track's label, as the device charts and findings name it.
         device = [core_label(x.instance_id, x.process_id, x.nc_idx, profile.track_names) if text(x.nc_idx) else track
                   for x, track in zip(p.itertuples(), tracks, strict=True)]

@@ -91,14 +91,51 @@ def _table_css() -> InlineStyleSheet:
     return InlineStyleSheet(css=TABLE_CSS)  # a model belongs to one document: one per table
 
 
+# A chart's title and legends fit it at any width it is drawn at (issue 35.6). BokehJS lays them over the frame,
+# which starts after the axis labels (a core's track label takes 330 px): aligned left, a title runs past the
+# chart's right edge as soon as the labels are long or the chart narrow. Aligned right they end at the frame's
+# right edge and have the whole chart to their left, so a title line or legend row narrower than the chart at
+# its smallest (MIN_CHART_PX) always fits: titles are wrapped into lines of TITLE_LINE_CHARS (13 px bold text
+# averages 7.2 px a character: 38 of them ~275 px) and legends set in rows of at most LEGEND_COLUMNS items.
+TITLE_LINE_CHARS = 38
+LEGEND_COLUMNS = 3
+LEGEND_FONT = "11px"
+
+
+def title_lines(text: str, width: int = TITLE_LINE_CHARS) -> str:
+    """`text` in lines of at most `width` characters, broken before a parenthesis where that does it
+    ("Last to arrive at collectives\n(steps)"), else at spaces (a longer word keeps its own line)."""
+    if len(text) <= width:
+        return text
+    head, paren, tail = text.partition(" (")
+    if paren and len(head) <= width and len(tail) + 1 <= width:
+        return f"{head}\n({tail}"
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False))
+
+
+def fit_legends(figures: list[Any]) -> None:
+    """Lay every legend of `figures` out to fit its chart (see TITLE_LINE_CHARS): rows of LEGEND_COLUMNS items at
+    most, at the frame's right. A builder adds its legends after `_figure`, so this runs over the finished charts
+    (apply_theme does, and the job and device Summaries when built)."""
+    for f in figures:
+        for legend in f.legend:
+            if legend.orientation == "horizontal":
+                legend.ncols = LEGEND_COLUMNS
+            where = legend.location if isinstance(legend.location, str) else ""
+            legend.location = "bottom_right" if where.startswith("bottom") else "top_right"
+            legend.label_text_font_size = LEGEND_FONT
+            legend.glyph_width = legend.glyph_height = 14
+
+
 def _figure(title: str, height: int, name: str = "", **kw: Any):
     # min_width: a chart first laid out at no width (legend above) leaves 1 px of that paint at its left edge.
-    f = figure(title=title, height=height, sizing_mode="stretch_width", min_width=MIN_CHART_PX, toolbar_location=None,
-               name=f"{name}-fig",
+    f = figure(title=title_lines(title), height=height, sizing_mode="stretch_width", min_width=MIN_CHART_PX,
+               toolbar_location=None, name=f"{name}-fig",
                background_fill_color=None, border_fill_color=None, outline_line_color=None, **kw)
     f.xgrid.grid_line_alpha = 0.5
     f.ygrid.grid_line_color = None
     f.title.text_font_size = "13px"
+    f.title.align = "right"  # ends at the frame's right edge, the chart's whole width before it (see above)
     return f
 
 
@@ -110,8 +147,12 @@ def headline_div(h: D.Headline, name: str = "nw-headline") -> Any:
     """The headline: a row of cards and the bottleneck sentence, all as text."""
     card = {"padding": "4px 10px", "border": "1px solid var(--jp-border-color2, #d0d7de)", "border-radius": "6px",
             "color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "12px", "min-width": "88px"}
+    # What a card measures (the Span and Busy cards) is on its hover: the element's title, no code runs for it.
+    means = [h.means(k) if hasattr(h, "means") else "" for k, _ in h.cards()]
     cards = [Div(text=f"{k}\n{v}", render_as_text=True, name=f"{name}-{k.lower()}",
-                 styles={**card, "white-space": "pre-line"}) for k, v in h.cards()]
+                 html_attributes={"title": m} if m else {},
+                 styles={**card, "white-space": "pre-line", **({"cursor": "help"} if m else {})})
+             for (k, v), m in zip(h.cards(), means, strict=True)]
     sentence = Div(text=h.sentence, render_as_text=True, name=f"{name}-sentence", sizing_mode="stretch_width",
                    styles={"color": "var(--jp-ui-font-color1, #1f2328)", "font-size": "13px", "font-weight": "600"})
     note = Div(text=h.range_note, render_as_text=True, name=f"{name}-note", sizing_mode="stretch_width",
@@ -356,6 +397,7 @@ def apply_theme(root: Any, dark: bool, figures: list | None = None) -> None:
     """
     c = THEMES["dark" if dark else "light"]
     found = figures if figures is not None else (list(root.select({"type": figure})) if hasattr(root, "select") else [])
+    fit_legends(found)
     for f in found:
         f.title.text_color = c["text"]
         for ax in (*f.xaxis, *f.yaxis):
@@ -374,4 +416,6 @@ def apply_theme(root: Any, dark: bool, figures: list | None = None) -> None:
 
 
 def _bar_height(n: int) -> int:
-    return int(min(max(90 + 26 * n, 160), 900))
+    # 26 px a bar, and room around the frame for a title of two lines, a legend of two rows and the x axis
+    # (title_lines, fit_legends): a narrow chart's wrapped title and legend leave its bars their height.
+    return int(min(max(130 + 26 * n, 190), 900))

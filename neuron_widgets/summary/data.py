@@ -30,15 +30,19 @@ NOT_APPLICABLE = {
 }
 
 
-def device_labels(df: pd.DataFrame, unique: bool = True) -> list[str]:
+Parts = dict[str, tuple[str, ...]]
+
+
+def device_labels(df: pd.DataFrame, unique: bool = True, parts: Parts | None = None) -> list[str]:
     """One label per device row: `rank 3`, a NeuronCore's track label (`i-0a88.../PID:2624383/neuron_rt/NC:1`), or
-    a thread's name and id; threads that label alike are numbered when `unique`."""
+    a thread's name and id; threads that label alike are numbered when `unique`. `parts`: the tracks' segments
+    (`track_parts`), so a name holding "/" stays whole."""
     if df.empty:
         return []
     if "rank" in df.columns:
         return [f"rank {r}" for r in df["rank"]]
     if "track" in df.columns:
-        return track_labels([str(x) for x in df["track"]], unique)
+        return track_labels([str(x) for x in df["track"]], unique, parts)
     if "thread_id" in df.columns and "nc_idx" not in df.columns:  # no track known: the Timeline's unnamed form
         return track_labels([f"PID:{r.get('process_id')}/TID:{r.get('thread_id')}" for r in df.to_dict("records")],
                             unique)
@@ -61,12 +65,30 @@ def named_ranks(text: str, names: dict[Any, str]) -> str:
     return RANK_WORDS.sub(one, text) if names else text
 
 
-def track_labels(tracks: list[str], unique: bool = True) -> list[str]:
+def track_parts(profile: Profile) -> Parts:
+    """Each Default-grouping track label of `profile` cut into the segments it was joined from (instance, process,
+    thread), so a name that holds "/" stays one segment: Chrome's process "chrome://tracing", its thread
+    "CompositorRasterWorker1/21775". Read from the Instance and Process groupings' labels of the same events."""
+    _, default_track, default = profile.grouping_keys("default")  # combos are one set: every grouping indexes it
+    _, process_track, process = profile.grouping_keys("process")
+    _, instance_track, instance = profile.grouping_keys("instance")
+    out: Parts = {}
+    for c in range(len(default_track)):
+        label, proc, inst = default[default_track[c]], process[process_track[c]], instance[instance_track[c]]
+        if label in out:
+            continue
+        if label.startswith(proc + "/") and proc.startswith(inst + "/"):
+            out[label] = (inst, proc[len(inst) + 1:], label[len(proc) + 1:])
+    return out
+
+
+def track_labels(tracks: list[str], unique: bool = True, parts: Parts | None = None) -> list[str]:
     """Timeline track labels ("instance/process/thread") as short as they can be and still tell the rows
     apart: the thread's own segment, as the Timeline shows it ("CoreFlipWaitThread 5260"), with its process
-    before it ("Renderer 1287/CrRendererMain 1287") where several processes have a thread of that name."""
+    before it ("Renderer 1287/CrRendererMain 1287") where several processes have a thread of that name.
+    `parts` (`track_parts`) cut a label into its segments; a label not in it is cut at every "/"."""
     distinct = list(dict.fromkeys(tracks))
-    segs = [t.split("/") for t in distinct]
+    segs = [list((parts or {}).get(t) or t.split("/")) for t in distinct]
     depth = [1] * len(distinct)
     while True:
         labels = ["/".join(s[-d:]) for s, d in zip(segs, depth, strict=True)]
@@ -90,10 +112,11 @@ def track_labels(tracks: list[str], unique: bool = True) -> list[str]:
     return out
 
 
-def labels_among(tracks: list[str], context: list[str]) -> list[str]:
+def labels_among(tracks: list[str], context: list[str], parts: Parts | None = None) -> list[str]:
     """`track_labels` of some tracks, as short as they can be among all of `context` (the trace's threads): a
     table of a few rows names them as the thread chart does."""
-    short = dict(zip(every := list(dict.fromkeys([*context, *tracks])), track_labels(every, unique=False), strict=True))
+    every = list(dict.fromkeys([*context, *tracks]))
+    short = dict(zip(every, track_labels(every, unique=False, parts=parts), strict=True))
     return [short[t] for t in tracks]
 
 
@@ -116,6 +139,11 @@ class Headline:
     sentence: str
     range_note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    kind: str = "neuron"
+
+    def means(self, card: str) -> str:
+        """What a card measures, on its hover ("" for the counts, which say it themselves)."""
+        return {"Span": SPAN_MEANS, "Busy": BUSY_MEANS.get(self.kind, BUSY_MEANS["kineto"])}.get(card, "")
 
     def cards(self) -> list[tuple[str, str]]:
         # A brushed range's counts beside the whole profile's ("0 of 2"), so a range is never read as the whole.
@@ -129,25 +157,50 @@ class Headline:
                 ("Errors", count(self.errors, "errors")), ("Hangs", count(self.hangs, "hangs"))]
 
 
+# What the Span and Busy cards measure, on their hover (the README says the same).
+SPAN_MEANS = ("Span: the time summarised: the whole profile (first event to last), or a brushed range's brush "
+              "(events crossing its edges do not widen it).")
+BUSY_MEANS = {
+    "chrome": "Busy: the threads' mean share of the span summarised, busy meaning covered by any of the thread's "
+              "events: the mean of the bars of 'Busy time per thread'.",
+    "neuron": "Busy: the NeuronCores' busy time (compute, collective and barrier) over their spans added up, each "
+              "core's span as in 'Where the time goes'.",
+    "kineto": "Busy: the ranks' time not idle over their spans added up, each rank's span as in 'Where the time "
+              "goes'.",
+}
+
+
+def summarised_span(profile: Profile, results: dict[str, Any]) -> int:
+    """The span a Summary summarises: a brushed range's is the brush (`results["window"]`, absolute ns), not the
+    events that cross its edges; otherwise the profile's, first event to last."""
+    window = results.get("window")
+    if window is not None:
+        return max(int(window[1]) - int(window[0]), 0)
+    return profile.duration_ns
+
+
 def headline(profile: Profile, results: dict[str, Any], range_note: str = "") -> Headline:
     t = results.get("temporal", pd.DataFrame())
     kind = results.get("kind", "neuron")
-    if kind == "chrome" and "thread" in t.columns:
-        t = t[t["thread"].astype(bool)]  # Kineto's profiler-wide span is no thread
-    results = {**results, "span_ns": profile.duration_ns}
+    span = summarised_span(profile, results)
+    results = {**results, "span_ns": span}
+    if kind == "chrome" and len(t):
+        t = threads_of(t, span)  # the threads as the busy chart shows them (no profiler-wide span)
     if t.empty:
         busy = 0.0
-    elif kind in ("neuron", "chrome"):
+    elif kind == "chrome":
+        busy = float(t["busy_time_pctg"].mean())  # the chart's bars, on one denominator: the span summarised
+    elif kind == "neuron":
         busy = 100.0 * t["busy_time_ns"].sum() / max(int(t["span_ns"].sum()), 1)
     else:
         busy = 100.0 - 100.0 * t["idle_time_ns"].sum() / max(int(t["span_ns"].sum()), 1)
     problems = results.get("problems", pd.DataFrame(columns=["kind"]))
     errors = int((problems["kind"] == "error").sum()) if len(problems) else 0
     hangs = int((problems["kind"] == "hang").sum()) if len(problems) else 0
-    return Headline(span_ns=profile.duration_ns, events=len(profile), devices=len(t),
+    return Headline(span_ns=span, events=len(profile), devices=len(t),
                     device_word={"neuron": "NeuronCores", "kineto": "Ranks"}.get(kind, "Threads"), busy_pctg=busy,
                     errors=errors, hangs=hangs, sentence=sentence(results), range_note=range_note,
-                    extra={"whole": results["whole"]} if results.get("whole") else {})
+                    extra={"whole": results["whole"]} if results.get("whole") else {}, kind=kind)
 
 
 def sentence(results: dict[str, Any]) -> str:
@@ -169,7 +222,8 @@ def _busiest(results: dict[str, Any]) -> str:
     top = shown.iloc[0]
     share = f"{top['busy_time_pctg']:.0f}% of the {duration(span)} span" if span else \
         f"{top['busy_time_pctg']:.0f}% of its span"
-    return f"The busiest thread is {device_labels(shown)[0]} (busy {duration(top['busy_time_ns'])}, {share})."
+    label = device_labels(shown, parts=results.get("track_parts"))[0]
+    return f"The busiest thread is {label} (busy {duration(top['busy_time_ns'])}, {share})."
 
 
 def bottleneck(results: dict[str, Any], stragglers: bool = True) -> str:
@@ -222,9 +276,10 @@ def threads_of(t: pd.DataFrame, span_ns: int | None = None) -> pd.DataFrame:
     return t
 
 
-def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None) -> dict[str, list[Any]]:
+def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None,
+                     segments: Parts | None = None) -> dict[str, list[Any]]:
     """Per device, worst first (least compute share; a plain trace's threads busiest first, as shares of the
-    summarised span `span_ns`), the shares and times of each part."""
+    summarised span `span_ns`), the shares and times of each part; `segments`: the tracks' (`track_parts`)."""
     parts = parts_of(kind)
     if not t.empty and kind == "chrome":
         t = threads_of(t, span_ns)
@@ -233,8 +288,9 @@ def temporal_columns(t: pd.DataFrame, kind: str, span_ns: int | None = None) -> 
                 "span": [], "track": []}
     if kind != "chrome":
         t = t.iloc[np.argsort(t["compute_time_pctg"].to_numpy(), kind="stable")]
-    out: dict[str, list[Any]] = {"device": device_labels(t), "row": [int(i) for i in t.index],
-                            "track": [str(x) for x in t["track"]] if "track" in t.columns else device_labels(t)}
+    labels = device_labels(t, parts=segments)
+    out: dict[str, list[Any]] = {"device": labels, "row": [int(i) for i in t.index],
+                                 "track": [str(x) for x in t["track"]] if "track" in t.columns else labels}
     for p in parts:
         out[f"{p}_pctg"] = t[f"{p}_time_pctg"].round(2).tolist()
         out[f"{p}_ns"] = [duration(v) for v in t[f"{p}_time_ns"]]

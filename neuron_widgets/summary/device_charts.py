@@ -67,6 +67,20 @@ def top_columns(df: pd.DataFrame, key: str, spans: dict[str, tuple[int, int]] | 
     return out
 
 
+def layer_columns(df: pd.DataFrame, spans: dict[str, tuple[int, int]], origin: int) -> dict[str, list]:
+    """Layers by their own engine time (top_operators(by="layer"): a layer's own instructions, its sublayers' not),
+    what they hold with their sublayers (as the hierarchy counts) on hover. A layer with no instructions of its
+    own (`/model` over `/model/layers.0`) has no bar: its time is its sublayers'."""
+    if "own_instructions" in df.columns:
+        df = df[df["own_instructions"] > 0]
+    own = df.rename(columns={"own_engine_ns": "engine_ns", "own_share": "share", "own_instructions": "instructions",
+                             "engine_ns": "all_engine_ns", "instructions": "all_instructions"})
+    out = top_columns(own, "layer", spans, origin)
+    out["all_time"] = [duration(v) for v in own["all_engine_ns"]]
+    out["all_instructions"] = [f"{n:,}" for n in own["all_instructions"]]
+    return out
+
+
 def sentences(notes: list[str]) -> str:
     """Notes as sentences, each its own: a capital first letter (the rest as written: FLOPs, MFU) and a full stop."""
     out = []
@@ -131,14 +145,21 @@ class DeviceSummaryCharts:
                              [("queue", "@queue"), ("moved", "@bytes"), ("bandwidth", "@bandwidth"), ("busy", "@busy"),
                               ("packets", "@packets")], "#8bbc21")
         spans = _layer_spans(trace)
-        tips = [("", "@label"), ("engine time", "@time"), ("share", "@share"), ("instructions", "@instructions")]
-        self.layers = self._bar(top_columns(r["layers"], "layer", spans, self.origin), "label", "ms",
-                                "Top layers by engine time (ms)", "nw-device-layers", tips, "#492970", tap=True)
+        # Engine time is a sum over the engines (they run side by side: it can exceed the execution), said on hover.
+        tips = [("", "@label"), ("engine time", "@time (all engines added)"), ("share", "@share of all engine time"),
+                ("instructions", "@instructions")]
+        layer_tips = [("", "@label"), ("own engine time", "@time (all engines added)"),
+                      ("own share", "@share of all engine time"), ("own instructions", "@instructions"),
+                      ("with its sublayers", "@all_time, @all_instructions instructions")]
+        self.layers = self._bar(layer_columns(r["layers"], spans, self.origin), "label", "ms",
+                                "Top layers by own engine time (ms)", "nw-device-layers", layer_tips, "#492970",
+                                tap=True)
         self.operators = self._bar(top_columns(r["operators"], "hlo"), "label", "ms",
                                    "Top HLO operators by engine time (ms)", "nw-device-operators", tips, "#1aadce")
         self.opcodes = self._bar(top_columns(r["opcodes"], "opcode"), "label", "ms",
                                  "Top opcodes by engine time (ms)", "nw-device-opcodes", tips, "#77a1e5")
         self.figures = [self.engines, self.dma, self.layers, self.operators, self.opcodes]
+        C.fit_legends(self.figures)
         # A finding's place is the execution: a click fits the viewer to it (None: being looked for).
         self.findings = FindingsSection(r.get("findings"), self.origin, int(r.get("span_ns") or 0),
                                         clip=tuple(int(x) for x in trace.span))  # what the viewer can show
@@ -173,4 +194,6 @@ class DeviceSummaryCharts:
         r = f.hbar(y=factor, right=value, height=0.72, source=src, color=color)
         f.add_tools(HoverTool(renderers=[r], tooltips=tips))
         f.x_range.start = 0
+        if "engine time" in title:
+            f.xaxis.axis_label = "ms, all engines added"
         return f

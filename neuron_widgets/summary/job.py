@@ -304,6 +304,7 @@ class JobSummaryCharts:
         self.figures = [self.heat, self.nodes, self.cores, self.stragglers, self.critical.chart,
                         *(self.fix.figures if self.fix is not None else [])]
         self.heat.sizing_mode = "stretch_width"
+        C.fit_legends(self.figures)  # an exported page is never themed here: its legends fit as built
         label = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
         self.layout = column(self.sentence, self.notes, self.findings.layout, self.heat, self.critical.layout,
                              _wrap(self.stragglers, self.nodes, min_width=460),

@@ -37,7 +37,7 @@ from ..model.device.trace import DeviceTrace
 from ..model.profile import Profile
 from ..summary import SummaryCharts
 from ..summary.compare import fix_steps
-from ..summary.data import duration
+from ..summary.data import duration, track_parts
 from ..summary.device_charts import DeviceSummaryCharts
 from .bokeh_host import ThemeProbe, bokehjs_here, load_bokehjs, source_of
 from .delivery import Delivered, keep_in_order
@@ -207,6 +207,16 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             said += f", which has {e:,} error{'s' * (e != 1)} and {h:,} hang{'s' * (h != 1)}"
         return said + ". Clear the brush (Esc in the timeline, or tl.brush_range = None) to summarise all of it."
 
+    def _track_parts(self) -> dict[str, tuple[str, ...]]:
+        """The whole profile's track segments (summary.data.track_parts), cut once: a range's tracks are among them."""
+        with self._lock:
+            known = getattr(self, "_parts", None)
+        if known is None:
+            known = track_parts(self.profile)
+            with self._lock:
+                self._parts = known
+        return known
+
     def _whole_counts(self) -> dict[str, int]:
         """The whole profile's errors and hangs (looked for once)."""
         with self._lock:
@@ -227,8 +237,11 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             fr = frame_of(p)
             kind = self.kind
             note = f"Summarised: {self._describe(window)}."
-            r: dict[str, Any] = {"kind": kind, "ranks": self.ranks}
-            steps = _chrome_steps(p) if kind == "chrome" else (
+            # The time summarised (a brush, or the home range past a far clock) is the span the cards and charts
+            # measure by; the tracks' segments name threads whose names hold "/" as the Timeline does.
+            r: dict[str, Any] = {"kind": kind, "ranks": self.ranks, "window": window or whole,
+                                 "track_parts": self._track_parts()}
+            steps = _chrome_steps(p, window or whole) if kind == "chrome" else (
                      ("temporal", lambda: {"temporal": temporal_breakdown(p, kind)}, ("headline", "temporal")),
                      ("kernels", lambda: {"kernels": kernel_breakdown(p, kind)}, ("kernels",)),
                      ("idle", lambda: {"idle": idle_time_breakdown(p, kind), "overlap": comm_comp_overlap(p, kind),
@@ -437,9 +450,9 @@ def _device_trace_in(source: Any) -> DeviceTrace | None:
         return None
 
 
-def _chrome_steps(p: Profile) -> tuple:
-    """A plain trace's analyses, in the order the Summary draws them."""
-    return (("temporal", lambda: {"temporal": thread_breakdown(p)}, ("headline", "temporal")),
+def _chrome_steps(p: Profile, window: tuple[int, int] | None = None) -> tuple:
+    """A plain trace's analyses, in the order the Summary draws them (busy time within `window`, a brushed range)."""
+    return (("temporal", lambda: {"temporal": thread_breakdown(p, window)}, ("headline", "temporal")),
             ("kernels", lambda: {"kernels": (event_breakdown(p), None), "longest": longest_events(p)}, ("kernels",)),
             ("problems", lambda: {"problems": errors_and_hangs(p)}, ("problems", "headline")))
 

@@ -130,3 +130,100 @@ def test_tables_show_eight_rows_of_wrapped_text(open_file, tmp_path: Path, sampl
                     ".el.scrollIntoView({block: 'start'})")
     shot(o.page, f"summary-export-tables-{'dark' if dark else 'light'}")
     assert not o.errors, o.errors
+
+
+# Every chart drawn in a Summary widget of the notebook: whether it lies inside its widget, and whether its title
+# (each line as the canvas draws it, placed by its alignment over the frame) and legends lie inside the chart.
+IN_WIDGETS = """() => { const widgetOf = (el) => { for (let e = el; e; e = e.getRootNode().host) {
+    const w = e.closest('.nw-summary-widget'); if (w) return w; } return null; };
+  return [...Bokeh.index.all_views()].filter(v => v.model.type === 'Figure' && v.el.isConnected
+    && v.model.visible && v.el.getBoundingClientRect().height > 0 && widgetOf(v.el)).map(v => {
+  const t = v.model.title, ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${t.text_font_style} ${t.text_font_size} ${t.text_font}`;
+  const w = Math.max(0, ...t.text.split('\\n').map(line => ctx.measureText(line).width));
+  const f = v.frame.bbox, left = t.align === 'right' ? f.right - w : t.align === 'center' ? f.hcenter - w / 2 : f.left;
+  const legends = [...v.computed_renderer_views ?? []].filter(r => r.model.type === 'Legend')
+    .map(l => [l.bbox.x0, l.bbox.x1]);
+  const box = v.el.getBoundingClientRect(), widget = widgetOf(v.el).getBoundingClientRect();
+  const bars = v.model.y_range.factors?.length ?? 0;
+  return {name: v.model.name, title: t.text, width: v.bbox.width, titleLeft: left, titleRight: left + w, legends,
+          inWidget: box.left >= widget.left - 1 && box.right <= widget.right + 1, widget: widget.width,
+          barPx: bars ? f.height / bars : null}; }); }"""
+
+
+def _check_fits(found: dict[str, dict]) -> list[str]:
+    bad = []
+    for name, c in found.items():
+        if not c["inWidget"]:
+            bad.append(f"{name} runs past its widget ({c['widget']:.0f} px)")
+        if c["titleLeft"] < -1 or c["titleRight"] > c["width"] + 1:
+            bad.append(f"{name}: title {c['title']!r} spans {c['titleLeft']:.0f}..{c['titleRight']:.0f} of "
+                       f"{c['width']:.0f} px")
+        for x0, x1 in c["legends"]:
+            if x0 < -1 or x1 > c["width"] + 1:
+                bad.append(f"{name}: legend spans {x0:.0f}..{x1:.0f} of {c['width']:.0f} px")
+        if c["barPx"] is not None and c["barPx"] < 16:  # a wrapped title and legend left the bars no room
+            bad.append(f"{name}: {c['barPx']:.0f} px a bar")
+    return bad
+
+
+def test_job_and_device_summaries_fit_the_notebook_with_the_sidebar_open_and_closed(page, lab: str,
+                                                                                   lab_root: Path) -> None:
+    """Issue 35.6: at 1150 px with the file browser open (a ~720 px widget) the critical path's title was cut at
+    "(% o" and its legend's "gap"; with it closed "Last to arrive at collectives (steps" lost its ")"; the device
+    Summary's "Engines: active and waiting share of the execution (%" too. Every chart's title and legends fit
+    inside it, and every chart inside its widget, at both widths; screenshots in light and dark."""
+    from .lab import open_notebook, run_all, theme, through_notebook, wait_cells_done
+    from .test_summary_kinds import notebook
+
+    notebook(lab_root, "fit.ipynb", [
+        "import neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\n"
+        "from neuron_widgets.widgets import Summary\n"
+        "job = nw.load_job(write_job('fitjob', nodes=3, events=30_000, processes=1, cores=3, seed=4), results='fitres')",
+        "s = Summary(job)\ns",
+        "p = nw.sample_profile()\nd = Summary(p.device_trace(p.device_profiles.iloc[0]['device_profile_name']))\nd"])
+    page.set_viewport_size({"width": 1150, "height": 1000})
+    open_notebook(page, lab, "fit.ipynb")
+    run_all(page)
+    wait_cells_done(page)
+    # Findings and the critical path come last: the status says so when they are drawn.
+    page.wait_for_function("() => /Summarised 3 parts in.*Click a finding/.test(document.querySelector("
+                           "'.nw-summary-widget .widget-html')?.textContent ?? '')", timeout=300_000)
+    wanted = {"nw-job-lag-fig", "nw-job-stragglers-fig", "nw-job-nodes-fig", "nw-job-cores-fig", "nw-critical-fig",
+              "nw-device-engines-fig", "nw-device-layers-fig", "nw-device-operators-fig", "nw-device-opcodes-fig",
+              "nw-device-dma-fig"}
+
+    def collect(tag: str, dark: bool = False) -> dict[str, dict]:
+        found: dict[str, dict] = {}
+        shots = iter(range(99))
+
+        def visit(pg) -> bool:  # every screen of the notebook, top to bottom, each looked at in its screenshot
+            found.update({c["name"]: c for c in pg.evaluate(IN_WIDGETS)})
+            shot(pg, f"summary-fit-lab-{tag}-{'dark' if dark else 'light'}-{next(shots)}")
+            return False
+
+        through_notebook(page, visit)
+        state = page.evaluate("""() => [...Bokeh.index.all_views()].filter(v => (v.model.name ?? '').startsWith('nw-critical'))
+            .map(v => [v.model.name, v.model.visible, v.el.isConnected, v.el.getBoundingClientRect().height])""")
+        assert wanted <= set(found), (sorted(wanted - set(found)), state)
+        return found
+
+    open_width = collect("sidebar-open")
+    assert 600 < min(c["widget"] for c in open_width.values()) < 800, {n: c["widget"] for n, c in open_width.items()}
+    assert not _check_fits(open_width), _check_fits(open_width)
+    page.keyboard.press("Control+b")  # the file browser closed: a ~1100 px widget
+    page.wait_for_function("() => document.querySelector('.nw-summary-widget').getBoundingClientRect().width > 950",
+                           timeout=20_000)
+    closed = collect("sidebar-closed")
+    assert min(c["widget"] for c in closed.values()) > 950
+    assert not _check_fits(closed), _check_fits(closed)
+    theme(page, "JupyterLab Dark")
+    dark = collect("sidebar-closed", dark=True)
+    assert not _check_fits(dark), _check_fits(dark)
+    page.keyboard.press("Control+b")
+    page.wait_for_function("() => document.querySelector('.nw-summary-widget').getBoundingClientRect().width < 800",
+                           timeout=20_000)
+    dark_open = collect("sidebar-open", dark=True)
+    assert not _check_fits(dark_open), _check_fits(dark_open)
+    theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors  # type: ignore[attr-defined]
