@@ -7,6 +7,9 @@
    Both sides have their imports done before their clocks start: ours by reading a tiny trace
    first (the proto import and numba's cached kernels), whose CPU is reported apart. Each process
    then reads (parses) the same file a second time: "again", memory already taken from the system.
+   `--before DIR` (a folder holding another `neuron_widgets`, e.g. `git archive <commit> neuron_widgets`)
+   runs that code too, in turn with the bare parse and this tree's, in the same script: before/after
+   under the same load. Minor page faults (fresh memory taken from the system) are counted for each.
 2. Writing: `export_perfetto` of the 10M-event sample: seconds, peak RSS against the 1M sample
    (flat memory), bytes per event. The profile is loaded as by default (its per-event indexes,
    which the Timeline shares, built first), so the memory measured is the writer's own.
@@ -44,23 +47,25 @@ threading.Thread(target=watch, daemon=True).start()
 """
 
 BARE = PEAK + """
-import json, time
+import json, resource, time
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 data = open({path!r}, "rb").read()
 base = proc.memory_info().rss
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 t0, c0 = time.perf_counter(), time.process_time()
 t = pb.Trace(); t.ParseFromString(data)
 t1, c1 = time.perf_counter(), time.process_time()
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 stop.set()
 packets = len(t.packet)
 del t
 c2 = time.process_time(); t = pb.Trace(); t.ParseFromString(data); again = time.process_time() - c2
 print(json.dumps({{"seconds": t1 - t0, "cpu": c1 - c0, "packets": packets, "peak_mb": peak[0] / 1e6,
-                   "added_mb": (peak[0] - base) / 1e6, "again_cpu": again}}))
+                   "added_mb": (peak[0] - base) / 1e6, "again_cpu": again, "faults": faults}}))
 """
 
 OURS = PEAK + """
-import json, time
+import json, resource, time
 import neuron_widgets as nw
 # A first read of a tiny trace: the compiled proto imported and numba's cached kernels loaded, as in any
 # process after its first Perfetto read (the bare parse imports its classes before its clock starts too).
@@ -69,15 +74,17 @@ w0 = time.process_time()
 nw.load_profile({warm!r}, cache=False, prepare=False)
 first_cpu = time.process_time() - w0
 base = proc.memory_info().rss
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 t0, c0 = time.perf_counter(), time.process_time()
 p = nw.load_profile({path!r}, cache=False, prepare=False)
 t1, c1 = time.perf_counter(), time.process_time()
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 stop.set()
 events = len(p)
 del p
 c2 = time.process_time(); nw.load_profile({path!r}, cache=False, prepare=False); again = time.process_time() - c2
 print(json.dumps({{"seconds": t1 - t0, "cpu": c1 - c0, "events": events, "peak_mb": peak[0] / 1e6,
-                   "added_mb": (peak[0] - base) / 1e6, "first_cpu": first_cpu, "again_cpu": again}}))
+                   "added_mb": (peak[0] - base) / 1e6, "first_cpu": first_cpu, "again_cpu": again, "faults": faults}}))
 """
 
 WRITE = PEAK + """
@@ -141,38 +148,50 @@ def pftrace(events: int) -> Path:
     return path
 
 
+def _side(name: str, runs: list[dict]) -> dict:
+    """Medians of one side's runs: wall and CPU seconds, the second read's CPU, minor page faults, memory."""
+    med = statistics.median
+    out = {f"{name}_s": med(r["seconds"] for r in runs), f"{name}_cpu_s": med(r["cpu"] for r in runs),
+           f"{name}_again_cpu_s": med(r["again_cpu"] for r in runs), f"{name}_faults": med(r["faults"] for r in runs),
+           f"{name}_runs_cpu": [round(r["cpu"], 4) for r in runs], f"{name}_runs_s": [round(r["seconds"], 3) for r in runs],
+           f"{name}_peak_mb": max(r["peak_mb"] for r in runs), f"{name}_added_mb": max(r["added_mb"] for r in runs)}
+    if "first_cpu" in runs[0]:
+        out[f"{name}_first_read_in_process_cpu_s"] = med(r["first_cpu"] for r in runs)
+        out[f"{name}_events_per_s"] = runs[0]["events"] / out[f"{name}_s"]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", choices=["read", "write", "reopen"], action="append")
+    ap.add_argument("--before", help="a folder holding another neuron_widgets to read with too (before/after)")
     args = ap.parse_args()
     parts = set(args.only or ["read", "write", "reopen"])
     result: dict = {"machine": machine()}
     for n in dict.fromkeys((100_000, args.events)) if "read" in parts else ():
         path = pftrace(n)
         warm = pftrace(1_000)
-        # Alternated, so that a change in the machine's load falls on both sides alike.
-        bare, ours = [], []
+        # Alternated, so that a change in the machine's load falls on all sides alike.
+        bare: list[dict] = []
+        sides: dict[str, list[dict]] = {"ours": [], **({"before": []} if args.before else {})}
+        loads = []
         for _ in range(args.repeat):
+            loads.append(os.getloadavg()[0])
             bare.append(in_child(BARE.format(path=str(path))))
-            ours.append(in_child(OURS.format(path=str(path), warm=str(warm))))
-        b, o = statistics.median(r["seconds"] for r in bare), statistics.median(r["seconds"] for r in ours)
-        # CPU seconds (the process's, all threads) stretch far less than wall time on a loaded machine.
-        bc, oc = statistics.median(r["cpu"] for r in bare), statistics.median(r["cpu"] for r in ours)
-        row = {"file_mb": path.stat().st_size / 1e6, "events": ours[0]["events"], "packets": bare[0]["packets"],
-               "parse_from_string_s": b, "ours_s": o, "ratio": o / b, "ours_events_per_s": ours[0]["events"] / o,
-               "parse_from_string_cpu_s": bc, "ours_cpu_s": oc, "ratio_cpu": oc / bc, "load_average": os.getloadavg(),
-               "ours_first_read_in_process_cpu_s": statistics.median(r["first_cpu"] for r in ours),
-               # The same read again in each process (its memory already taken from the system once).
-               "again_bare_cpu_s": statistics.median(r["again_cpu"] for r in bare),
-               "again_ours_cpu_s": statistics.median(r["again_cpu"] for r in ours),
-               "again_ratio_cpu": (statistics.median(r["again_cpu"] for r in ours)
-                                   / statistics.median(r["again_cpu"] for r in bare)),
-               "runs_bare_cpu": [round(r["cpu"], 4) for r in bare], "runs_ours_cpu": [round(r["cpu"], 4) for r in ours],
-               "bare_peak_mb": max(r["peak_mb"] for r in bare), "ours_peak_mb": max(r["peak_mb"] for r in ours),
-               "bare_added_mb": max(r["added_mb"] for r in bare), "ours_added_mb": max(r["added_mb"] for r in ours),
-               "runs_bare": [round(r["seconds"], 3) for r in bare], "runs_ours": [round(r["seconds"], 3) for r in ours]}
+            for side, runs in sides.items():
+                code_dir = args.before if side == "before" else None
+                runs.append(in_child(OURS.format(path=str(path), warm=str(warm)), code_dir=code_dir))
+        row = {"file_mb": path.stat().st_size / 1e6, "events": sides["ours"][0]["events"], "packets": bare[0]["packets"],
+               "load_average": os.getloadavg(), "loads_at_runs": loads, **_side("bare", bare)}
+        for side, runs in sides.items():
+            row.update(_side(side, runs))
+            row[f"{side}_ratio_cpu"] = row[f"{side}_cpu_s"] / row["bare_cpu_s"]
+            row[f"{side}_ratio_wall"] = row[f"{side}_s"] / row["bare_s"]
+            row[f"{side}_again_ratio_cpu"] = row[f"{side}_again_cpu_s"] / row["bare_again_cpu_s"]
+            # Each run's ratio against the bare parse run just before it (same moment's load).
+            row[f"{side}_run_ratios_cpu"] = [round(o["cpu"] / b["cpu"], 3) for o, b in zip(runs, bare, strict=True)]
         result[f"read {n:,}"] = row
         print("read", n, json.dumps(row), flush=True)
     small = sample(100_000)

@@ -33,7 +33,7 @@ PROBLEMS = (
 _P_BAD, _P_WIRE, _P_LEGACY_TS, _P_LEGACY = 0, 1, 2, 3
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _varint(buf: np.ndarray, pos: int, end: int) -> tuple[np.uint64, int]:
     """The varint at `pos` and the position after it; position -1 if it runs past `end`."""
     if pos < end and buf[pos] < 0x80:  # one byte: most tags, types, lengths and interned ids
@@ -50,14 +50,14 @@ def _varint(buf: np.ndarray, pos: int, end: int) -> tuple[np.uint64, int]:
     return np.uint64(0), -1
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _tag(buf: np.ndarray, pos: int, end: int) -> tuple[int, int, int]:
     """(field number, wire type, position after the tag); position -1 if the tag is cut short."""
     tag, p = _varint(buf, pos, end)
     return int(tag >> np.uint64(3)), int(tag & np.uint64(7)), p
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _push(flow_packet, flow_id, flow_term, nflow, i, v, terminating) -> int:
     """Append one flow id; -1 when the arrays are full (the caller grows them and starts again)."""
     if nflow == flow_id.size:
@@ -68,7 +68,7 @@ def _push(flow_packet, flow_id, flow_term, nflow, i, v, terminating) -> int:
     return nflow + 1
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _value(buf: np.ndarray, pos: int, end: int, wire: int) -> tuple[int, int]:
     """A field's value of wire type `wire` at `pos`: (where its payload starts, the position after it).
 
