@@ -4,22 +4,48 @@ collectives, where the path moves to the node that arrived last).
 
 The path is `analysis.critical_path(job)` (computed part by part on Dask, `event_id` the part's own); this module
 only places its segments on what the JobTimeline shows (job/view.py: the parts' summary tracks, labelled with the
-part's name in every grouping, and the opened parts' events under `<part>/`).
+part's name in every grouping, and the opened parts' events under `<part>/`). A span also says what it stands for
+(`span_detail`: its segments by kind and worker, the worker named as its track is once the part is opened), which
+the page shows when the pointer is over it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...analysis.critical_path_workers import track_label, worker_key
 from ...model.profile import Profile
+from ...model.track_names import TrackNames
 from ..timeline_critical import MAX_JUMPS, CriticalShown, jumps_between, no_path_text, nothing, path_headline
 
 NO_ROW = np.iinfo(np.int64).min  # a segment placed nowhere (its part has no track, its event is not shown)
+SPAN_GROUPS = 8  # a span's hover lists its segments' kinds and workers, the longest first; the rest in one line
+WORKER_COLS = ["instance_id", "process_id", "nc_idx", "thread_id"]
+
+
+class JobCriticalShown(CriticalShown):
+    """The job's path as shown, with what each drawn span stands for (`span_detail`, aligned with `spans`).
+
+    `span_detail`: {"kinds": [...], "workers": [...], "runs": one list per drawn span, flat
+    [kind, worker, duration_ns, count, ...] by duration, longest first, at most SPAN_GROUPS of them and then, where
+    there are more, one [-1, -1, duration_ns, count] for the rest}; kinds and workers index the two lists.
+    """
+
+    def __init__(self, *args: Any, span_detail: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.span_detail = span_detail or {"kinds": [], "workers": [], "runs": []}
+
+    def info(self) -> dict[str, Any]:
+        return {**super().info(), "span_detail": self.span_detail}
+
+    def exported(self) -> dict[str, Any]:
+        return {**super().exported(), "span_detail": self.span_detail}
 
 
 def job_critical_shown(view: Profile, grouping: str, path: pd.DataFrame, opened: Collection[str],
@@ -79,7 +105,46 @@ def job_critical_shown(view: Profile, grouping: str, path: pd.DataFrame, opened:
     text = f"critical path: {len(path):,} segments in {len(on)} of {_n(parts, 'part')}, {_n(between, 'jump')} between parts"
     if moved > MAX_JUMPS or len(span_rows) > MAX_JUMPS:
         text += f" (the first {MAX_JUMPS:,} drawn)"
-    return CriticalShown(outlined, jump_rows, jumps, text, path_headline(path), spans, span_rows, folded)
+    run_of = np.where(in_folded, np.cumsum(new_run) - 1, -1)
+    detail = span_detail(path, part, run_of, len(shown_spans))
+    return JobCriticalShown(outlined, jump_rows, jumps, text, path_headline(path), spans, span_rows, folded,
+                            span_detail=detail)
+
+
+def span_detail(path: pd.DataFrame, part: np.ndarray, run_of: np.ndarray, runs: int) -> dict[str, Any]:
+    """What each of the first `runs` spans stands for: its segments (`run_of`: each segment's span, -1 none) summed
+    by kind and worker; the worker named as the Timeline labels its track (`attrs["tracks"]`, else made here)."""
+    mine = np.flatnonzero((run_of >= 0) & (run_of < runs))
+    out: dict[str, Any] = {"kinds": [], "workers": [], "runs": [[] for _ in range(runs)]}
+    if not mine.size:
+        return out
+    seg = path.iloc[mine][WORKER_COLS].astype(object)
+    seg = seg.where(seg.notna(), None)
+    seg = seg.assign(run=run_of[mine], part=part[mine], kind=path["kind"].astype(str).to_numpy()[mine],
+                     ns=path["duration_ns"].to_numpy(np.int64)[mine], n=1)
+    keys = ["run", "kind", "part", *WORKER_COLS]
+    groups = seg.groupby(keys, dropna=False, sort=False).agg(ns=("ns", "sum"), n=("n", "sum")).reset_index()
+    groups = groups.sort_values(["run", "ns"], ascending=[True, False], kind="stable")
+    tracks = path.attrs.get("tracks") or {}
+    kinds: dict[str, int] = {}
+    workers: dict[str, int] = {}
+    labels: dict[Any, str] = {}
+    for r in groups.itertuples(index=False):
+        key = worker_key(r.part, r.instance_id, r.process_id, r.nc_idx, r.thread_id)
+        if key not in labels:
+            labels[key] = tracks.get(key) or track_label(TrackNames(), r.instance_id, r.process_id, r.nc_idx,
+                                                         r.thread_id, part=r.part)
+        flat = out["runs"][int(r.run)]
+        if len(flat) < 4 * SPAN_GROUPS:
+            flat += [kinds.setdefault(str(r.kind), len(kinds)), workers.setdefault(labels[key], len(workers)),
+                     int(r.ns), int(r.n)]
+        elif len(flat) == 4 * SPAN_GROUPS:
+            flat += [-1, -1, int(r.ns), int(r.n)]
+        else:
+            flat[-2] += int(r.ns)
+            flat[-1] += int(r.n)
+    out["kinds"], out["workers"] = list(kinds), list(workers)
+    return out
 
 
 def _rows_in_part(view: Profile, part: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
