@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -19,7 +20,12 @@ from test_findings import _check_frame, _clean_job
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
-from neuron_widgets.analysis.findings_memory import HBM_CAPACITY_SHARE, TRANSFER_IDLE_SHARE
+from neuron_widgets.analysis.findings_memory import (
+    HBM_CAPACITY_SHARE,
+    TRANSFER_IDLE_SHARE,
+    device_hbm_peaks,
+    device_total,
+)
 
 GIB = 2**30
 
@@ -228,3 +234,44 @@ def test_random_profiles_with_transfers_match_the_reference(seed: int, tmp_path)
     wi = A.what_if(p, None, 1.0)
     _check_frame(f, wi.span_ns)
     json.dumps(f["evidence"].tolist())
+
+
+def _peaks_reference(hbm: Any) -> Any:
+    """The slow, plainly right device peaks: per device a pivot of its HBMs' last samples at each time, filled
+    forward and summed; per HBM its largest sample (the first such row)."""
+    cols = ["instance_id", "device_idx", "hbm_idx", "peak_bytes", "peak_ts", "first_ts", "last_ts", "row"]
+    df = hbm.assign(instance_id=hbm["instance_id"].astype(str),
+                    device_idx=pd.to_numeric(hbm["device_idx"], errors="coerce").fillna(-1).astype(np.int64),
+                    hbm_idx=pd.to_numeric(hbm["hbm_idx"], errors="coerce").fillna(-1).astype(np.int64),
+                    total_bytes=pd.to_numeric(hbm["total_bytes"], errors="coerce"))
+    df = df[df["total_bytes"].notna()].assign(_row=lambda d: d.index)
+    out = []
+    for (inst, dev), d in df.groupby(["instance_id", "device_idx"], sort=True):
+        total = device_total(d)
+        span = {"first_ts": int(total.index.min()), "last_ts": int(total.index.max())}
+        out.append({"instance_id": inst, "device_idx": int(dev), "hbm_idx": -1, "peak_bytes": float(total.max()),
+                    "peak_ts": int(total.idxmax()), **span, "row": None})
+        for h, dh in d.groupby("hbm_idx", sort=True):
+            i = dh["total_bytes"].idxmax()
+            out.append({"instance_id": inst, "device_idx": int(dev), "hbm_idx": int(h),
+                        "peak_bytes": float(dh.loc[i, "total_bytes"]), "peak_ts": int(dh.loc[i, "timestamp"]), **span,
+                        "row": dh.loc[i, "_row"]})
+    return pd.DataFrame(out, columns=cols)
+
+
+@pytest.mark.parametrize("seed", range(0, 300, 7))
+def test_device_peaks_against_a_pivot_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    # Samples of several devices' HBMs at shared and unshared times, repeated times, missing totals, any row order.
+    df = pd.DataFrame({"timestamp": 1_772_323_206_570_000_000 + rng.integers(0, 12, n) * 10,
+                       "total_bytes": rng.integers(0, 100, n).astype(float), "device_idx": rng.integers(0, 3, n),
+                       "hbm_idx": rng.integers(0, 3, n), "instance_id": rng.choice(["i-b", "i-a"], n)})
+    df.loc[rng.random(n) < .1, "total_bytes"] = np.nan
+    df.index = rng.permutation(np.arange(100, 100 + n))
+    pd.testing.assert_frame_equal(device_hbm_peaks(df), _peaks_reference(df), check_dtype=False)
+
+
+def test_device_peaks_of_the_sample_against_the_reference() -> None:
+    hbm = nw.sample_profile().hbm_usage
+    pd.testing.assert_frame_equal(device_hbm_peaks(hbm), _peaks_reference(hbm), check_dtype=False)

@@ -156,7 +156,7 @@ def _amounts(mb: dict[str, Any] | None, ma: dict[str, Any] | None, measured: int
         if status == "gone":
             return f"{said}, not shrunk: it fell under its bar because {run}"
         return f"{said}, not moved: its shares moved because {run}"
-    return f"{said} ({a / b:.2f}x)" if b > 0 else said
+    return f"{said} ({a / b:.2f}x)" if a > 0 and b > 0 else said
 
 
 def bar_note(status: str, rule: str, mb: dict[str, Any] | None, ma: dict[str, Any] | None, measured: int) -> str:

@@ -36,25 +36,55 @@ def device_hbm_peaks(hbm: pd.DataFrame) -> pd.DataFrame:
     cols = ["instance_id", "device_idx", "hbm_idx", "peak_bytes", "peak_ts", "first_ts", "last_ts", "row"]
     if hbm is None or hbm.empty or not {"timestamp", "total_bytes"} <= set(hbm.columns):
         return pd.DataFrame(columns=cols)
-    df = hbm.assign(instance_id=hbm["instance_id"].astype(str) if "instance_id" in hbm else "",
-                    device_idx=pd.to_numeric(hbm.get("device_idx", 0), errors="coerce").fillna(-1).astype(np.int64),
-                    hbm_idx=pd.to_numeric(hbm.get("hbm_idx", 0), errors="coerce").fillna(-1).astype(np.int64),
-                    total_bytes=pd.to_numeric(hbm["total_bytes"], errors="coerce"),
-                    timestamp=pd.to_numeric(hbm["timestamp"], errors="coerce"))
-    df = df[df["total_bytes"].notna() & df["timestamp"].notna()]
-    df = df.assign(timestamp=df["timestamp"].astype(np.int64), _row=df.index)
+    n = len(hbm)
+
+    def ints(c: str) -> np.ndarray:
+        v = pd.to_numeric(hbm[c], errors="coerce") if c in hbm else pd.Series(np.zeros(n))
+        return np.asarray(v.fillna(-1).to_numpy(np.float64), np.int64)
+
+    total = pd.to_numeric(hbm["total_bytes"], errors="coerce").to_numpy(np.float64)
+    stamp = pd.to_numeric(hbm["timestamp"], errors="coerce")  # epoch ns: int64, never through float64 when whole
+    ok = np.isfinite(total) & stamp.notna().to_numpy()
+    if not ok.any():
+        return pd.DataFrame(columns=cols)
+    inst = (hbm["instance_id"].astype(str).to_numpy(object) if "instance_id" in hbm else np.full(n, "", object))[ok]
+    dev, hidx, label = ints("device_idx")[ok], ints("hbm_idx")[ok], hbm.index.to_numpy()[ok]
+    total, ts = total[ok], stamp[ok].astype(np.int64).to_numpy()
+    pos = np.arange(total.size)
+    # Devices in (instance, device) order, as a sorted groupby; an HBM within its device.
+    g, devices = pd.MultiIndex.from_arrays([inst, dev]).factorize(sort=True)
+    g = np.asarray(g, np.int64)
+    hb, hbms = pd.MultiIndex.from_arrays([g, hidx]).factorize(sort=True)
+    hb = np.asarray(hb, np.int64)
+    # A device's use after each sample: its HBMs' last samples summed, kept as a running sum of each sample's change
+    # from its HBM's previous one (samples in time order, ties in row order: the later one is that time's).
+    by_hbm = np.lexsort((pos, ts, hb))
+    prev = np.r_[0.0, total[by_hbm][:-1]]
+    prev[np.r_[True, hb[by_hbm][1:] != hb[by_hbm][:-1]]] = 0.0
+    change = np.empty(total.size)
+    change[by_hbm] = total[by_hbm] - prev
+    by_dev = np.lexsort((pos, ts, g))
+    gs, tss = g[by_dev], ts[by_dev]
+    running = np.empty(total.size)
+    for k in range(len(devices)):  # a few devices: one cumulative sum each
+        m = gs == k
+        running[m] = np.cumsum(change[by_dev][m])
+    # The use at a time is the running sum after that time's last sample.
+    last_at = np.r_[(gs[1:] != gs[:-1]) | (tss[1:] != tss[:-1]), True]
     out = []
-    for (inst, dev), d in df.groupby(["instance_id", "device_idx"], sort=True):
-        total = device_total(d)
-        at = total.idxmax()
-        first, last = int(total.index.min()), int(total.index.max())
-        out.append({"instance_id": inst, "device_idx": int(dev), "hbm_idx": -1, "peak_bytes": float(total.max()),
-                    "peak_ts": int(at), "first_ts": first, "last_ts": last, "row": None})
-        for h, dh in d.groupby("hbm_idx", sort=True):
-            i = dh["total_bytes"].idxmax()
-            out.append({"instance_id": inst, "device_idx": int(dev), "hbm_idx": int(h),
-                        "peak_bytes": float(dh.loc[i, "total_bytes"]), "peak_ts": int(dh.loc[i, "timestamp"]),
-                        "first_ts": first, "last_ts": last, "row": dh.loc[i, "_row"]})
+    for k, (i_d, d_d) in enumerate(devices):
+        m = (gs == k) & last_at
+        at = int(np.argmax(running[m]))  # the first time at the peak, as idxmax over times in order
+        times = tss[gs == k]
+        first, last = int(times.min()), int(times.max())
+        out.append({"instance_id": i_d, "device_idx": int(d_d), "hbm_idx": -1, "peak_bytes": float(running[m][at]),
+                    "peak_ts": int(tss[m][at]), "first_ts": first, "last_ts": last, "row": None})
+        for j in np.flatnonzero(np.asarray(hbms.get_level_values(0)) == k).tolist():
+            rows = np.flatnonzero(hb == j)  # in row order: the first row at the peak, as idxmax
+            i = rows[int(np.argmax(total[rows]))]
+            out.append({"instance_id": i_d, "device_idx": int(d_d), "hbm_idx": int(hbms[j][1]),
+                        "peak_bytes": float(total[i]), "peak_ts": int(ts[i]), "first_ts": first, "last_ts": last,
+                        "row": label[i]})
     return pd.DataFrame(out, columns=cols)
 
 

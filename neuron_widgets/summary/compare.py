@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, Div, FixedTicker, HoverTool, Range1d, StringFormatter, TableColumn
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d
+from bokeh.models.widgets import Div, StringFormatter, TableColumn
 
 from ..analysis import compare as compare_runs
 from ..model.timefmt import duration
@@ -25,10 +26,11 @@ from . import charts as C
 from .findings import header_rule
 
 FASTER, SLOWER = "#2ca02c", "#d62728"
-LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
+LABEL: dict[str, str | None] = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600",
+                                "font-size": "13px"}
 PENDING = "Comparing the two runs step by step (their steps and findings), after the other sections…"
 # An export rebuilds the Summary's charts: the comparison of the same two runs is kept, not run again.
-_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_KEPT: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
 _COMPUTING = threading.Lock()  # one comparison at a time: a brushed range's rerun waits for the first, then reuses it
 
 
@@ -45,7 +47,7 @@ def comparison_of(before: Any, after: Any, client: Any = None) -> Any:
         return got[1]
 
 
-def fix_steps(charts: Any) -> tuple:
+def fix_steps(charts: Any) -> tuple[tuple[str, Any, tuple[str, ...]], ...]:
     """The Summary's last analysis when it compares: the comparison, after every other section has painted."""
     fix = getattr(charts, "fix", None)
     if fix is None:
@@ -125,7 +127,7 @@ def same_text(table: pd.DataFrame) -> str:
     return f"{n} finding{'' if n == 1 else 's'} unchanged (not listed)" if n else ""
 
 
-def step_columns(steps: pd.DataFrame, origin: int) -> dict[str, list]:
+def step_columns(steps: pd.DataFrame, origin: int) -> dict[str, list[Any]]:
     """A bar per matched step, in the before-run's order: its change in µs, and what hover says."""
     m = steps[steps["status"] == "matched"] if len(steps) else steps
     n = len(m)
@@ -169,7 +171,7 @@ def step_chart(steps: pd.DataFrame, origin: int, name: str = "nw-fix-steps") -> 
     return f
 
 
-def fit_step_chart(f: Any, cols: dict[str, list]) -> None:
+def fit_step_chart(f: Any, cols: dict[str, list[Any]]) -> None:
     """The bars' data, whole steps on the axis, and at least five steps' room so a lone bar is a bar."""
     src = f.select_one({"type": ColumnDataSource})
     if src.data is not cols:
@@ -205,7 +207,7 @@ def _text(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
 
 
-def findings_columns(table: pd.DataFrame) -> dict[str, list]:
+def findings_columns(table: pd.DataFrame) -> dict[str, list[Any]]:
     """A row per finding, gone first: what it said (before's words; a new one's, after's) and the numbers."""
     def ns(v: Any) -> str:
         return "" if v is None or pd.isna(v) else duration(float(v))
@@ -228,14 +230,15 @@ def findings_columns(table: pd.DataFrame) -> dict[str, list]:
 
 # field: (header, width px); a width holds its header and its longest word ("comparable", "exposed_collectives"):
 # neither wraps mid-word; "who" holds a core's track label (`i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1`) on
-# one line. The sum (1,451 px) fits a 1,600 px page; in a narrower one the table scrolls sideways.
+# one line; a note (where a finding stood against its bar) takes a few lines. The sum (1,501 px) fits a 1,600 px
+# page; in a narrower one the table scrolls sideways.
 FINDING_COLUMNS = {"status": ("status", 80), "rule": ("rule", 130), "who": ("who", 324),
                    "predicted": ("predicted (before)", 132),
                    "run_saving": ("run saved (whole run)", 160), "after": ("gain left (after)", 125),
-                   "change": ("evidence moved / note", 170), "title": ("finding", 330)}
+                   "change": ("evidence moved / note", 250), "title": ("finding", 300)}
 
 
-def findings_data(table: pd.DataFrame) -> tuple[dict[str, list], int]:
+def findings_data(table: pd.DataFrame) -> tuple[dict[str, list[Any]], int]:
     """The table's rows (those gone, new or changed) and their height: as tall as the longest wrapped cell."""
     shown = table[table["status"] != "same"] if len(table) else table
     if shown.empty:

@@ -16,17 +16,8 @@ from typing import Any
 
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import (
-    CDSView,
-    ColumnDataSource,
-    DataTable,
-    Div,
-    IndexFilter,
-    InlineStyleSheet,
-    StringFormatter,
-    TableColumn,
-    Toggle,
-)
+from bokeh.models import CDSView, ColumnDataSource, IndexFilter, InlineStyleSheet
+from bokeh.models.widgets import DataTable, Div, StringFormatter, TableColumn, Toggle
 
 from ..model.timefmt import duration
 from . import charts as C
@@ -40,11 +31,13 @@ WIDTHS = {"severity": 76, "finding": 500, "gain": 150, "advice": 300}
 MAX_LINES = 14  # a row taller than this scrolls inside the table's rows (a title is 2-6 lines)
 SHOWN_ROWS = 12  # all shown: rows before the table scrolls
 # A table whose columns keep their widths (autosize "none") is narrower than a wide page: SlickGrid draws the header's
-# rule under its whole header strip (thousands of px), past the last column. The rule goes under each header cell.
+# rule under its whole header strip (thousands of px), past the last column. The rule goes under each header cell,
+# drawn inside it (a border there is refused by SlickGrid's own `!important`, and would change the header's height).
 HEADER_RULE_CSS = """.slick-header-columns { border-bottom: none !important; }
-.slick-header-column { border-bottom: 1px solid var(--nw-line, #d0d7de) !important; }"""
+.slick-header-column { box-shadow: inset 0 -1px 0 var(--nw-line, #d0d7de); }"""
 SEVERITY_COLORS = {"high": "#d62728", "medium": "#e07b00", "low": "#8a8f98"}
-LABEL = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600", "font-size": "13px"}
+LABEL: dict[str, str | None] = {"color": "var(--jp-ui-font-color1, #1f2328)", "font-weight": "600",
+                                "font-size": "13px"}
 # The toggle in the page's colours (JupyterLab's, or the exported page's), light or dark.
 BUTTON_CSS = """.bk-btn { color: var(--jp-ui-font-color1, #1f2328) !important;
   background: var(--jp-layout-color2, #f6f8fa) !important; border: 1px solid var(--jp-border-color2, #d0d7de) !important; }
@@ -62,7 +55,7 @@ def gain_text(gain_ns: float, span_ns: int) -> str:
 
 
 def finding_columns(f: pd.DataFrame | None, origin: int, span_ns: int,
-                    clip: tuple[int, int] | None = None) -> dict[str, list]:
+                    clip: tuple[int, int] | None = None) -> dict[str, list[Any]]:
     """One row per finding in the frame's order (None: not looked for yet, said in one row); windows within
     `clip` (absolute ns) when given."""
     if f is None or f.empty:
@@ -113,8 +106,9 @@ class FindingsSection:
         self.frame = findings
         self.clip = clip
         text = StringFormatter()
-        self.source = ColumnDataSource(finding_columns(findings, origin, span_ns, clip), name=name)
-        n = len(self.source.data["finding"])
+        cols = finding_columns(findings, origin, span_ns, clip)
+        self.source = ColumnDataSource(cols, name=name)
+        n = len(cols["finding"])
         self.filter = IndexFilter(indices=list(range(min(n, TOP))), name=f"{name}-filter")
         columns = [TableColumn(field="severity", title="severity", formatter=StringFormatter(text_color="color",
                                                                                              font_style="bold"),
@@ -122,7 +116,7 @@ class FindingsSection:
                    TableColumn(field="finding", title="finding", formatter=text, width=WIDTHS["finding"]),
                    TableColumn(field="gain", title="what a fix buys", formatter=text, width=WIDTHS["gain"]),
                    TableColumn(field="advice", title="what to try", formatter=text, width=WIDTHS["advice"])]
-        self.row_px = row_px(self.source.data)
+        self.row_px = row_px(cols)
         self.table = DataTable(reorderable=False, source=self.source, columns=columns, view=CDSView(filter=self.filter),
                                height=self._height(min(n, TOP)), row_height=self.row_px, sizing_mode="stretch_width",
                                autosize_mode="none", index_position=None, stylesheets=[C._table_css(), header_rule()],
@@ -192,7 +186,7 @@ def per_line(col: str) -> int:
     return C.per_line(WIDTHS[col])
 
 
-def row_px(cols: dict[str, list]) -> int:
+def row_px(cols: dict[str, list[Any]]) -> int:
     """The rows' height (one for all, as the grid draws them): the lines the longest wrapped cell needs."""
     lines = max((C.wrapped_lines(v, per_line(col)) for col in ("finding", "gain", "advice") for v in cols[col]),
                 default=1)

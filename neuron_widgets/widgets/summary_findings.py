@@ -9,6 +9,7 @@ range's, with gains as shares of the range's run (README "Summary").
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -51,7 +52,11 @@ def critical_of(x: Any, client: Any = None, part_of: dict[str, str] | None = Non
     return {"breakdown": b, "headline": head, "part_of": part_of or {}}
 
 
-def findings_steps(p: Profile) -> tuple:
+# A Summary's stage: (name, what computes it, the results it fills).
+Step = tuple[str, Callable[[], dict[str, Any]], tuple[str, ...]]
+
+
+def findings_steps(p: Profile) -> tuple[Step, ...]:
     """The Summary's last two analyses (the costliest: the dependency graph and what-if replays)."""
     return (("findings", lambda: profile_findings(p), ("findings",)),
             ("critical path", lambda: {"critical": critical_of(p)}, ("critical",)))
@@ -60,12 +65,23 @@ def findings_steps(p: Profile) -> tuple:
 class FindingsMixin:
     """A Summary's findings: their clicks, and their background work for a device trace and a job."""
 
+    # What the Summary it is mixed into holds (widgets/summary.py), declared for the type checker only.
+    charts: Any
+    timeline: Any
+    results: dict[str, Any]
+    done: threading.Event
+    client: Any
+    job: Any
+    _lock: Any
+    open_part: Callable[..., Any]
+    _say: Callable[..., Any]
+
     # -- clicks ---------------------------------------------------------------------------
     def _finding_clicked(self, src: Any, indices: list[int]) -> None:
         charts = getattr(self, "charts", None)
         section = getattr(charts, "findings", None)
         f = section.frame if section is not None else None
-        if not indices or f is None or f.empty:
+        if not indices or section is None or f is None or f.empty:
             return
         i = indices[0]
         window = section.window(i)
