@@ -1,6 +1,7 @@
-"""The "Did the fix work" findings table in an exported page, light and dark, on a wide and a 1,600 px page: the
-header's rule and the table end with its last column, no column is cut off at 1,600 px, and a new finding's note
-(where it stood against its bar in the before-run) is on the page as text. Screenshots looked at."""
+"""The findings tables in an exported page (the Summary's own and "Did the fix work"'s), light and dark, on a wide
+and a 1,600 px page: the header's rule and the table end with its last column, no column is cut off at 1,600 px,
+and a new finding's note (where it stood against its bar in the before-run) is on the page as text. Screenshots
+looked at."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from generated_runs import exported_fix, straggler_job
 from random_neuron import write_profile
 from schedule_neuron import simulate
 
-# The findings table's geometry: its box, the header strip's and the header cells' bottom rules, the columns' right
+# A table's geometry (`name`: its css class): its box, the header strip's and the header cells' bottom rules, the columns' right
 # edge, and whether its viewport scrolls sideways (bokeh draws the table in shadow roots).
-GEOMETRY = """() => {
+GEOMETRY = """(name) => {
   const deep = (root) => { const out = []; const walk = (n) => { if (n.shadowRoot) walk(n.shadowRoot);
     for (const c of n.children || []) { out.push(c); walk(c); } }; walk(root); return out; };
-  const host = deep(document).find((e) => e.classList?.contains('nw-fix-findings-table'));
+  const host = deep(document).find((e) => e.classList?.contains(name));
   if (!host) return null;
   const all = deep(host);
   const strip = all.find((e) => e.classList?.contains('slick-header-columns'));
@@ -56,13 +57,15 @@ def test_the_table_ends_with_its_last_column(open_file, fix_page: Path, dark: bo
     opened = open_file(fix_page, dark=dark, timeline=False, width=width)
     page = opened.page
     page.wait_for_selector(".nw-view-summary[data-ready='1']", timeout=30_000)
-    page.wait_for_function(f"() => ({GEOMETRY})() !== null", timeout=30_000)
+    for name in ("nw-fix-findings-table", "nw-findings-table"):  # the comparison's and the Summary's own findings
+        page.wait_for_function(f"() => ({GEOMETRY})({name!r}) !== null", timeout=30_000)
     scripts_had_their_chance(page)
-    g = page.evaluate(GEOMETRY)
-    # The rule is drawn under each header cell (a 1 px inset shadow), none under the header strip past them.
-    assert g["stripRule"] == 0 and all("inset" in r and "-1px" in r for r in g["cellRules"]), g
-    assert g["right"] <= g["columnsRight"] + 4, g  # the table (its background too) ends with its last column
-    assert not g["scrollsSideways"], g  # every column shown at 1,600 px
+    for name in ("nw-fix-findings-table", "nw-findings-table"):
+        g = page.evaluate(GEOMETRY, name)
+        # The rule is drawn under each header cell (a 1 px inset shadow), none under the header strip past them.
+        assert g["stripRule"] == 0 and all("inset" in r and "-1px" in r for r in g["cellRules"]), (name, g)
+        assert g["right"] <= g["columnsRight"] + 4, (name, g)  # the table (its background too) ends with its columns
+        assert not g["scrollsSideways"], (name, g)  # every column shown at 1,600 px
     text = page.evaluate(DEEP_TEXT, ".nw-view-summary")
     assert "under its bar in the before-run: share of the NeuronCores' time idle waiting on the host" in text
     assert "it crossed its bar because the run got" in text
