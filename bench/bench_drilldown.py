@@ -16,6 +16,10 @@ first window painted was the pushed one, the paint's own frame time, and the CPU
 process spent meanwhile (the kernel, Chromium's processes, the Jupyter server), read from /proc
 around the click. `--code-dir` runs the kernel on another tree's `neuron_widgets` (its static
 bundle built), for a before/after on a machine whose working tree others are changing.
+`--precedence` runs each click's processes (their threads and their autogroups: Linux shares the
+cores between sessions first) at nice -20 for the click's duration: on a machine other work keeps
+loaded, the figure it would give with that work out of the way (threads the code itself sends to
+background priority, nice 10, still yield to the click's others).
 """
 
 from __future__ import annotations
@@ -135,9 +139,68 @@ def cpu_by_kind() -> dict[str, float]:
     return out
 
 
-def click(page: Page, row: int) -> dict[str, object]:
+def _autogroup(pid: int, nice: int | None = None) -> int | None:
+    """The nice of the process's autogroup (Linux groups processes by session and shares the cores between
+    the groups first: a thread's own nice counts only within its group); set to `nice` when given."""
+    path = f"/proc/{pid}/autogroup"
+    try:
+        if nice is not None:
+            with open(path, "w") as f:
+                f.write(str(nice))
+        with open(path) as f:
+            return int(f.read().split("nice")[-1])
+    except (OSError, ValueError):
+        return None
+
+
+def set_nice(nice: int | None) -> dict[int, int]:
+    """Every thread of the click's processes (kernel, Chromium, server), and their autogroups, at `nice`;
+    returns what each thread had (autogroups under their negative pid). None: nothing changed."""
+    was: dict[int, int] = {}
+    if nice is None:
+        return was
+    for p in psutil.Process().children(recursive=True):
+        if _kind(p) not in ("kernel", "chromium", "server"):
+            continue
+        group = _autogroup(p.pid)
+        if group is not None and _autogroup(p.pid, nice) is not None:
+            was[-p.pid] = group
+        try:
+            for t in p.threads():
+                was[t.id] = os.getpriority(os.PRIO_PROCESS, t.id)
+                os.setpriority(os.PRIO_PROCESS, t.id, nice)
+        except (psutil.Error, OSError):
+            continue
+    return was
+
+
+def restore_nice(was: dict[int, int]) -> None:
+    """Each thread back as it was; one started during the click (it took the -20 of its parent) to nice 0."""
+    if not was:
+        return
+    for key, nice in was.items():
+        if key < 0:
+            _autogroup(-key, nice)
+    for p in psutil.Process().children(recursive=True):
+        try:
+            tids = [t.id for t in p.threads()]
+        except psutil.Error:
+            continue
+        for tid in tids:
+            try:
+                now = os.getpriority(os.PRIO_PROCESS, tid)
+                os.setpriority(os.PRIO_PROCESS, tid, was.get(tid, max(now, 0)))
+            except OSError:
+                continue
+
+
+def click(page: Page, row: int, precedence: bool = False) -> dict[str, object]:
+    was = set_nice(-20 if precedence else None)
     before = cpu_by_kind()
-    got = page.evaluate(CLICK, [row])
+    try:
+        got = page.evaluate(CLICK, [row])
+    finally:
+        restore_nice(was)
     after = cpu_by_kind()
     cpu = {k: round(after[k] - before.get(k, 0.0), 3) for k in after}
     assert got["total"] > 0, got
@@ -146,7 +209,7 @@ def click(page: Page, row: int) -> dict[str, object]:
             "items": got["items"], "reply_bytes": got["bytes"], "first_window_pushed": got["pushed"], "cpu_s": cpu}
 
 
-def one_run(page: Page, url: str) -> dict[str, object]:
+def one_run(page: Page, url: str, precedence: bool = False) -> dict[str, object]:
     open_notebook(page, url, "bench.ipynb")
     run_all(page)
     wait_cells_done(page, timeout_ms=300_000)
@@ -160,13 +223,13 @@ def one_run(page: Page, url: str) -> dict[str, object]:
     # started with it (error scan of the arguments, counters) is done by then.
     page.wait_for_timeout(SETTLE_MS)
     load = os.getloadavg()[0]
-    first = click(page, row)
+    first = click(page, row, precedence)
     page.wait_for_function("() => !document.querySelectorAll('.nw-timeline')[1].__nwView.model.get('loading')",
                            timeout=60_000)
     page.evaluate("([r]) => { const m = document.querySelector('.nw-timeline').__nwView.model;"
                   " m.set('selected_row', r); m.save_changes(); }", [other])
     page.wait_for_timeout(500)
-    second = click(page, row)
+    second = click(page, row, precedence)
     errors = page.evaluate("() => document.querySelectorAll('.nw-timeline')[1].__nwView.model.get('error')")
     assert not errors, errors
     return {"load_avg_1min": load, "kernel_from": source, "first": first, "second": second}
@@ -179,6 +242,9 @@ def main() -> None:
     ap.add_argument("--code-dir", type=Path, default=None,
                     help="a tree whose neuron_widgets (static bundle built) the kernel imports instead of this one")
     ap.add_argument("--out", default="", help="suffix of the result's file name under bench/out")
+    ap.add_argument("--precedence", action="store_true",
+                    help="during each click (a second or two), the kernel's, Chromium's and the server's threads run "
+                         "at nice -20 (root only): what the click takes when the machine's other work yields to it")
     args = ap.parse_args()
     path = device_sample(args.instructions)
     env = None
@@ -191,9 +257,9 @@ def main() -> None:
         with jupyter_lab(root, env=env) as url, sync_playwright() as pw:
             browser = launch(pw)
             page = browser.new_page(viewport={"width": 2200, "height": 1400})
-            runs.append(one_run(page, url))
+            runs.append(one_run(page, url, args.precedence))
             browser.close()
-    result = {"machine": machine(), "instructions": args.instructions, "runs": runs,
+    result = {"machine": machine(), "instructions": args.instructions, "precedence": args.precedence, "runs": runs,
               "click_to_paint_s_median": statistics.median(r["first"]["s"] for r in runs),  # type: ignore[index]
               "second_click_to_paint_s_median": statistics.median(r["second"]["s"] for r in runs)}  # type: ignore[index]
     print(json.dumps(result, indent=1))

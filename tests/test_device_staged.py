@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_device_widgets import execution_rows, wait_loaded
+from test_widgets import Recorder
 
 import neuron_widgets as nw
-from neuron_widgets.model.device import colours
+from neuron_widgets.model.device import colours, loading
 from neuron_widgets.model.device.events import DRAWN_COLUMNS, DeviceEvents
 from neuron_widgets.model.device.loading import device_trace_of
 from neuron_widgets.model.device.trace import DeviceTrace
@@ -159,3 +161,86 @@ def test_kept_while_its_files_are_unchanged_read_again_when_written_again(sample
     whole = device_trace_of(p, key, seen.append)
     assert len(seen) == 1 and len(whole) == table.num_rows
     same_trace(whole, first)
+
+
+def test_drawn_events_wait_for_the_whole_trace(sample_dir: Path) -> None:
+    path = next((sample_dir / "device_profiles").iterdir())
+    for give in ("adopt", "release"):
+        got = load_device_trace_staged(path)
+        assert got is not None
+        drawn, finish = got
+        events = DeviceEvents.drawn(drawn)
+        seen: list[DeviceTrace] = []
+        reader = threading.Thread(target=lambda ev=events, out=seen: out.append(ev.trace))
+        reader.start()
+        reader.join(0.3)
+        assert reader.is_alive() and not seen  # the rows' properties wait for the whole trace
+        whole = finish()
+        if give == "adopt":
+            events.adopt(whole)
+        else:
+            events.release()
+        reader.join(10)
+        assert seen == [whole if give == "adopt" else drawn]
+        assert (DeviceEvents.of(whole) is events) == (give == "adopt")
+
+
+def staged_loads(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[str]:
+    """Each staged read's steps as they happen ("drawn", "rest"); `fail`: the rest's read fails."""
+    steps: list[str] = []
+    inner = loading._staged
+
+    def staged(path: Path):  # type: ignore[no-untyped-def]
+        got = inner(path)
+        steps.append("drawn")
+
+        def finish() -> DeviceTrace:
+            steps.append("rest")
+            if fail:
+                raise nw.ProfileError(path, "Instruction could not be read (truncated)", "process it again")
+            return got[1]()
+
+        return got[0], finish
+
+    monkeypatch.setattr(loading, "_staged", staged)
+    return steps
+
+
+def test_the_first_window_goes_out_before_the_rest_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = staged_loads(monkeypatch)
+    profile = nw.sample_profile()
+    tl = Timeline(profile)
+    viewer = DeviceTraceViewer(tl)
+    rec = Recorder(viewer)
+    viewer._timeline_width = 1600  # the followed timeline's browser asked at that width
+    viewer.send = lambda content, buffers=None: (steps.append(str(content.get("uuid"))),  # type: ignore[method-assign]
+                                                 rec.sent.append((content, buffers or [])))
+    tl.selected_row = int(execution_rows(profile)[0])
+    wait_loaded(viewer)
+    assert steps[:3] == ["drawn", f"push:{int(steps[1][5:])}", "rest"]
+    assert viewer.profile.trace is viewer.device_trace and "operands" in viewer.device_trace.instructions
+    assert viewer.strip and viewer.hierarchy and viewer.error == "" and not viewer.loading
+
+
+def test_a_failed_rest_is_said_and_leaves_nothing_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    staged_loads(monkeypatch, fail=True)
+    profile = nw.sample_profile()
+    tl = Timeline(profile)
+    viewer = DeviceTraceViewer(tl)
+    tl.selected_row = int(execution_rows(profile)[0])
+    wait_loaded(viewer)
+    assert "Could not load" in viewer.error and "truncated" in viewer.error and not viewer.loading
+    done = threading.Event()
+    threading.Thread(target=lambda: (viewer.profile.trace, done.set()), daemon=True).start()
+    assert done.wait(10)  # the drawn events shown gave up waiting for the whole trace
+
+
+def test_colours_other_than_the_opcode_wait_for_the_whole_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = staged_loads(monkeypatch)
+    profile = nw.sample_profile()
+    tl = Timeline(profile)
+    viewer = DeviceTraceViewer(tl, color_by="layer")
+    tl.selected_row = int(execution_rows(profile)[0])
+    wait_loaded(viewer)
+    assert steps == ["drawn", "rest"] and viewer.color_by == "layer" and viewer._color is not None
+    assert viewer.error == "" and viewer.strip

@@ -125,6 +125,13 @@ class DeviceTraceViewer(Timeline):
 
     def _show_trace(self, trace: DeviceTrace, status: str, loading: bool = False) -> None:
         events = DeviceEvents.of(trace)
+        self._show_events(events, trace, status, loading, colours=True)
+        self._finish(events, trace, loading)
+
+    def _show_events(self, events: DeviceEvents, trace: DeviceTrace, status: str, loading: bool,
+                     colours: bool) -> None:
+        """Point the view at `events` (of `trace`, whose head it shows): tracks, view and, loading in a thread,
+        the first window. `colours`: the colour menu for them too (which reads the trace's whole tables)."""
         grouping = self._grouping_of(events)
         # The level-of-detail index is built before the tracks go out, so the browser's first
         # window (asked for as soon as it has them) is only a query.
@@ -134,7 +141,8 @@ class DeviceTraceViewer(Timeline):
         with self.hold_sync():
             self.picked_node = ""
             self.hierarchy = {}
-            self._set_color_choices(events)
+            if colours:
+                self._set_color_choices(events)
         pushed = None
         with self.hold_sync():  # the tracks, the view and the head go out as one message...
             self._show_profile(events, grouping)
@@ -150,6 +158,9 @@ class DeviceTraceViewer(Timeline):
         if pushed is not None:
             self._painted.set()
             self._replied.set()
+
+    def _finish(self, events: DeviceEvents, trace: DeviceTrace, loading: bool) -> None:
+        """The summary strip and the hierarchy of the trace shown, then the listeners told of it."""
         if ("_strip" not in trace.__dict__ or "_tree" not in trace.__dict__) and loading and len(events):
             # In the load thread: the summary strip and the hierarchy wait for that first window
             # to be answered, so they do not share the kernel's time.
@@ -355,22 +366,34 @@ class DeviceTraceViewer(Timeline):
             with self._lock:
                 return me == self._request
 
-        built: list[DeviceEvents] = []
+        built: list[DeviceEvents] = []  # from the trace's drawn columns, shown before the rest is read
 
         def early(drawn: DeviceTrace) -> None:
-            # The rest of the device tables is read meanwhile: the events and their index are built from the
-            # columns they are drawn from, then take the whole trace (DeviceEvents.adopt).
-            if current():
-                events = DeviceEvents(drawn)
-                events.lod(self._grouping_of(events))
+            # The trace's drawn columns: its events shown, and the first window sent, from them; the rest of
+            # its tables is read next, and the events take the whole trace then (DeviceEvents.adopt; until
+            # then anything that reads the trace's rows waits). Colours other than the opcode's read the
+            # whole tables: the view then waits for them.
+            if current() and device_colors.canonical(self.color_by) == "name":
+                events = DeviceEvents.drawn(drawn)
                 built.append(events)
+                self._show_events(events, drawn, done, loading=background, colours=False)
 
         def work() -> None:
+            trace = None
             try:
-                trace = fetch(early) if staged else fetch()
-                if current():
-                    if built and "_events" not in trace.__dict__:
-                        built[0].adopt(trace)
+                try:
+                    trace = fetch(early) if staged else fetch()
+                finally:
+                    for events in built:  # never left waiting, even when the rest failed or was superseded
+                        if trace is not None:
+                            events.adopt(trace)
+                        else:
+                            events.release()
+                if current() and built:
+                    with self.hold_sync():
+                        self._set_color_choices(built[0])
+                    self._finish(built[0], trace, loading=background)
+                elif current():
                     self._show_trace(trace, done, loading=background)
             except Exception as exc:  # shown in the widget: a failed drill-down must not go to a log
                 if current():

@@ -9,6 +9,7 @@ properties come from (the device tables' rows, not extra_attributes_json).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +35,8 @@ HOVER_KEYS = ("operands", "hlo_name", "layer", "nki_source_location", "engine", 
 
 
 # What `_parts` reads of the two big tables (of the others, everything): a trace whose instructions
-# and DMA packets hold only these columns makes the same events. A drill-down builds its events and
-# index from them while the rest of the tables is read (model/device/loading.py).
+# and DMA packets hold only these columns makes the same events. A drill-down draws its events from
+# them before the rest of the tables is read (DeviceEvents.drawn, model/device/loading.py).
 DRAWN_COLUMNS = {"instructions": ("start_ts", "end_ts", "pcore_idx", "engine", "timeline_track", "opcode"),
                  "dma": ("start_ts", "end_ts", "pcore_idx", "queue_name", "queue_idx", "engine_idx", "queue_type")}
 
@@ -135,7 +136,9 @@ class DeviceEvents(Profile):
     """The rows of a DeviceTrace as a Profile: instructions, DMA, CC ops and semaphores on their tracks."""
 
     def __init__(self, trace: DeviceTrace) -> None:
-        self.trace = trace
+        self._trace = trace
+        self._whole = threading.Event()  # cleared while the trace holds its drawn columns only (drawn())
+        self._whole.set()
         parts = _parts(trace)
         n = sum(p.start.size for p in parts)
 
@@ -163,13 +166,34 @@ class DeviceEvents(Profile):
                          metadata={"alignment": trace.alignment}, _ordered=True)
         self._flow_links: tuple[np.ndarray, np.ndarray] | None = None
 
+    @property
+    def trace(self) -> DeviceTrace:
+        """The device trace these are the events of; for events made with `drawn()`, the whole trace once it is
+        adopted (this waits for it: its rows' properties, flows, colours and hierarchy are read from it)."""
+        self._whole.wait()
+        return self._trace
+
+    @classmethod
+    def drawn(cls, trace: DeviceTrace) -> DeviceEvents:
+        """The events of a trace whose instructions and DMA packets hold only their drawn columns
+        (DRAWN_COLUMNS): the same rows as the whole trace's; `trace` waits until `adopt()` gives the whole
+        trace (or `release()` gives up on it). A drill-down draws them while the rest is read."""
+        events = cls(trace)
+        events._whole.clear()
+        return events
+
     def adopt(self, trace: DeviceTrace) -> None:
-        """Become the events of `trace`, whose instructions and DMA packets hold these events' drawn columns
-        (DRAWN_COLUMNS) and more: built from those alone, the rows are the same; their properties, flows,
-        colours and hierarchy now come from `trace` (and `DeviceEvents.of(trace)` is this)."""
-        self.trace = trace
+        """Become the events of `trace`, which holds these events' drawn columns and more: built from those
+        alone, the rows are the same; their properties, flows, colours and hierarchy now come from `trace`
+        (and `DeviceEvents.of(trace)` is this)."""
+        self._trace = trace
         self.metadata["alignment"] = trace.alignment
         trace.__dict__["_events"] = self
+        self._whole.set()
+
+    def release(self) -> None:
+        """No whole trace is coming (its read failed): `trace` is the drawn one, and waits no more."""
+        self._whole.set()
 
     @classmethod
     def of(cls, trace: DeviceTrace) -> DeviceEvents:
@@ -327,7 +351,7 @@ class DeviceEvents(Profile):
         raise ValueError("a device trace has no device traces of its own; drill down from the system profile")
 
     def __repr__(self) -> str:
-        return f"<DeviceEvents of {self.trace!r}: {len(self):,} rows>"
+        return f"<DeviceEvents of {self._trace!r}: {len(self):,} rows>"
 
 
 def _table_of(label: str) -> str:

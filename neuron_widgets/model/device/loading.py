@@ -49,8 +49,8 @@ def device_trace_of(profile: Profile, key: int | str,
     its name), read on first use and kept in the profile's caches; for an event, on the host clock.
 
     `early`: when the trace is read now from a Parquet device profile, called (in this thread) with the
-    trace holding only the columns its events are drawn from, on the same clock, while the rest of its
-    tables is read in threads (a drill-down builds its events and index meanwhile); never kept.
+    trace holding only the columns its events are drawn from, on the same clock, before the rest of its
+    tables is read (a drill-down draws its events from it meanwhile); never kept.
     """
     event = None
     if isinstance(key, int | np.integer):

@@ -95,11 +95,11 @@ def _parquet(directory: Path) -> DeviceTrace:
 
 def load_device_trace_staged(path: str | os.PathLike[str]) -> tuple[DeviceTrace, Callable[[], DeviceTrace]] | None:
     """A Parquet device profile in two steps: at once, the trace whose instructions and DMA packets hold only
-    the columns the timeline draws from (DRAWN_COLUMNS; every other table whole), and a function that returns
-    the whole trace, as `load_device_trace` reads it, once the other columns (read meanwhile, in threads
-    begun now) are in. None for a profile of another format (read it whole).
+    the columns the timeline draws from (DRAWN_COLUMNS; every other table whole), and a function that reads
+    their other columns and returns the whole trace, as `load_device_trace` reads it. None for a profile of
+    another format (read it whole).
 
-    A drill-down builds its events and index from the first while the second is read.
+    A drill-down draws the first and sends its first window, then reads the rest while the browser paints.
     """
     p = Path(os.fspath(path)).expanduser()
     if not p.is_dir():
@@ -114,8 +114,6 @@ def load_device_trace_staged(path: str | os.PathLike[str]) -> tuple[DeviceTrace,
         return None  # read whole, which says which file is damaged
     pool = ThreadPoolExecutor(4, thread_name_prefix="neuron-widgets-device-read")
     try:
-        rest = {attr: pool.submit(_frame, tables[big[attr]], big[attr], [c for c in cols if c not in DRAWN_COLUMNS[attr]])
-                for attr, cols in shown.items()}
         read = {attr: pool.submit(_frame, tables[name], name, [c for c in shown[attr] if c in DRAWN_COLUMNS[attr]]
                                   if attr in big else None)
                 for attr, name in _PARQUET_TABLES.items() if name in tables}
@@ -130,6 +128,8 @@ def load_device_trace_staged(path: str | os.PathLike[str]) -> tuple[DeviceTrace,
 
     def finish() -> DeviceTrace:
         try:
+            rest = {attr: pool.submit(_frame, tables[big[attr]], big[attr],
+                                      [c for c in cols if c not in DRAWN_COLUMNS[attr]]) for attr, cols in shown.items()}
             whole = {attr: _joined(getattr(drawn, attr), rest[attr], shown[attr]) for attr in big}
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
