@@ -243,7 +243,8 @@ def _critical_state(critical: dict[str, Any], exact: np.ndarray, origin: int) ->
     spans = np.asarray(critical.get("span_rows", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3)
     placed = np.stack([spans[:, 0], spans[:, 1] - origin, spans[:, 2] - origin], axis=1) if len(spans) else spans
     return {"text": str(critical.get("text", "")), "headline": str(critical.get("headline", "")), "jumps": out,
-            "spans": placed.astype(np.float64).ravel().tolist(), "labels": [str(x) for x in critical.get("labels", [])]}
+            "spans": placed.astype(np.float64).ravel().tolist(), "labels": [str(x) for x in critical.get("labels", [])],
+            **({"span_detail": critical["span_detail"]} if "span_detail" in critical else {})}  # a job's spans' hover
 
 
 def arg_texts(src: Source) -> ArgTexts:

@@ -16,6 +16,8 @@ import neuron_widgets as nw
 from neuron_widgets.analysis import critical_path
 from neuron_widgets.export import export_html
 from neuron_widgets.job.view import under
+from neuron_widgets.model.timefmt import duration
+from neuron_widgets.model.worker_labels import core_label
 from neuron_widgets.sample.job import write_job
 from neuron_widgets.widgets import JobTimeline
 
@@ -56,8 +58,102 @@ ITEMS = f"""() => {{ const v = {VIEW}, it = v.items, names = v.model.get('names'
   return {{ items: out, origin: v.model.get('origin_ns') }}; }}"""
 
 
+# The widest band of the path over a folded part on screen: where to point at it, which it is, its track and times.
+BAND = """() => { const root = document.querySelector('.nw-timeline'), v = root.__nwView;
+  const s = (v.model.get('critical_info') || {}).spans || [], tracks = v.model.get('tracks');
+  const canvas = root.querySelector('.nw-canvas').getBoundingClientRect(), top = root.querySelector('.nw-scroll').scrollTop;
+  const w = canvas.width, span = v.view.t1 - v.view.t0;
+  let best = null;
+  for (let k = 0; k + 2 < s.length; k += 3) {
+    const row = v.rows.find(r => r.kind === 'track' && r.track === s[k + 2]);
+    if (!row) continue;
+    const x0 = Math.max((s[k] - v.view.t0) / span * w, 0), x1 = Math.min((s[k + 1] - v.view.t0) / span * w, w);
+    const y = row.y + 10 - top;
+    if (x1 - x0 < 4 || y < 5 || y > canvas.height - 5) continue;
+    if (!best || x1 - x0 > best.w)
+      best = {x: canvas.left + (x0 + x1) / 2, y: canvas.top + y, w: x1 - x0, index: k / 3,
+               label: tracks[s[k + 2]].label, t0: s[k], t1: s[k + 1]};
+  }
+  return best && {...best, origin: v.model.get('origin_ns')}; }"""
+
+# The tooltip as shown: which band, its heading lines, and each line of segments with the numbers it was made from.
+TOOLTIP = """() => { const el = document.querySelector('.nw-tooltip');
+  return { span: el.dataset.span ?? null, visible: el.style.display !== 'none',
+           name: el.querySelector('.nw-tt-name')?.textContent ?? '', text: el.textContent,
+           lines: [...el.querySelectorAll('.nw-tt-seg')].map(d => ({kind: d.dataset.kind, worker: d.dataset.worker,
+             ns: +d.dataset.ns, count: +d.dataset.count, text: d.textContent})) }; }"""
+
+# At every change of the tracks in the page: the path's state then and the labels of the tracks its spans are on.
+RECORD_PATH = f"""() => {{ const m = {VIEW}.model; window.__nwPath = [];
+  m.on('change:tracks', () => {{ const c = m.get('critical_info') || {{}}, t = m.get('tracks'), s = c.spans || [];
+    const on = []; for (let k = 0; k + 2 < s.length; k += 3) on.push(t[s[k + 2]] ? t[s[k + 2]].label : '#' + s[k + 2]);
+    window.__nwPath.push({{state: c.state, on, opened: m.get('opened'), labels: t.map(x => x.label)}}); }});
+  return true; }}"""
+
+
 def drawn(page: Page) -> dict:
     return page.evaluate(DRAWN)
+
+
+def timeline_label(job: nw.Job, part: str, seg: object, cache: dict) -> str:
+    """Slowly: the worker of a segment as the JobTimeline labels its track once the part is open (a core as the
+    Default grouping's runtime track, a host thread as the Thread grouping's track of its events)."""
+    inst, pid, nc, tid = (getattr(seg, c) for c in ("instance_id", "process_id", "nc_idx", "thread_id"))
+    if pd.isna(tid):
+        return core_label(inst, pid, nc, part=part)
+    if part not in cache:
+        p = under(job.load(part), part)
+        idx = p.track_index("thread")
+        cache[part] = (p.events, [str(x) for x in idx.tracks["label"]], idx)
+    ev, labels, idx = cache[part]
+    row = int(((ev["instance_id"] == f"{part}/{inst}") & (ev["process_id"] == pid) & (ev["thread_id"] == tid)).idxmax())
+    return labels[int(idx.combo_track[idx.combo[row]])]
+
+
+def expected_band(job: nw.Job, path: pd.DataFrame, folded: set[str], band: dict) -> list[tuple[str, str, int, int]]:
+    """Slowly: the segments of the run through a folded part that the band [t0, t1] on `label` is drawn for,
+    summed by kind and worker, longest first."""
+    origin = int(band["origin"])
+    runs: list[list] = []
+    last = None
+    for seg in path.itertuples():
+        part = str(seg.part)
+        if part in folded:
+            if last != part:
+                runs.append([part, []])
+            runs[-1][1].append(seg)
+        last = part if part in folded else None
+    mine = [segs for part, segs in runs if part == band["label"] and int(segs[0].start_ts) - origin == band["t0"]
+            and int(segs[-1].end_ts) - origin == band["t1"]]
+    assert len(mine) == 1, (band, len(runs))
+    sums: dict[tuple[str, str], list[int]] = {}
+    cache: dict = {}
+    for seg in mine[0]:
+        key = (str(seg.kind), timeline_label(job, band["label"], seg, cache))
+        sums.setdefault(key, [0, 0])
+        sums[key][0] += int(seg.duration_ns)
+        sums[key][1] += 1
+    return sorted(((k, w, ns, n) for (k, w), (ns, n) in sums.items()), key=lambda x: -x[2])
+
+
+def check_band_hover(page: Page, job: nw.Job, path: pd.DataFrame, folded: set[str]) -> None:
+    """Point at a band of the path over a folded part: the tooltip names the path's segments there (kind, worker as
+    its track is labelled, time, count), not the density run under it."""
+    band = page.evaluate(BAND)
+    assert band, "no band of the path on screen"
+    page.mouse.move(band["x"], band["y"])
+    page.wait_for_function(f"() => ({TOOLTIP})().span === '{band['index']}' && ({TOOLTIP})().visible", timeout=10_000)
+    tip = page.evaluate(TOOLTIP)
+    want = expected_band(job, path, folded, band)
+    assert len(want) <= 8  # every group listed (past eight the rest are one line)
+    assert [(x["kind"], x["worker"], x["ns"], x["count"]) for x in tip["lines"]] == want
+    for x in tip["lines"]:
+        n = f"{x['count']} segment{'' if x['count'] == 1 else 's'}"
+        assert x["text"] == f"{x['kind']} {duration(x['ns'])} in {n} on {x['worker']}"
+    assert tip["name"] == f"critical path through {band['label']}"
+    total = sum(n for *_, n in want)
+    assert f"duration {duration(band['t1'] - band['t0'])} · {total} segments" in tip["text"]
+    assert "busy" not in tip["text"]  # not the density run under the band
 
 
 def wait_drawn(page: Page, condition: str, timeout: int = 60_000) -> dict:
@@ -146,11 +242,22 @@ def test_the_toolbar_toggle_draws_the_jobs_path_in_lab(page: Page, lab: str, lab
     assert s["headline"].startswith("node-02/") and "is on the critical path in" in s["headline"]
     assert s["headline"] == page.evaluate(f"() => {VIEW}.model.get('critical_info').headline")
     shot(page, "job-critical-01-folded-light")
-    # Open the part the path runs through most: its path events are outlined, the rest of it dimmed.
+    # Over a band: the path's segments it stands for, not the density run under it (issue 35.14's leftover).
+    check_band_hover(page, job, path, {"node-00", "node-01", "node-02"})
+    shot(page, "job-critical-01b-band-hover-light")
+    page.mouse.move(10, 10)
+    # Open the part the path runs through most: its path events are outlined, the rest of it dimmed. The
+    # message with the new tracks carries the path placed on them (never the spans of the tracks before).
+    assert page.evaluate(RECORD_PATH)
     pt = page.evaluate(ON_TRACK, "node-02")
     page.mouse.click(pt["x"], pt["y"])
     page.wait_for_function(f"() => {VIEW}.model.get('tracks').some(t => t.label.startsWith('node-02/'))",
                            timeout=120_000)
+    seen = page.evaluate("() => window.__nwPath")
+    assert seen and seen[-1]["opened"] == ["node-02"], seen
+    for x in seen:
+        assert x["state"] == "shown" and x["on"], x
+        assert all("/" not in lab and lab not in x["opened"] and lab in x["labels"] for lab in x["on"]), x
     s = wait_drawn(page, "s.critical === 'shown' && s.outlined > 0 && s.jumps > 0", 120_000)
     page.evaluate(f"() => {{ const v = {VIEW}, h = v.home(); v.setView({{t0: h[0], t1: h[0] + (h[1] - h[0]) / 8}}); }}")
     s = wait_drawn(page, f"s.critical === 'shown' && s.outlined > 0 && {VIEW}.view.t1 - {VIEW}.view.t0 < "
@@ -211,6 +318,9 @@ def test_the_export_shows_the_jobs_path_offline(open_file, job: nw.Job, tmp_path
     o.page.evaluate(f"() => {{ const v = {VIEW}, h = v.home(); v.setView({{t0: h[0], t1: h[1]}}); }}")
     wait_drawn(o.page, "s.critical === 'shown' && s.spans > 0 && s.jumps > 0")
     shot(o.page, f"job-critical-export-{'dark' if dark else 'light'}")
+    check_band_hover(o.page, job, path, {"node-00", "node-01"})  # offline too: the export carries what bands are
+    shot(o.page, f"job-critical-export-band-hover-{'dark' if dark else 'light'}")
+    o.page.mouse.move(5, 5)
     # The page's toggle turns the dimming, spans, jumps and headline off.
     o.page.locator(BUTTON, has_text="Critical path").click()
     wait_drawn(o.page, "s.critical !== 'shown' && s.dimmed === 0 && s.spans === 0 && s.jumps === 0 && s.headline === ''")

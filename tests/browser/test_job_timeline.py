@@ -108,3 +108,66 @@ def test_job_timeline_tracks_density_and_a_click_into_a_node(page: Page, lab: st
         theme(page, "JupyterLab Light")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=20_000)
     assert not page.errors, page.errors  # type: ignore[attr-defined]
+
+
+# In the page, at every change of the tracks, of `opened` or of the brush's table: what the model holds then
+# (Backbone fires a message's change events once all its values are set: one message, one consistent state).
+RECORD = """() => {
+  const m = document.querySelector('.nw-timeline').__nwView.model;
+  window.__nwSeen = [];
+  const rec = (what) => window.__nwSeen.push({what, opened: m.get('opened'),
+    labels: m.get('tracks').map(t => t.label),
+    brushTracks: ((m.get('brush_summary') || {}).by_track || []).map(r => r.key)});
+  for (const k of ['tracks', 'opened', 'brush_summary']) m.on('change:' + k, () => rec(k));
+  return true;
+}"""
+
+
+def mismatch(seen: dict, parts: list[str]) -> str:
+    opened, labels = seen["opened"], seen["labels"]
+    if not isinstance(opened, list):
+        return f"no opened parts in the page's state at a change of {seen['what']}: {opened!r}"
+    inner = {lab.split("/", 1)[0] for lab in labels if "/" in lab}
+    folded = {lab for lab in labels if "/" not in lab}
+    if inner != set(opened) or folded & set(opened) or folded | set(opened) != set(parts):
+        return f"at a change of {seen['what']}: opened={opened}, tracks of {sorted(inner)}, folded {sorted(folded)}"
+    if not set(seen["brushTracks"]) <= set(labels):
+        return f"at a change of {seen['what']}: the brush's table names {sorted(set(seen['brushTracks']) - set(labels))[:2]}"
+    return ""
+
+
+def test_each_message_carries_the_opened_parts_with_their_tracks(page: Page, lab: str, lab_root: Path) -> None:
+    """Issue 35.14: the tracks, the opened parts and the brush's table reach the page together, whichever kernel
+    thread opens or closes a part (a cell's thread here, the page's click in the test above)."""
+    parts = ["node-00", "node-01", "node-02"]
+    notebook(lab_root, "job_published.ipynb", [
+        "import threading\nimport neuron_widgets as nw\nfrom neuron_widgets.sample.job import write_job\n"
+        "job = nw.load_job(write_job('jobpub', nodes=3, events=6_000, processes=1, cores=2, seed=4), results='results-pub')",
+        "tl = nw.JobTimeline(job, height=420)\ntl",
+        # Once the page has brushed (after it started recording), parts are opened and closed by a thread.
+        "go = threading.Event()\ntl.observe(lambda ch: go.set() if len(ch['new']) == 2 else None, 'brush')\n"
+        "def cycles():\n"
+        "    go.wait()\n"
+        "    for _ in range(3):\n"
+        "        for part in ('node-00', 'node-02', 'node-01'):\n"
+        "            tl.open_part(part)\n"
+        "        for part in ('node-01', 'node-00', 'node-02'):\n"
+        "            tl.close_part(part)\n"
+        "    tl.title = 'cycles done'\n"
+        "threading.Thread(target=cycles, daemon=True).start()"])
+    open_notebook(page, lab, "job_published.ipynb")
+    run_all(page)
+    wait_cells_done(page)
+    page.wait_for_function(f"() => {VIEW} && /3 of 3 parts summarised/.test({VIEW}.model.get('status'))", timeout=120_000)
+    assert page.evaluate(RECORD)
+    page.evaluate(f"() => {{ const m = {VIEW}.model, s = m.get('span'); "
+                  "m.set('brush', [s[0] + (s[1] - s[0]) / 5, s[0] + (s[1] - s[0]) / 2]); m.save_changes(); }")
+    page.wait_for_function(f"() => {VIEW}.model.get('title') === 'cycles done'", timeout=180_000)
+    seen = page.evaluate("() => window.__nwSeen")
+    wrong = [w for w in (mismatch(s, parts) for s in seen) if w]
+    assert not wrong, wrong[:3]
+    # Every open and close reached the page (each a change of the tracks), and the brush stayed with its table.
+    assert sum(s["what"] == "tracks" for s in seen) >= 18 and any(s["opened"] == parts[:1] for s in seen)
+    assert seen[-1]["opened"] == [] and seen[-1]["labels"] == parts and seen[-1]["brushTracks"]
+    assert len(page.evaluate(f"() => {VIEW}.model.get('brush')")) == 2
+    assert not page.errors, page.errors  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ import type {
 } from "../common/messages";
 import { formatDuration, formatTime } from "../common/time";
 import type { FindingMark } from "../timeline/findings";
+import type { SpanDetail } from "../timeline/pathspans";
 import { LocalModel } from "./model";
 import type { Payload } from "./payload";
 import { EventStore, type GroupingDef } from "./store";
@@ -71,7 +72,15 @@ export interface Meta {
     // The critical path when the notebook showed it: its text and jumps as page rows and times.
     // jumps: [row_from, t_from, row_to, t_to, ...], a row below 0 the track labelled labels[-row - 1] (a job's
     // folded part); spans: [label, t0, t1, ...] where the job's path runs through such a part.
-    critical?: { text: string; headline?: string; jumps: number[]; spans?: number[]; labels?: string[] };
+    // span_detail: what each span stands for (its segments by kind and worker), as the kernel sends it.
+    critical?: {
+      text: string;
+      headline?: string;
+      jumps: number[];
+      spans?: number[];
+      labels?: string[];
+      span_detail?: SpanDetail;
+    };
     critical_available?: boolean; // false for a device trace: no toggle
     // The findings' marks when the notebook showed them (times from the profile's start, as the page's).
     findings?: { text: string; marks: FindingMark[] };
@@ -202,12 +211,16 @@ export class TimelineHost {
       if (ta >= 0 && tb >= 0) jumps.push(c.jumps[k + 1], ta, la, c.jumps[k + 3], tb, lb);
     }
     const spans: number[] = [];
+    const runs: number[][] = []; // each kept span's detail, aligned with `spans`
     const s = c.spans ?? [];
     for (let k = 0; k + 2 < s.length; k += 3) {
       const track = folded[s[k]] ?? -1;
-      if (track >= 0) spans.push(s[k + 1], s[k + 2], track);
+      if (track < 0) continue;
+      spans.push(s[k + 1], s[k + 2], track);
+      runs.push(c.span_detail?.runs[k / 3] ?? []);
     }
-    return { state: "shown", text: c.text, headline: c.headline ?? "", jumps, spans };
+    const detail = c.span_detail ? { ...c.span_detail, runs } : undefined;
+    return { state: "shown", text: c.text, headline: c.headline ?? "", jumps, spans, span_detail: detail };
   }
 
   /** The exported findings' marks, as the kernel sends them; a toggle turned on in a page without them says so. */

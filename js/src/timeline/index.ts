@@ -28,6 +28,7 @@ import {
 } from "./layout";
 import { Legend } from "./legend";
 import { Overview } from "./overview";
+import type { PathSpans } from "./pathspans";
 import { clickAt, hoverAt } from "./pointer";
 import { Replies } from "./replies";
 import { Search } from "./search";
@@ -484,6 +485,10 @@ export class TimelineView {
 
   hover(x: number, y: number, cx: number, cy: number): void {
     hoverAt(this, x, y, cx, cy);
+  }
+
+  pathSpans(): PathSpans | null {
+    return this.toggles.pathSpans();
   }
 
   // -- search ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 import type { Items, Wish } from "./data";
 import { hitTest } from "./hit";
 import { type Row, rowsIn, type TrackInfo } from "./layout";
+import { type PathSpans, spanAt, spanLines } from "./pathspans";
 import type { Tooltip } from "./tooltip";
 import type { Range } from "./viewmath";
 
@@ -21,6 +22,7 @@ export interface PointerHost {
   request(): void;
   select(row: number): void;
   ask(w: Wish): void; // a small side request (hover details, a counter value)
+  pathSpans(): PathSpans | null; // a job's critical path over its folded parts, while it is shown
 }
 
 /** Select the event under (x, y) in the plot, or none. */
@@ -34,6 +36,24 @@ export function hoverAt(v: PointerHost, x: number, y: number, cx: number, cy: nu
   // Counters on screen mark the value under the pointer: draw again as it moves.
   if (v.rows.some((r) => r.kind === "counter")) v.request();
   const cy0 = y + v.scroll.scrollTop;
+  // A job's path over a folded part: its band names the path's segments there, not the density under it.
+  const path = v.pathSpans();
+  const band = path ? spanAt(v.rows, path.spans, v.view, v.plotWidth(), x, cy0) : -1;
+  if (path && band >= 0) {
+    const k = band * 3;
+    v.tooltip.showSpan(
+      {
+        index: band,
+        part: v.tracks()[path.spans[k + 2]]?.label ?? "",
+        start: path.spans[k],
+        end: path.spans[k + 1],
+        lines: spanLines(path.detail, band),
+      },
+      cx,
+      cy,
+    );
+    return;
+  }
   const it = v.items;
   const hit = hitTest(v.rows, it, v.view, v.plotWidth(), x, cy0);
   if (hit >= 0 && it) {

@@ -7,6 +7,7 @@
 import { button, h } from "../common/dom";
 import type { TimelineModel } from "../common/messages";
 import type { FindingMark } from "./findings";
+import type { PathSpans, SpanDetail } from "./pathspans";
 import type { Scene } from "./render";
 
 type Model = TimelineModel;
@@ -17,6 +18,7 @@ interface Info {
   headline?: string;
   jumps?: number[];
   spans?: number[]; // a job's folded parts: [t0, t1, track, ...]
+  span_detail?: SpanDetail; // what each span stands for (the tooltip's lines)
   marks?: FindingMark[];
 }
 
@@ -93,6 +95,13 @@ export class AnalysisToggles {
     if (!this.model.get("critical_path")) return null;
     const info = (this.model.get("critical_info") ?? {}) as Info;
     return info.state === "shown" ? { jumps: info.jumps ?? [], spans: info.spans ?? [] } : null;
+  }
+
+  /** A job's path over its folded parts while it is shown (the bands' hover), else null. */
+  pathSpans(): PathSpans | null {
+    if (!this.model.get("critical_path")) return null;
+    const info = (this.model.get("critical_info") ?? {}) as Info;
+    return info.state === "shown" && info.spans?.length ? { spans: info.spans, detail: info.span_detail } : null;
   }
 
   /** The findings' marks to draw on the overview strip: none while off or computing. */

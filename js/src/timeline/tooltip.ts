@@ -5,6 +5,16 @@ import type { CounterAtReply } from "../common/messages";
 import { formatDuration, formatTime } from "../common/time";
 import { FLAG_COARSE, FLAG_ERROR, FLAG_INCOMPLETE } from "./data";
 import type { CounterInfo } from "./layout";
+import { type SpanLine, spanLineParts } from "./pathspans";
+
+/** A band of a job's critical path over a folded part (pathspans.ts): where, and the segments it stands for. */
+export interface HoverSpan {
+  index: number; // which band (tests read data-span)
+  part: string; // the part's track label
+  start: number;
+  end: number;
+  lines: SpanLine[];
+}
 
 export interface HoverItem {
   name: string;
@@ -56,6 +66,7 @@ export class Tooltip {
     const key = `${it.row}|${it.start}|${it.end}|${it.count}`;
     if (key !== this.shown) {
       this.shown = key;
+      delete this.el.dataset.span;
       this.row = it.row;
       this.argsFor = -1;
       delete this.el.dataset.argsRow;
@@ -90,6 +101,57 @@ export class Tooltip {
     this.place(cx, cy);
   }
 
+  /** A job's path where it runs through a folded part: its segments there by kind and worker (not the density
+   * run the band is drawn over). */
+  showSpan(span: HoverSpan, cx: number, cy: number): void {
+    this.counter = null;
+    const key = `span|${span.index}|${span.part}|${span.start}|${span.end}`;
+    if (key !== this.shown) {
+      this.shown = key;
+      this.row = -1;
+      this.argsFor = -1;
+      delete this.el.dataset.argsRow;
+      this.el.dataset.span = String(span.index);
+      const segments = span.lines.reduce((n, l) => n + l.count, 0);
+      const lines: Node[] = [
+        h("div", { class: "nw-tt-name", text: `critical path through ${span.part}` }),
+        h("div", {
+          text: `start ${formatTime(span.start)} · duration ${formatDuration(span.end - span.start)} · ${segments.toLocaleString()} segment${segments === 1 ? "" : "s"}`,
+        }),
+      ];
+      for (const l of span.lines) {
+        const [what, where] = spanLineParts(l);
+        lines.push(
+          h(
+            "div",
+            {
+              class: "nw-tt-seg",
+              attrs: {
+                "data-kind": l.kind,
+                "data-worker": l.worker,
+                "data-ns": String(l.ns),
+                "data-count": String(l.count),
+              },
+            },
+            [
+              h("span", { class: "nw-tt-key", text: l.kind }),
+              h("span", { text: what.slice(l.kind.length) }),
+              h("div", { class: "nw-tt-track", text: where }),
+            ],
+          ),
+        );
+      }
+      lines.push(
+        h("div", {
+          class: "nw-tt-note",
+          text: "The path's segments in this part, summed by kind and worker (its track once the part is open). Click to load its events.",
+        }),
+      );
+      this.el.replaceChildren(...lines);
+    }
+    this.place(cx, cy);
+  }
+
   needsArgs(row: number): boolean {
     return this.argsFor !== row;
   }
@@ -113,6 +175,7 @@ export class Tooltip {
     if (this.counter?.key !== series.key) {
       this.row = -1;
       this.shown = "";
+      delete this.el.dataset.span;
       this.counter = series;
       this.el.replaceChildren(
         h("div", { class: "nw-tt-name", text: series.label }),
@@ -177,6 +240,7 @@ export class Tooltip {
 
   hide(): void {
     this.el.style.display = "none";
+    delete this.el.dataset.span;
     this.row = -1;
     this.shown = "";
     this.counter = null;
