@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from bokeh.layouts import column, row
 from bokeh.models import (
+    ColorBar,
     ColumnDataSource,
     DataTable,
     Div,
@@ -413,6 +414,9 @@ def apply_theme(root: Any, dark: bool, figures: list | None = None) -> None:
             legend.label_text_color = c["text"]
             legend.background_fill_alpha = 0
             legend.border_line_alpha = 0
+        for bar in f.select({"type": ColorBar}):  # the job's heat map scale: no white box on a dark page
+            bar.background_fill_alpha = 0
+            bar.major_label_text_color = bar.title_text_color = c["muted"]
 
 
 def _bar_height(n: int) -> int:

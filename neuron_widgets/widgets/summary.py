@@ -238,9 +238,12 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             kind = self.kind
             note = f"Summarised: {self._describe(window)}."
             # The time summarised (a brush, or the home range past a far clock) is the span the cards and charts
-            # measure by; the tracks' segments name threads whose names hold "/" as the Timeline does.
-            r: dict[str, Any] = {"kind": kind, "ranks": self.ranks, "window": window or whole,
-                                 "track_parts": self._track_parts()}
+            # measure by; the tracks' segments name threads whose names hold "/" as the Timeline does: a plain
+            # trace's first chart needs them, a Neuron or Kineto profile's errors table only (read before it: at
+            # 1M events they cost 0.16 s CPU, kept off the first charts).
+            r: dict[str, Any] = {"kind": kind, "ranks": self.ranks, "window": window or whole}
+            if kind == "chrome":
+                r["track_parts"] = self._track_parts()
             steps = _chrome_steps(p, window or whole) if kind == "chrome" else (
                      ("temporal", lambda: {"temporal": temporal_breakdown(p, kind)}, ("headline", "temporal")),
                      ("kernels", lambda: {"kernels": kernel_breakdown(p, kind)}, ("kernels",)),
@@ -257,6 +260,8 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
             self._apply({}, self._range_note(window), ("findings", "critical"), generation, p)
             range_note = self._range_note(window)
             for label, work, parts in steps:
+                if label == "problems" and "track_parts" not in r:
+                    r["track_parts"] = self._track_parts()
                 r.update(work())
                 if label == "temporal" and kind == "neuron":
                     # The argument reads start once the first charts are out (they need none).

@@ -21,9 +21,12 @@ FITS = """() => [...Bokeh.index.all_views()].filter(v => v.model.type === 'Figur
     && (v.model.name ?? '').startsWith('nw-job-')).map(v => {
   const t = v.model.title, ctx = document.createElement('canvas').getContext('2d');
   ctx.font = `${t.text_font_style} ${t.text_font_size} ${t.text_font}`;
-  const legends = [...v.computed_renderer_views ?? []].filter(r => r.model.type === 'Legend').map(l => l.bbox.x1);
-  const fits = v.frame.bbox.left + ctx.measureText(t.text).width <= v.bbox.width + 1
-    && Math.max(0, ...legends) <= v.bbox.width + 1;
+  const legends = [...v.computed_renderer_views ?? []].filter(r => r.model.type === 'Legend');
+  const w = Math.max(0, ...t.text.split('\\n').map(line => ctx.measureText(line).width));
+  // Placed by its alignment over the frame: aligned right, a title ends at the frame's right edge.
+  const left = t.align === 'right' ? v.frame.bbox.right - w : v.frame.bbox.left;
+  const fits = left >= -1 && left + w <= v.bbox.width + 1
+    && legends.every(l => l.bbox.x0 >= -1 && l.bbox.x1 <= v.bbox.width + 1);
   return {name: v.model.name, fits}; })"""
 
 

@@ -26,10 +26,13 @@ CHARTS = """() => [...Bokeh.index.all_views()].filter(v => v.model.type === 'Fig
   const rows = v.model.renderers.map(r => r.data_source ? r.data_source.get_length() ?? 0 : 0);
   const t = v.model.title, ctx = document.createElement('canvas').getContext('2d');
   ctx.font = `${t.text_font_style} ${t.text_font_size} ${t.text_font}`;
-  const width = v.bbox.width;
-  const titleEnd = v.frame.bbox.left + ctx.measureText(t.text).width;
+  const width = v.bbox.width, w = Math.max(0, ...t.text.split('\\n').map(line => ctx.measureText(line).width));
+  // Placed by its alignment over the frame: aligned right, a title ends at the frame's right edge.
+  const titleEnd = t.align === 'right' ? v.frame.bbox.right : v.frame.bbox.left + w;
+  const titleStart = t.align === 'right' ? v.frame.bbox.right - w : v.frame.bbox.left;
   const legends = [...v.computed_renderer_views ?? []].filter(r => r.model.type === 'Legend').map(l => l.bbox.x1);
-  return {name: v.model.name, shown, rows: Math.max(0, ...rows), width, titleEnd, legendEnd: Math.max(0, ...legends)};
+  return {name: v.model.name, shown, rows: Math.max(0, ...rows), width, titleStart, titleEnd,
+          legendEnd: Math.max(0, ...legends)};
 })"""
 
 # The cells of a named table: per row, whether each cell's text fits its cell (wrapped, not cut), and how many
@@ -71,7 +74,7 @@ def test_exported_job_summary_fits_lists_problems_and_hovers(open_file, job_page
     found = charts(page)
     for name in ("nw-job-stragglers-fig", "nw-job-nodes-fig", "nw-job-cores-fig", "nw-job-lag-fig"):
         c = found[name]
-        assert c["shown"] and c["titleEnd"] <= c["width"] + 1, c
+        assert c["shown"] and c["titleEnd"] <= c["width"] + 1 and c["titleStart"] >= -1, c
         assert c["legendEnd"] <= c["width"] + 1, c
     text = page.evaluate(DEEP_TEXT, "#nw-export")
     assert "Found 2 errors (node-02) and 1 hang (node-00)" in text
