@@ -8,6 +8,7 @@ A view asking for the arguments of a few rows decodes just those with the protob
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -59,13 +60,21 @@ class PerfettoArgs:
     """extra_attributes_json and flow_id of a Perfetto trace, by source row."""
 
     def __init__(self, blobs: pa.Array | pa.ChunkedArray, begin: np.ndarray, end: np.ndarray, generation: np.ndarray,
-                 arg_names: dict[int, dict[int, str]], arg_strings: dict[int, dict[int, str]], flow_ids: pa.Array) -> None:
+                 arg_names: dict[int, dict[int, str]], arg_strings: dict[int, dict[int, str]],
+                 flow_ids: pa.Array | Callable[[], pa.Array]) -> None:
         # `blobs`: TrackEvent bytes (empty when it has no annotations); `begin` / `end`: each row's
         # begin and end packets' entries in it (Perfetto shows both sets of annotations on the
         # slice). Indexes, not copies: each event's bytes are held once, as the reader gathered them.
+        # `flow_ids`: the flow_id column, or what builds it when first asked for (a load need not).
         self.blobs, self.begin, self.end, self.generation = blobs, begin, end, generation
         self.arg_names, self.arg_strings = arg_names, arg_strings
-        self.flow_ids = flow_ids
+        self._flow_ids = flow_ids
+
+    @property
+    def flow_ids(self) -> pa.Array:
+        if callable(self._flow_ids):
+            self._flow_ids = self._flow_ids()
+        return self._flow_ids
 
     def names(self) -> list[str]:
         return ["flow_id", "extra_attributes_json"]

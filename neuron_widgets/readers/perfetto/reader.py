@@ -26,7 +26,7 @@ from ...model.schema import INCOMPLETE, ROW, check_ids, normalise
 from ...model.track_names import process_label, thread_label
 from ..chrome.flows import flow_lists
 from ..columns import event_source
-from . import wire
+from . import rows, wire
 from .clocks import far, to_primary
 from .tracks import Identity, fields_in, identity_of, sequence_identity
 
@@ -40,6 +40,7 @@ from ..sniff import head, looks_like_json
 VERSION = 4
 _BEGIN, _END, _INSTANT, _COUNTER = 1, 2, 3, 4
 _NONE = np.zeros(0, np.int8)
+_NO_FLAGS = np.zeros(0, np.bool_)
 _DEVICE_FILE = re.compile(r"device_profile_model_(\d+)\.(?:pftrace|perfetto-trace|pb)(?:\.gz)?")
 
 
@@ -195,21 +196,21 @@ class _Builder:
         s, state, w, origin = self.scan, self.state, self.warnings, self.origin
         ev = s.events
         w.add(f"{origin}: track events without a timestamp (dropped)", s.no_ts)
-        typ = ev.typ
-        unknown = ~np.isin(typ, [_BEGIN, _END, _INSTANT, _COUNTER])
-        w.add(f"{origin}: track events of an unspecified or unknown type (not drawn)", int(unknown.sum()))
+        typ, unknown = rows.drawn_types(ev.typ, _NO_FLAGS, False)
+        w.add(f"{origin}: track events of an unspecified or unknown type (not drawn)", unknown)
         ts = to_primary(ev.ts, ev.clock, state, w, origin)
         ev.clock = _NONE
         gone = far(ts)  # never a wrapped time: a time past the range is dropped, and said so
-        if gone.any():
+        far_any = bool(gone.any())
+        if far_any:
             w.add(f"{origin}: track events whose time, in int64 nanoseconds, is past 146 years from the clock's zero "
                   "(dropped; a slice that loses its end is kept as unended)", int(gone.sum()))
-            unknown |= gone
+            typ[gone] = 0
             kept = ~gone[ev.counter_event]
             ev.counter_event, ev.counter_value = ev.counter_event[kept], ev.counter_value[kept]
-        codes, uuids = pd.factorize(ev.track)
-        codes = codes.astype(np.int32)
-        identities = self._identities(uuids.tolist())
+        codes, uuid_arr = rows.first_seen(ev.track)
+        uuids = uuid_arr.tolist()
+        identities = self._identities(uuids)
         counters = self._counters(ts, identities)
         ev.track = ev.counter_event = ev.counter_value = _NONE  # the scan's columns go as soon as they are used
         n_ev = self.n_events = typ.size
@@ -217,44 +218,40 @@ class _Builder:
         begin = np.empty(n_ev, index)
         end = np.empty(n_ev, index)
         by_track = _by_track(codes, ts, len(uuids), index)
-        n, unmatched = _pair(codes, np.where(unknown | (typ == _COUNTER), 0, typ).astype(np.int8), by_track, begin, end)
-        del by_track, unknown
-        begin, end = begin[:n].copy(), end[:n].copy()
+        n, unmatched = _pair(codes, typ, by_track, begin, end)
+        del by_track, typ
+        begin, end = begin[:n], end[:n]
         w.add(f"{origin}: slice ends with no begin on their track (dropped)", unmatched)
-        open_ = end < 0
-        w.add(f"{origin}: slices that never ended (kept, marked incomplete, drawn to the end of the trace)", int(open_.sum()))
-        start = ts[begin]
-        drawn = ts[(typ != _COUNTER) & ~gone]  # counter samples do not extend the trace an unended slice runs to
-        kept_ts = ts[~gone] if gone.any() else ts
-        last = int(drawn.max()) if drawn.size else (int(kept_ts.max()) if kept_ts.size else 0)
-        del drawn, kept_ts, gone
-        stop = np.where(open_, last, ts[np.where(open_, begin, end)])
-        neg = stop < start
-        w.add(f"{origin}: slices that end before they begin (shown with zero duration)", int(neg.sum()))
-        stop = np.where(neg, start, stop)
-        del ts, neg, typ
-        order = time_order(start, stop)  # rows in the Profile's order now: two index arrays moved, not every column
-        if order is not None:
-            begin, end, start, stop, open_ = begin[order], end[order], start[order], stop[order], open_[order]
-            del order
+        last_drawn, any_drawn, last_kept, any_kept = rows.last_times(ts, ev.typ, gone, far_any)
+        # Counter samples do not extend the trace an unended slice runs to.
+        last = last_drawn if any_drawn else (last_kept if any_kept else 0)
+        del gone
+        start, stop, n_open, n_neg = rows.slice_times(begin, end, ts, last)
+        w.add(f"{origin}: slices that never ended (kept, marked incomplete, drawn to the end of the trace)", n_open)
+        w.add(f"{origin}: slices that end before they begin (shown with zero duration)", n_neg)
+        del ts
         ev.ts = ev.typ = _NONE
+        # The Profile's row order; a trace written as its slices start (most are) is already in it by file order.
+        order, ordered = rows.file_order(begin, start, stop, n_ev)
+        if not ordered:
+            sorted_ = time_order(start, stop)
+            order = np.arange(n) if sorted_ is None else sorted_
         # A slice without a name shows "": the trace's own "" (an empty name is a name too) if it has one,
         # else one added, never a second (a dictionary holds each text once).
         names = s.names.texts
         blank = s.names.code.get("")
         if blank is None:
             names, blank = [*names, ""], len(names)
-        name_col = ev.name[begin]
-        name_col[name_col < 0] = blank
-        cat_col = ev.cat[begin]
-        ev.name = ev.cat = _NONE
+        begin, end_blob, start, stop, dur, open_, name_col, cat_col, track_of_row, gen = rows.slice_rows(
+            order, begin, end, start, stop, ev.name, ev.cat, codes, ev.gen, blank, n_ev)
+        del order, end, codes
+        ev.name = ev.cat = ev.gen = _NONE
         cats = s.categories.texts
-        track_of_row = codes[begin]
-        ident = [identities[u] for u in uuids.tolist()]
+        ident = [identities[u] for u in uuids]
         table = pa.table({
             "id": np.arange(n, dtype=np.int64),
             "name": pa.DictionaryArray.from_arrays(pa.array(name_col), pa.array(names, pa.string())),
-            "start_ts": start, "end_ts": stop, "duration_ns": stop - start,
+            "start_ts": start, "end_ts": stop, "duration_ns": dur,
             "trace_event_source": self._sources(name_col, names, cat_col, cats, track_of_row, ident),
             "instance_id": _strings([i.instance_id or self.instance for i in ident], track_of_row),
             "process_id": _ints([i.process_id for i in ident], track_of_row, 0),
@@ -269,9 +266,10 @@ class _Builder:
             INCOMPLETE: pa.array(open_),
             ROW: pa.array(np.arange(n, dtype=np.int32)),
         })
+        del name_col, cat_col, track_of_row, start, stop, dur, open_
         table = normalise(table, w, origin)
         check_ids(table, w, origin)
-        lazy = self._args(begin, end, n)
+        lazy = self._args(begin, end_blob, gen, n)
         meta = {"track_names": self._names(ident),
                 "process_names": {str(k): v for k, v in state.process_names.items()},
                 "thread_names": {f"{k[0]}/{k[1]}": v for k, v in state.thread_names.items()},
@@ -316,10 +314,10 @@ class _Builder:
         width = len(cats) + 1
         forced = [i.source for i in ident]
         by_track = any(f is not None for f in forced)
-        key = name_col.astype(np.int64) * width + (cat_col + 1)
-        if by_track:  # a track that says its source overrides what names and categories say
-            key = key * len(forced) + track_of_row
-        codes, combos = pd.factorize(key)
+        # A track that says its source overrides what names and categories say: then the track is in the key.
+        key = rows.source_keys(name_col, cat_col, track_of_row, width, len(forced) if by_track else 0)
+        codes, combos = rows.first_seen(key)
+        del key
         texts: list[str | None] = []
         for k in combos.tolist():
             pair, track = divmod(k, len(forced)) if by_track else (k, None)
@@ -327,49 +325,45 @@ class _Builder:
             texts.append(f if f is not None else
                          event_source(names[pair // width], cats[pair % width - 1] if pair % width else None))
         src_codes, values = pd.factorize(pd.Series(texts, dtype=object))
-        return pa.DictionaryArray.from_arrays(pa.array(src_codes.astype(np.int32)[codes]),
+        return pa.DictionaryArray.from_arrays(pa.array(rows.per_row(src_codes.astype(np.int32), codes)),
                                               pa.array(list(values), pa.string()))
 
-    def _args(self, begin: np.ndarray, end: np.ndarray, n: int) -> PerfettoArgs:
+    def _args(self, begin: np.ndarray, end_blob: np.ndarray, gen: np.ndarray, n: int) -> PerfettoArgs:
         from .args import PerfettoArgs  # it imports Perfetto's compiled proto (~0.25 s): only for a trace's arguments
 
         ev = self.scan.events
-        empty = self.n_events  # the blobs' trailing empty entry
-        # An instant's annotations are read once; an unended slice has only its begin's.
-        end_blob = np.where((end == begin) | (end < 0), empty, end)
-        flows = self._flows(begin, end, n)
-        return PerfettoArgs(ev.blobs, begin, end_blob.astype(begin.dtype, copy=False), ev.gen[begin],
-                            self.state.arg_names, self.state.arg_strings, flows)
+        return PerfettoArgs(ev.blobs, begin, end_blob, gen, self.state.arg_names, self.state.arg_strings,
+                            self._flows(begin, end_blob, n))
 
-    def _flows(self, begin: np.ndarray, end: np.ndarray, n: int) -> pa.Array:
+    def _flows(self, begin: np.ndarray, end_blob: np.ndarray, n: int) -> pa.Array | Callable[[], pa.Array]:
+        """The flow_id column, or (when the trace has flows) what builds it on first use."""
         ev = self.scan.events
         if ev.flow_id.size == 0:
             return pa.nulls(n, pa.list_(pa.string()))
-        row_of_event = np.full(self.n_events, -1, np.int64)
-        rows = np.arange(n)
-        row_of_event[begin] = rows
-        closed = end >= 0
-        row_of_event[end[closed]] = rows[closed]
-        row = np.where(ev.flow_event >= 0, row_of_event[np.maximum(ev.flow_event, 0)], -1)
+        row = rows.flow_rows(ev.flow_event, begin, end_blob, self.n_events)
         bound = row >= 0
         self.warnings.add(f"{self.origin}: flow ids on events that are not drawn (arrows not drawn)", int((~bound).sum()))
-        return flow_lists(row[bound], ev.flow_id[bound], n)
+        row, fid = row[bound], ev.flow_id[bound]
+        ev.flow_event = ev.flow_id = _NONE
+        return lambda: flow_lists(row, fid, n)
 
     def _counters(self, ts: np.ndarray, identities: dict[int, Identity]) -> Callable[[], pd.DataFrame] | None:
         """The counter samples, as a frame built on first use (until then ~20 bytes a sample)."""
         ev = self.scan.events
         if ev.counter_event.size == 0:
             return None
-        codes, tracks = pd.factorize(ev.track[ev.counter_event])
-        order = np.argsort(ts[ev.counter_event], kind="stable")
-        when, code, value = ts[ev.counter_event][order], codes.astype(np.int32)[order], ev.counter_value[order]
-        label = np.array([identities[u].label or f"counter {u}" for u in tracks.tolist()], dtype=object)
-        instance = np.array([identities[u].instance_id or self.instance for u in tracks.tolist()], dtype=object)
-        pid = np.array([identities[u].process_id or 0 for u in tracks.tolist()], np.int64)
+        codes, track_arr = rows.first_seen(ev.track[ev.counter_event])
+        when, value, tracks = ts[ev.counter_event], ev.counter_value, track_arr.tolist()
+        instance_of = self.instance
 
         def frame() -> pd.DataFrame:
-            return pd.DataFrame({"timestamp": when, "instance_id": instance[code], "process_id": pid[code],
-                                 "name": label[code], "series": label[code], "value": value})
+            order = np.argsort(when, kind="stable")
+            code = codes[order]
+            label = np.array([identities[u].label or f"counter {u}" for u in tracks], dtype=object)
+            instance = np.array([identities[u].instance_id or instance_of for u in tracks], dtype=object)
+            pid = np.array([identities[u].process_id or 0 for u in tracks], np.int64)
+            return pd.DataFrame({"timestamp": when[order], "instance_id": instance[code], "process_id": pid[code],
+                                 "name": label[code], "series": label[code], "value": value[order]})
 
         return frame
 
@@ -377,22 +371,24 @@ class _Builder:
 def _strings(per_track: list[Any], track_of_row: np.ndarray) -> pa.DictionaryArray:
     # Coded on the texts shown, so that two values written alike (1 and "1") share one entry.
     codes, uniques = pd.factorize(pd.Series([None if v is None else str(v) for v in per_track], dtype=object))
-    row_codes = codes[track_of_row] if len(codes) else np.zeros(0, np.int64)
-    return pa.DictionaryArray.from_arrays(pa.array(row_codes.astype(np.int32), mask=row_codes < 0),
-                                          pa.array(list(uniques) or [""], pa.string()))
+    if not len(codes):
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(0, np.int32)), pa.array([""], pa.string()))
+    row_codes = rows.per_row(codes.astype(np.int32), track_of_row)
+    mask = (row_codes < 0) if (codes < 0).any() else None
+    return pa.DictionaryArray.from_arrays(pa.array(row_codes, mask=mask), pa.array(list(uniques) or [""], pa.string()))
 
 
 def _ints(per_track: list[int | None], track_of_row: np.ndarray, fill: int | None) -> pa.Array:
     values = [fill if v is None else v for v in per_track]
     if fill is not None or all(v is not None for v in values):
         arr = np.array(values, dtype=np.int64) if values else np.zeros(0, np.int64)
-        return pa.array(arr[track_of_row] if arr.size else np.zeros(track_of_row.size, np.int64))
-    if not values:
+        return pa.array(rows.per_row(arr, track_of_row) if arr.size else np.zeros(track_of_row.size, np.int64))
+    if not values or all(v is None for v in values):
         return pa.nulls(track_of_row.size, pa.int64())
-    # By NumPy, values and nulls: a first Arrow `take` in a process costs more than this whole column.
+    # Values and nulls by track, then per row.
     known = np.array([v is not None for v in values])
     arr = np.array([0 if v is None else v for v in values], np.int64)
-    return pa.array(arr[track_of_row], mask=~known[track_of_row])
+    return pa.array(rows.per_row(arr, track_of_row), mask=~rows.per_row(known, track_of_row))
 
 
 def _instance_name(path: Path) -> str:
