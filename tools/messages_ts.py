@@ -29,18 +29,33 @@ def ts_type(hint: Any) -> str:
         return "boolean"
     if hint is type(None):
         return "null"
+    if hint is typing.Never:  # dict[str, Never]: an empty object
+        return "never"
     if origin is Literal:
         return " | ".join(f'"{a}"' for a in args)
     if origin in (Union, types.UnionType):
         return " | ".join(ts_type(a) for a in args)
     if origin is list:
         inner = ts_type(args[0])
-        return f"({inner})[]" if " " in inner else f"{inner}[]"
+        return f"({inner})[]" if _top_level_union(inner) else f"{inner}[]"
+    if origin is tuple:  # a fixed pair as a TypeScript tuple; tuple[()] is the empty one
+        return f"[{', '.join(ts_type(a) for a in args)}]"
     if origin is dict:
         return f"Record<{ts_type(args[0])}, {ts_type(args[1])}>"
     if typing.is_typeddict(hint):
         return str(hint.__name__)
     raise TypeError(f"no TypeScript for {hint!r}: add it to tools/messages_ts.py")
+
+
+def _top_level_union(ts: str) -> bool:
+    """Whether a TypeScript type is a union at its top (`A | B`, not `Record<K, A | B>`): `[]` binds tighter than `|`."""
+    depth = 0
+    for ch in ts:
+        depth += ch in "<[({"
+        depth -= ch in ">])}"
+        if ch == "|" and depth == 0:
+            return True
+    return False
 
 
 def interface(cls: type) -> list[str]:
@@ -54,9 +69,14 @@ def interface(cls: type) -> list[str]:
     return [*lines, "}", ""]
 
 
-def trait_type(trait: Any) -> str:
+def trait_type(name: str, trait: Any) -> str:
+    """A synced trait as TypeScript: what messages.TRAITS declares it holds, else what the traitlet says."""
     import traitlets as t
 
+    from neuron_widgets.widgets.messages import TRAITS
+
+    if name in TRAITS:
+        return ts_type(TRAITS[name])
     if isinstance(trait, t.Unicode):
         return "string"
     if isinstance(trait, (t.Int, t.Float)):
@@ -67,10 +87,13 @@ def trait_type(trait: Any) -> str:
         return "DataView"  # anywidget hands bytes to the browser as a DataView
     if isinstance(trait, t.List):
         inner = getattr(trait, "_trait", None)
-        return f"{trait_type(inner)}[]" if inner is not None else "any[]"
-    if isinstance(trait, t.Dict):
-        return "Record<string, any>"
-    raise TypeError(f"no TypeScript for trait {trait!r}: add it to tools/messages_ts.py")
+        if inner is not None and not isinstance(inner, t.Dict | t.List):
+            return f"{trait_type(name, inner)}[]"
+    if isinstance(trait, t.Dict) and getattr(trait, "_value_trait", None) is None:
+        # Fields the kernel fills as it learns them (a selection's detail, an analysis's info): the view narrows each.
+        return "Record<string, unknown>"
+    raise TypeError(f"the trait {name!r} ({type(trait).__name__}) does not say what it holds: declare it in "
+                    "neuron_widgets/widgets/messages.py TRAITS")
 
 
 def traits(name: str, cls: type) -> list[str]:
@@ -79,8 +102,15 @@ def traits(name: str, cls: type) -> list[str]:
     base = set(anywidget.AnyWidget.class_traits(sync=True))
     own = {k: v for k, v in cls.class_traits(sync=True).items() if k not in base}  # type: ignore[attr-defined]
     lines = [f"/** The synced traits of {cls.__module__}.{cls.__name__}. */", f"export interface {name} {{"]
-    lines += [f"  {k}: {trait_type(v)};" for k, v in sorted(own.items())]
+    lines += [f"  {k}: {trait_type(k, v)};" for k, v in sorted(own.items())]
     return [*lines, "}", ""]
+
+
+def typeddicts(hint: Any) -> list[type]:
+    """The TypedDicts a hint names, at any depth (list[TrackInfo], a TypedDict's fields), each after those it uses."""
+    if typing.is_typeddict(hint):
+        return [*(cls for field in get_type_hints(hint).values() for cls in typeddicts(field)), hint]
+    return [cls for arg in get_args(hint) for cls in typeddicts(arg)]
 
 
 def union(name: str, classes: list[type]) -> list[str]:
@@ -105,25 +135,40 @@ def generate() -> str:
            "// do not edit (tests/test_messages.py fails when this file differs from what the script writes).", "",
            'import type { AnyModel } from "@anywidget/types";', ""]
     seen: set[str] = set()
+
+    def declare(hint: Any) -> list[str]:
+        """The interfaces of the TypedDicts `hint` names not declared yet, each after those it uses."""
+        lines = []
+        for cls in typeddicts(hint):
+            if cls.__name__ not in seen:
+                seen.add(cls.__name__)
+                lines += interface(cls)
+        return lines
+
     for cls in [*M.TO_KERNEL, *M.TO_BROWSER]:
-        for hint in get_type_hints(cls).values():
-            for arg in (hint, *get_args(hint)):
-                if typing.is_typeddict(arg) and arg.__name__ not in seen:
-                    seen.add(arg.__name__)
-                    out += interface(arg)
-        out += interface(cls)
+        out += declare(cls)
     out += ["/** What the browser sends the kernel. */", *union("ToKernel", M.TO_KERNEL), "",
             "/** What the kernel sends the browser. */", *union("ToBrowser", M.TO_BROWSER), ""]
+    for hint in M.TRAITS.values():
+        out += declare(hint)
     for name, cls in (("TimelineTraits", Timeline), ("DeviceViewerTraits", DeviceTraceViewer),
                       ("DetailsTraits", EventDetails), ("PickerTraits", _PickerList),
                       ("ThemeTraits", ThemeProbe)):
         out += traits(name, cls)
-    out += ["/** The surface of a model the views use: anywidget's, or an exported page's LocalModel; what it sends is"
+    out += ["/** What anywidget's models may hold: their traits by name (the constraint of AnyModel's own parameter). */",
+            "export type ModelTraits = AnyModel extends AnyModel<infer T> ? T : never;", "",
+            "/** A kernel's reply as the views take it: the message and its binary buffers (a model's \"msg:custom\"). */",
+            "export type ReplyListener = (msg: ToBrowser, buffers: DataView[]) => void;", "",
+            "/** Listening to a model as the views do: its custom messages are the kernel's replies, other events changes. */",
+            "export interface Listen {",
+            '  (event: "msg:custom", f: ReplyListener): void;',
+            "  (event: string, f: () => void): void;",
+            "}", "",
+            "/** The surface of a model the views use: anywidget's, or an exported page's LocalModel; what it sends is"
             " declared. */",
-            "export type ViewModel<T extends Record<string, any>> = Pick<",
-            "  AnyModel<T>,",
-            '  "get" | "set" | "on" | "off" | "save_changes"',
-            "> & { send(content: ToKernel, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void };",
+            'export type ViewModel<T extends ModelTraits> = Pick<AnyModel<T>, "get" | "set" | "on" | "off" | "save_changes"> & {',
+            "  send(content: ToKernel, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void;",
+            "};",
             "",
             "/** The Timeline's model; a DeviceTraceViewer's has the device traits too. */",
             "export type TimelineModel = ViewModel<TimelineTraits & Partial<DeviceViewerTraits>>;", ""]

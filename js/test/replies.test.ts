@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { column } from "../src/timeline/data";
 import { PUSHED, Replies } from "../src/timeline/replies";
 
+// biome-ignore lint/suspicious/noExplicitAny: fakes of the model and the view with only what Replies reads of them.
 type Any = any;
 
 // What Replies uses of the browser: window timers (the snapshot keeper's), the model, the host.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { reconnectIfDeaf } from "../src/common/resync";
 
+// biome-ignore lint/suspicious/noExplicitAny: a fake of ipywidgets' untyped model internals (see src/common/resync.ts).
 type Any = any;
 
 // ipywidgets' model as far as resync.ts uses it: Backbone-style events whose first argument is

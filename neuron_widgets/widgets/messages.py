@@ -6,7 +6,7 @@ committed file differs), so neither side can rename a field the other still read
 travel as buffers beside the message; the message names them (`columns`, `series`).
 """
 
-from typing import Any, Literal, NotRequired, TypedDict, get_args, get_type_hints
+from typing import Any, Literal, Never, NotRequired, TypedDict, get_args, get_type_hints
 
 # -- browser -> kernel ----------------------------------------------------------------------
 
@@ -165,6 +165,106 @@ class ErrorReply(TypedDict):
     type: Literal["error"]
     uuid: str | None
     message: str
+
+
+# -- synced traits --------------------------------------------------------------------------
+# A traitlets List() or Dict() does not say what it holds; TRAITS says it for those traits, once: tools/messages_ts.py
+# writes it into the traits' TypeScript, and tests/test_messages.py checks what the widgets really hold against it.
+
+Range = tuple[float, float]  # a window: from and to, ns from the profile's start
+
+
+class TrackInfo(TypedDict):
+    """A track of the grouping shown: its label (segments joined by "/"), lanes and events."""
+
+    label: str
+    lanes: int
+    events: int
+
+
+class CounterInfo(TypedDict):
+    """A counter series the Timeline can draw; its points come by CountersRequest."""
+
+    key: str
+    label: str
+    kind: str
+    unit: str
+    max: float
+    min: float
+    breakdown: bool  # the hover reads a breakdown by kind (CounterAtReply.breakdown)
+
+
+class Chip(TypedDict):
+    """A chip of the summary strip above a device trace (its share of the execution drawn as a bar, null: none)."""
+
+    label: str
+    value: str
+    share: float | None
+    title: str
+
+
+class ColorChoice(TypedDict):
+    """A choice of the device viewer's colour menu: what events are coloured by, and its label."""
+
+    value: str
+    label: str
+
+
+class SummaryRow(TypedDict):
+    """A name's or a track's line in a RangeSummary: events overlapping the range, their time clipped to it (ns)."""
+
+    key: str
+    count: int
+    total: float
+    mean: float
+
+
+class RangeSummary(TypedDict):
+    """The brushed range's table: the `top` names and tracks with the most time in it, how many more there are."""
+
+    start: float
+    end: float
+    events: int
+    top: int
+    by_name: list[SummaryRow]
+    by_track: list[SummaryRow]
+    by_name_more: int
+    by_track_more: int
+    note: NotRequired[str]  # a caveat about the numbers (an exported page's merged blocks)
+
+
+class Outlier(TypedDict):
+    """A cluster of events on a far clock, drawn apart on the overview strip."""
+
+    t0: float
+    t1: float
+    events: int
+
+
+class Overview(TypedDict):
+    """The overview strip: events per bin over `range` (the dense part), far-clock clusters apart (model.overview)."""
+
+    bins: list[int]
+    range: Range
+    outliers: list[Outlier]
+
+
+TRAITS: dict[str, Any] = {
+    "tracks": list[TrackInfo],
+    "names": list[str],  # the name dictionary viewport replies index into
+    "span": Range,
+    "view": Range,
+    "home": Range,
+    "brush": tuple[()] | Range,  # none, or the brushed window
+    "brush_summary": RangeSummary | dict[str, Never],  # {} without a brush
+    "counters": list[CounterInfo],
+    "overview": Overview | dict[str, Never],  # {} before a profile is shown
+    "strip": list[Chip],
+    "color_choices": list[ColorChoice],
+    "groupings": dict[str, str],  # grouping key -> its label
+    "columns": list[tuple[str, str]],  # the device picker's: key, label
+    "rows": list[dict[str, str]],  # the device picker's: key -> the value as text
+}
 
 
 # What each side may send, in the order the TypeScript unions list them.

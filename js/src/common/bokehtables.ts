@@ -7,6 +7,8 @@
 // on a busy machine. The fix here: a table view whose element is not on the page yet builds its
 // grid when it is, and the grid's other entry points wait for the grid.
 
+// The page's BokehJS is a global without types; this patches its views' prototypes (private methods too).
+// biome-ignore lint/suspicious/noExplicitAny: BokehJS's view prototypes have no types
 type Any = any;
 
 const MARK = "__nwDeferredWhenDetached";

@@ -155,92 +155,159 @@ export type ToKernel =
 /** What the kernel sends the browser. */
 export type ToBrowser = ViewportReply | CountersReply | CounterAtReply | HoverReply | FindReply | ErrorReply;
 
+/** A track of the grouping shown: its label (segments joined by "/"), lanes and events. */
+export interface TrackInfo {
+  label: string;
+  lanes: number;
+  events: number;
+}
+
+/** A name's or a track's line in a RangeSummary: events overlapping the range, their time clipped to it (ns). */
+export interface SummaryRow {
+  key: string;
+  count: number;
+  total: number;
+  mean: number;
+}
+
+/** The brushed range's table: the `top` names and tracks with the most time in it, how many more there are. */
+export interface RangeSummary {
+  start: number;
+  end: number;
+  events: number;
+  top: number;
+  by_name: SummaryRow[];
+  by_track: SummaryRow[];
+  by_name_more: number;
+  by_track_more: number;
+  note?: string;
+}
+
+/** A counter series the Timeline can draw; its points come by CountersRequest. */
+export interface CounterInfo {
+  key: string;
+  label: string;
+  kind: string;
+  unit: string;
+  max: number;
+  min: number;
+  breakdown: boolean;
+}
+
+/** A cluster of events on a far clock, drawn apart on the overview strip. */
+export interface Outlier {
+  t0: number;
+  t1: number;
+  events: number;
+}
+
+/** The overview strip: events per bin over `range` (the dense part), far-clock clusters apart (model.overview). */
+export interface Overview {
+  bins: number[];
+  range: [number, number];
+  outliers: Outlier[];
+}
+
+/** A chip of the summary strip above a device trace (its share of the execution drawn as a bar, null: none). */
+export interface Chip {
+  label: string;
+  value: string;
+  share: number | null;
+  title: string;
+}
+
+/** A choice of the device viewer's colour menu: what events are coloured by, and its label. */
+export interface ColorChoice {
+  value: string;
+  label: string;
+}
+
 /** The synced traits of neuron_widgets.widgets.timeline.Timeline. */
 export interface TimelineTraits {
   _snapshot: DataView;
-  aligned: Record<string, any>;
-  brush: any[];
-  brush_summary: Record<string, any>;
+  aligned: Record<string, unknown>;
+  brush: [] | [number, number];
+  brush_summary: RangeSummary | Record<string, never>;
   color_by: string;
-  counters: any[];
+  counters: CounterInfo[];
   critical_available: boolean;
-  critical_info: Record<string, any>;
+  critical_info: Record<string, unknown>;
   critical_path: boolean;
   error: string;
   findings: boolean;
   findings_available: boolean;
-  findings_info: Record<string, any>;
+  findings_info: Record<string, unknown>;
   generation: number;
   grouping: string;
-  groupings: Record<string, any>;
+  groupings: Record<string, string>;
   height: number;
-  home: any[];
+  home: [number, number];
   loading: boolean;
-  names: any[];
+  names: string[];
   notes: string[];
   origin_ns: string;
-  overview: Record<string, any>;
+  overview: Overview | Record<string, never>;
   revision: number;
   selected_row: number;
-  selection_detail: Record<string, any>;
+  selection_detail: Record<string, unknown>;
   show_cpu: boolean;
-  span: any[];
+  span: [number, number];
   status: string;
-  strip: Record<string, any>[];
+  strip: Chip[];
   title: string;
-  tracks: any[];
-  view: any[];
+  tracks: TrackInfo[];
+  view: [number, number];
 }
 
 /** The synced traits of neuron_widgets.widgets.device_viewer.DeviceTraceViewer. */
 export interface DeviceViewerTraits {
   _snapshot: DataView;
-  aligned: Record<string, any>;
-  brush: any[];
-  brush_summary: Record<string, any>;
+  aligned: Record<string, unknown>;
+  brush: [] | [number, number];
+  brush_summary: RangeSummary | Record<string, never>;
   color_by: string;
-  color_choices: Record<string, any>[];
-  counters: any[];
+  color_choices: ColorChoice[];
+  counters: CounterInfo[];
   critical_available: boolean;
-  critical_info: Record<string, any>;
+  critical_info: Record<string, unknown>;
   critical_path: boolean;
   error: string;
   findings: boolean;
   findings_available: boolean;
-  findings_info: Record<string, any>;
+  findings_info: Record<string, unknown>;
   generation: number;
   grouping: string;
-  groupings: Record<string, any>;
+  groupings: Record<string, string>;
   height: number;
-  hierarchy: Record<string, any>;
-  home: any[];
+  hierarchy: Record<string, unknown>;
+  home: [number, number];
   loading: boolean;
-  names: any[];
+  names: string[];
   notes: string[];
   origin_ns: string;
-  overview: Record<string, any>;
+  overview: Overview | Record<string, never>;
   picked_node: string;
   revision: number;
   selected_row: number;
-  selection_detail: Record<string, any>;
+  selection_detail: Record<string, unknown>;
   show_cpu: boolean;
-  span: any[];
+  span: [number, number];
   status: string;
-  strip: Record<string, any>[];
+  strip: Chip[];
   title: string;
-  tracks: any[];
-  view: any[];
+  tracks: TrackInfo[];
+  view: [number, number];
 }
 
 /** The synced traits of neuron_widgets.widgets.details.EventDetails. */
 export interface DetailsTraits {
-  event: Record<string, any>;
+  event: Record<string, unknown>;
 }
 
 /** The synced traits of neuron_widgets.widgets.device_picker._PickerList. */
 export interface PickerTraits {
-  columns: any[];
-  rows: any[];
+  columns: [string, string][];
+  rows: Record<string, string>[];
   status: string;
 }
 
@@ -252,11 +319,22 @@ export interface ThemeTraits {
   tables_ready: boolean;
 }
 
+/** What anywidget's models may hold: their traits by name (the constraint of AnyModel's own parameter). */
+export type ModelTraits = AnyModel extends AnyModel<infer T> ? T : never;
+
+/** A kernel's reply as the views take it: the message and its binary buffers (a model's "msg:custom"). */
+export type ReplyListener = (msg: ToBrowser, buffers: DataView[]) => void;
+
+/** Listening to a model as the views do: its custom messages are the kernel's replies, other events changes. */
+export interface Listen {
+  (event: "msg:custom", f: ReplyListener): void;
+  (event: string, f: () => void): void;
+}
+
 /** The surface of a model the views use: anywidget's, or an exported page's LocalModel; what it sends is declared. */
-export type ViewModel<T extends Record<string, any>> = Pick<
-  AnyModel<T>,
-  "get" | "set" | "on" | "off" | "save_changes"
-> & { send(content: ToKernel, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void };
+export type ViewModel<T extends ModelTraits> = Pick<AnyModel<T>, "get" | "set" | "on" | "off" | "save_changes"> & {
+  send(content: ToKernel, callbacks?: unknown, buffers?: ArrayBuffer[] | ArrayBufferView[]): void;
+};
 
 /** The Timeline's model; a DeviceTraceViewer's has the device traits too. */
 export type TimelineModel = ViewModel<TimelineTraits & Partial<DeviceViewerTraits>>;

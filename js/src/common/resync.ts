@@ -8,6 +8,9 @@
 // whether it still delivers; if it refuses, the model's comm is handed to ipywidgets' own
 // handler and the kernel is asked for the whole state again.
 
+// ipywidgets' Backbone model and anywidget's proxy, whose private parts (_handle_comm_msg, comm,
+// _buffered_state_diff) this reaches into, have no types.
+// biome-ignore lint/suspicious/noExplicitAny: ipywidgets' model internals have no types
 type Any = any;
 
 const PING = "__nw_who";

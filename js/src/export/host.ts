@@ -3,10 +3,14 @@
 // (tracks, selection details, brush summary) up to date as the view changes.
 
 import type {
+  Chip,
+  ColorChoice,
+  CounterInfo,
   CountersReply,
   CountersRequest,
   DetailsTraits,
   DeviceViewerTraits,
+  Overview,
   TimelineTraits,
   ToKernel,
 } from "../common/messages";
@@ -25,10 +29,9 @@ interface Field {
   values?: unknown[]; // combo fields: one value per combo
 }
 
-interface Counter {
-  key: string;
+// A counter series as exported: the kernel's, with the names of the parts its hover breaks it into.
+interface Counter extends CounterInfo {
   parts: string[];
-  [k: string]: unknown;
 }
 
 export interface Meta {
@@ -36,7 +39,7 @@ export interface Meta {
   n_blocks: number;
   origin_ns: string;
   span: [number, number];
-  overview?: unknown;
+  overview?: Overview;
   range: [number, number];
   names: string[];
   groupings: Record<string, GroupingDef>;
@@ -58,17 +61,17 @@ export interface Meta {
   state: {
     grouping: string;
     view: [number, number];
-    brush: number[];
+    brush: [] | [number, number];
     selected: number;
     show_cpu: boolean;
     height: number;
     title: string;
     notes: string[];
-    strip: Record<string, unknown>[]; // the summary chips: {label, value, share}
+    strip: Chip[]; // the summary chips
     color_by: string;
     hierarchy?: Record<string, unknown>;
     picked_node?: string;
-    color_choices?: Record<string, unknown>[]; // [{value, label}] for the colour menu
+    color_choices?: ColorChoice[]; // for the colour menu
     // The critical path when the notebook showed it: its text and jumps as page rows and times.
     // jumps: [row_from, t_from, row_to, t_to, ...], a row below 0 the track labelled labels[-row - 1] (a job's
     // folded part); spans: [label, t0, t1, ...] where the job's path runs through such a part.
@@ -85,7 +88,7 @@ export interface Meta {
     // The findings' marks when the notebook showed them (times from the profile's start, as the page's).
     findings?: { text: string; marks: FindingMark[] };
     findings_available?: boolean;
-    aligned?: Record<string, any>; // two runs' timelines exported together, linked on a step (timeline/align.ts)
+    aligned?: Record<string, unknown>; // two runs' timelines exported together, linked on a step (timeline/align.ts)
   };
 }
 

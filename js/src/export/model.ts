@@ -1,12 +1,11 @@
 // A widget model that lives in the page: the same get/set/on/send surface the views use with a
 // kernel, with the kernel's side played by a local host (see host.ts).
 
-import type { ToBrowser, ToKernel } from "../common/messages";
+import type { ModelTraits, ReplyListener, ToBrowser, ToKernel } from "../common/messages";
 
-type Handler = (...args: any[]) => void;
-
-export class LocalModel<T extends Record<string, any>> {
-  private handlers = new Map<string, Set<Handler>>();
+export class LocalModel<T extends ModelTraits> {
+  private changes = new Map<string, Set<() => void>>();
+  private replies = new Set<ReplyListener>();
   onSend: (content: ToKernel) => void = () => {};
 
   constructor(private state: T) {}
@@ -19,30 +18,37 @@ export class LocalModel<T extends Record<string, any>> {
     const old = this.state[key];
     if (old === value || (typeof value === "object" && JSON.stringify(old) === JSON.stringify(value))) return;
     this.state[key] = value;
-    this.emit(`change:${String(key)}`);
+    for (const f of [...(this.changes.get(`change:${String(key)}`) ?? [])]) f();
   }
 
   save_changes(): void {}
 
-  on(event: string, f: Handler): void {
-    if (!this.handlers.has(event)) this.handlers.set(event, new Set());
-    this.handlers.get(event)!.add(f);
+  // As anywidget's model: a custom message's listener takes the message and its buffers, any other event's nothing.
+  on(event: "msg:custom", f: ReplyListener): void;
+  on(event: string, f: () => void): void;
+  on(event: string, f: ReplyListener | (() => void)): void {
+    if (event === "msg:custom") this.replies.add(f);
+    else {
+      if (!this.changes.has(event)) this.changes.set(event, new Set());
+      this.changes.get(event)!.add(f as () => void); // the overloads above: not a reply's listener
+    }
   }
 
-  off(event?: string | null, f?: Handler | null): void {
-    if (event && f) this.handlers.get(event)?.delete(f);
+  off(event?: string | null, f?: ReplyListener | (() => void) | null): void {
+    if (!event || !f) return;
+    if (event === "msg:custom") this.replies.delete(f);
+    else this.changes.get(event)?.delete(f as () => void);
   }
 
   send(content: ToKernel): void {
     this.onSend(content);
   }
 
-  /** A reply from the host, delivered after the current task like a message from a kernel. */
+  /** A reply from the host, delivered after the current task like a message from a kernel (buffers as DataViews). */
   reply(msg: ToBrowser, buffers: ArrayBuffer[] = []): void {
-    setTimeout(() => this.emit("msg:custom", msg, buffers), 0);
-  }
-
-  private emit(event: string, ...args: unknown[]): void {
-    for (const f of [...(this.handlers.get(event) ?? [])]) f(...args);
+    const views = buffers.map((b) => new DataView(b));
+    setTimeout(() => {
+      for (const f of [...this.replies]) f(msg, views);
+    }, 0);
   }
 }

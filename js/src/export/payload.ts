@@ -90,7 +90,7 @@ export class Payload {
     return out;
   }
 
-  json<T = any>(name: string): T {
+  json<T = unknown>(name: string): T {
     const s = this.section(name);
     const text = new TextDecoder().decode(new Uint8Array(this.buffer, s.offset, s.bytes));
     return JSON.parse(text) as T;

@@ -1,7 +1,7 @@
 // The events of an exported page, and the kernel's queries answered in the page: grouping
 // (events to tracks, lanes), the level-of-detail viewport, search, range summaries and details.
 
-import type { ViewportReply } from "../common/messages";
+import type { RangeSummary, ViewportReply } from "../common/messages";
 import { COLUMN_TYPES, FLAG_COARSE, FLAG_ERROR, FLAG_HIGHLIGHT, FLAG_INCOMPLETE, FLAG_MARKER } from "../timeline/data";
 import type { TrackInfo } from "../timeline/layout";
 import type { Place } from "../timeline/render";
@@ -328,7 +328,7 @@ export class EventStore {
   }
 
   /** Count, total and mean duration per name and per track of what overlaps [a, b); blocks count pro rata. */
-  summary(grouping: string, a: number, b: number, names: string[]): Record<string, unknown> {
+  summary(grouping: string, a: number, b: number, names: string[]): RangeSummary {
     const g = this.index(grouping);
     const byName = new Map<number, [number, number]>();
     const byTrack = new Map<number, [number, number]>();

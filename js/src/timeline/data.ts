@@ -77,11 +77,17 @@ export function column(b: DataView | ArrayBuffer, Ctor: ColumnType): Column {
   return new Ctor(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
 }
 
+type ItemColumns = Pick<
+  Items,
+  "start" | "end" | "track" | "lane" | "name" | "row" | "count" | "flags" | "color" | "node"
+>;
+
 export function decodeItems(msg: ViewportReply, buffers: (DataView | ArrayBuffer)[], tracks: number[]): Items {
-  const cols: Record<string, any> = {};
+  const read: Record<string, Column> = {};
   msg.columns.forEach((c, i) => {
-    cols[c] = column(buffers[i], COLUMN_TYPES[c]);
+    read[c] = column(buffers[i], COLUMN_TYPES[c]);
   });
+  const cols = read as ItemColumns; // each as COLUMN_TYPES makes it (color and node only where the reply has them)
   return {
     t0: msg.t0,
     t1: msg.t1,

@@ -2,7 +2,7 @@
 // profile, the view and brush set from Python, the selection, the kernel's revisions, counters,
 // height, errors, the analysis toggles, and the kernel's replies.
 
-import type { TimelineModel, ToBrowser } from "../common/messages";
+import type { Listen, TimelineModel } from "../common/messages";
 import { anchorOf, sameTracks, scrollFor } from "./anchor";
 import type { Items } from "./data";
 import { type CounterInfo, defaultCollapsed, type LayoutState, type Row, type TrackInfo } from "./layout";
@@ -39,7 +39,7 @@ export interface FollowHost {
 }
 
 /** Listen (through `on`, whose listeners the view removes on destroy) and take the state there is now. */
-export function followModel(v: FollowHost, on: (event: string, f: (...args: any[]) => void) => void): void {
+export function followModel(v: FollowHost, on: Listen): void {
   const m = v.model;
   let grouping = m.get("grouping");
   let tracks = m.get("tracks") as TrackInfo[];
@@ -107,7 +107,7 @@ export function followModel(v: FollowHost, on: (event: string, f: (...args: any[
   on("change:height", () => (v.root.style.height = `${m.get("height")}px`));
   on("change:error", () => v.showError(m.get("error")));
   v.toggles.bind(on);
-  on("msg:custom", (msg: ToBrowser, buffers: DataView[]) => v.replies.handle(msg, buffers));
+  on("msg:custom", (msg, buffers) => v.replies.handle(msg, buffers));
   const b = m.get("brush") as number[];
   v.brushLocal = b.length === 2 ? [b[0], b[1]] : null;
   v.summary.set((m.get("brush_summary") as RangeSummary) ?? null);

@@ -3,7 +3,7 @@
 
 import { readTheme, type Theme } from "../common/colors";
 import { button, h } from "../common/dom";
-import type { TimelineModel, ToBrowser } from "../common/messages";
+import type { Listen, ReplyListener, TimelineModel, ToBrowser } from "../common/messages";
 import { formatTime } from "../common/time";
 import { AlignBar } from "./align";
 import { axisLabels } from "./axis";
@@ -328,7 +328,7 @@ export class TimelineView {
   // -- model ----------------------------------------------------------------------------
   private bindModel(): void {
     const m = this.model;
-    const on = (ev: string, f: (...args: any[]) => void) => {
+    const on: Listen = (ev: string, f: ReplyListener | (() => void)) => {
       m.on(ev, f);
       this.cleanup.push(() => m.off(ev, f));
     };
