@@ -40,3 +40,24 @@ def test_no_saving_is_offered_from_work_that_never_ended() -> None:
     assert "would not shorten the run (its host that never ended runs to where the recording stopped" in h["sentence"]
     w = A.what_if(p, {k: h[k] for k in ("instance_id", "process_id", "thread_id", "kind")}, 0.5)
     assert w.unended > 0 and any("never ended" in n for n in w.notes)
+
+
+def test_a_threads_label_is_its_track_in_the_thread_grouping() -> None:
+    """A host thread (or GPU stream) is named as the Timeline's Thread grouping labels its track, the chart too."""
+    from neuron_widgets.summary.critical import critical_columns
+
+    p = nw.load_profile(CATAPULT / "big_trace.json")
+    h = A.critical_path_headline(p)
+    assert h["thread_id"] is not None and h["track"] in set(p.track_index("thread").tracks["label"]), h
+    assert h["sentence"].startswith(f"{h['track']} is on the critical path")
+    b = A.critical_path_breakdown(p)
+    labels = critical_columns({"breakdown": b, "headline": h})["worker"]
+    assert h["track"] in labels and all(lab in set(p.track_index("thread").tracks["label"]) for lab in labels
+                                        if "other workers" not in lab)
+
+
+def test_the_readmes_headline_is_what_the_sample_prints() -> None:
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    m = re.search(r"critical_path_headline\(p\)\[\"sentence\"\] +# '(.*)\n +#  (.*)'\n", text)
+    assert m is not None, "the README's headline example"
+    assert f"{m.group(1)} {m.group(2)}" == A.critical_path_headline(nw.sample_profile())["sentence"]

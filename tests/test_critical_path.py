@@ -174,8 +174,14 @@ def test_the_headline_names_the_worker_and_what_halving_its_work_saves(tmp_path)
     w = A.what_if(p, {"instance_id": h["instance_id"], "process_id": h["process_id"], "nc_idx": h["nc_idx"],
                       "kind": "compute"}, 0.5)
     assert h["saved_ns"] == w.saved_ns > 0
-    assert h["sentence"].startswith(f"{h['instance_id']} NC{h['nc_idx']} is on the critical path "
+    # The worker as the Timeline labels its core's track (what the track filter finds).
+    assert h["track"] == f"{h['instance_id']}/PID:{h['process_id']}/neuron_rt/NC:{h['nc_idx']}"
+    assert h["track"] in set(p.track_index("default").tracks["label"])
+    assert h["sentence"].startswith(f"{h['track']} is on the critical path "
                                     f"in {h['steps_on_path']:,} of {h['steps']:,} steps; halving its compute would save ")
+    # A change that makes the run longer says so.
+    slower = A.critical_path_headline(p, scale=2.0)
+    assert slower["saved_ns"] < 0 and "doubling its compute would lengthen the run by " in slower["sentence"]
     assert A.critical_path_headline(p.filter(time_range=(p.end_ts + 10**9, p.end_ts + 2 * 10**9))) == {}
 
 

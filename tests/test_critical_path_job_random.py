@@ -9,6 +9,7 @@ that part again.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ import neuron_widgets as nw
 from neuron_widgets import analysis as A
 from neuron_widgets.analysis import critical_path_parts as P
 from neuron_widgets.analysis import critical_path_stretches as S
+from neuron_widgets.analysis import what_if_job as W
 
 
 def _seeds(n: int) -> list[int]:
@@ -68,9 +70,27 @@ def test_a_random_jobs_path_equals_its_parts_as_one_profile(seed: int, tmp_path:
     monkeypatch.setattr(P, "run_parts", counting)
     got = A.critical_path(job, scheduler="sync", cache=False)
     pd.testing.assert_frame_equal(got.drop(columns="part").reset_index(drop=True), merged_path(job, whole))
-    assert asked[0] == S.TASK and set(asked[1:]) <= {S.TASK_FULL}
+    assert asked[0] == S.TASK and set(asked[1:]) <= {S.TASK_FULL, W.TASK}
     if len(got):
         assert got["duration_ns"].sum() == got["end_ts"].iat[-1] - got["start_ts"].iat[0]
+    # What-if, part by part (each part's replay reduced to what the others depend on), as on the merged profile:
+    # a kind scaled everywhere and one core's compute, by factors whose sums are exact in float64.
+    rng = np.random.default_rng(seed)
+    changes = [({"kind": str(rng.choice(["compute", "collective", "gap", "host", "launch"]))},
+                float(rng.choice([0.0, 0.25, 0.5, 2.0])))]
+    if len(got) and got["nc_idx"].notna().any():
+        core = got[got["nc_idx"].notna() & got["thread_id"].isna()].iloc[0]
+        changes.append(({"part": core["part"], "process_id": int(core["process_id"]), "nc_idx": int(core["nc_idx"]),
+                         "kind": "compute"}, 0.5))
+        inst = {"instance_id": core["instance_id"], "process_id": int(core["process_id"]), "nc_idx": int(core["nc_idx"]),
+                "kind": "compute"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a kind the job has none of
+        w_job = A.what_if(job, changes, scheduler="sync", cache=False)
+        w_one = A.what_if(whole, changes[:1] + ([(inst, 0.5)] if len(changes) > 1 else []))
+    assert (w_job.span_ns, w_job.predicted_span_ns, w_job.selected) == \
+           (w_one.span_ns, w_one.predicted_span_ns, w_one.selected), (seed, changes)
+    pd.testing.assert_frame_equal(w_job.steps, w_one.steps)
 
 
 def test_every_stretch_gives_the_same_path_as_the_candidates_only(tmp_path: Path,

@@ -20,12 +20,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..model.track_names import TrackNames
 from .across import INTERNAL
 from .critical_path import COLUMNS, _empty, worker_columns
 from .critical_path_chrome import JobCollectives, chrome_pieces, tops_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, KINDS, LAST_ARRIVAL, START, Graph, visit
 from .critical_path_kineto import nccl_keys
-from .critical_path_parts import gathered, part_name
+from .critical_path_parts import gathered, pack, part_name, unpacked
+from .critical_path_workers import track_labels
 from .frame import Frame, frame_of, notes_of
 
 TASK_PATH = "critical_chrome_path:1"  # the second pass's part task for the path (the number: what it ships)
@@ -44,6 +46,7 @@ def chrome_arrivals(fr: Frame) -> dict[str, Any]:
     else:
         rank, group, keys, nth = (np.zeros(0, np.int64),) * 2 + ([],) + (np.zeros(0, np.int64),)
     return {"empty": tp.tops.size == 0, "graph": "chrome", "notes": [], "has_flows": bool(tp.src_rows.size),
+            "track_names": TrackNames.of(fr.profile.metadata),
             "run_start": int(fr.start[tp.tops].min()) if tp.tops.size else None, "rank": np.asarray(rank, np.int64),
             "group": np.asarray(group, np.int64), "keys": keys, "nth": np.asarray(nth, np.int64),
             "start": fr.start[coll], "end": fr.end[coll], "row": coll}
@@ -98,8 +101,10 @@ def chrome_job_graph(fr: Frame, facts: dict[str, Any]) -> tuple[Graph, np.ndarra
     return g.bind(int(facts["run_start"])), np.asarray(m_label, np.int64), list(g.notes)
 
 
-def part_chrome_path(profile: Any, facts: dict[str, Any] | None = None) -> dict[str, Any]:
-    """(A part task.) The part's stretches of the job's path, as segments' rows, and where each one leads."""
+def part_chrome_path(profile: Any, packed: bytes | None = None) -> dict[str, Any]:
+    """(A part task.) The part's stretches of the job's path, as segments' rows, and where each one leads;
+    `packed`: the job's `facts`."""
+    facts = unpacked(packed).get("facts")
     fr = frame_of(profile)
     if facts is None or len(fr) == 0:
         return {"empty": True, "notes": []}
@@ -118,7 +123,7 @@ def part_chrome_path(profile: Any, facts: dict[str, Any] | None = None) -> dict[
     entry = start_of.reindex(np.asarray(facts["last_row"], np.int64)[mine]).to_numpy()
     ok = ~np.isnan(entry.astype(np.float64))
     mine, entry = mine[ok], entry[ok].astype(np.int64)
-    binding, gap = g.binding if g.binding is not None else np.full(n, -1), g.g if g.g is not None else np.zeros(n)
+    _, gap, binding = g.bound()
     nodes, local = visit(np.r_[sink, entry].astype(np.int64), binding, g.src, boundary, n)
     nodes = nodes.astype(np.int64)
     # Per walked moment: its gap, then the work on its binding edge (as the path's segments read them).
@@ -174,7 +179,7 @@ def chrome_job_path(job: Any, pieces: list[tuple[str, dict[str, Any]]], notes: l
                     **kw: Any) -> pd.DataFrame:
     """The path of a job of Kineto or Chrome parts (`pieces`: their first pass), walked over each part's stretches."""
     facts = chrome_facts(pieces)
-    got, more = gathered(job, TASK_PATH, client, named=True, facts=facts, **kw)
+    got, more = gathered(job, TASK_PATH, client, named=True, packed=pack(facts=facts), **kw)
     notes = [*notes, *(n for n in more if n not in notes)]
     if not got:
         return notes_of(_empty(), notes)
@@ -203,5 +208,16 @@ def chrome_job_path(job: Any, pieces: list[tuple[str, dict[str, Any]]], notes: l
         node = by_name[name]["entry"][label]
     if not walked:
         return notes_of(_empty(), notes)
-    df = pd.concat(walked, ignore_index=True).iloc[::-1].reset_index(drop=True)  # walked latest first
-    return notes_of(df[COLUMNS], notes)
+    df = pd.concat(walked, ignore_index=True).iloc[::-1].reset_index(drop=True)[COLUMNS]  # walked latest first
+    df.attrs["tracks"] = job_tracks(df, pieces)
+    return notes_of(df, notes)
+
+
+def job_tracks(df: pd.DataFrame, pieces: list[tuple[str, dict[str, Any]]]) -> dict[Any, str]:
+    """A job's path's workers as the job's Timeline labels their tracks once their part is open, by `worker_key`
+    (each part's names from its first pass)."""
+    out: dict[Any, str] = {}
+    names = {name: p.get("track_names") or TrackNames() for name, p in pieces}
+    for part, mine in df.groupby("part", sort=False):
+        out.update(track_labels(mine, names.get(str(part), TrackNames()), part=part))
+    return out

@@ -113,8 +113,8 @@ class Graph:
 
         `run_start`: where a source's gap starts (default: the graph's first real moment; a job's part binds
         with the job's, so its sources' gaps are the job's)."""
-        keep = (self.w >= 0) & (self.t[self.src] + self.w <= self.t[self.dst]) & (self.src != self.dst)
-        order = _by_target(np.flatnonzero(keep), self.dst, len(self))
+        # One pass each, no per-edge temporaries: the keep mask and the kept edges' order by target.
+        order = _by_target(_kept(self.src, self.dst, self.w, self.t), self.dst, len(self))
         if self.gk is None:
             self.gk = np.full(self.src.size, -1, np.int8)
         for name in ("src", "dst", "w", "wkind", "wrow", "cls", "gk"):
@@ -122,8 +122,7 @@ class Graph:
         n = len(self)
         self.ptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(self.dst, minlength=n), out=self.ptr[1:])
-        real = self.role != LAST_ARRIVAL
-        self.run_start = run_start if run_start is not None else int(self.t[real].min()) if real.any() else 0
+        self.run_start = run_start if run_start is not None else self.first_real()
         # Ties go to the smallest (class, u's row, u's role), computed in the kernel: no array per edge for it.
         self.g, self.binding = _bind(self.ptr, self.src, self.w, self.cls, self.row, self.role,
                                      np.int64(4 * (self.n_rows + 1)), self.t, self.run_start)
@@ -138,12 +137,18 @@ class Graph:
             self.gevent[by_edge], self.lane_core[by_edge] = True, -1
         return self
 
+    def first_real(self) -> int:
+        """The earliest moment's time, last arrivals aside (0 when there is none)."""
+        if not (self.role != LAST_ARRIVAL).any():
+            return 0
+        return int(np.where(self.role != LAST_ARRIVAL, self.t, np.iinfo(np.int64).max).min())
+
     def sink(self) -> int:
         """The latest instant (ties: the smallest row, then role); -1 when there is none."""
-        real = np.flatnonzero(self.role != LAST_ARRIVAL)
-        if real.size == 0:
+        real_t = np.where(self.role != LAST_ARRIVAL, self.t, np.iinfo(np.int64).min)
+        if not (self.role != LAST_ARRIVAL).any():
             return -1
-        latest = real[self.t[real] == self.t[real].max()]
+        latest = np.flatnonzero(real_t == real_t.max())
         return int(latest[np.lexsort((self.role[latest], self.row[latest]))[0]])
 
     def walk(self) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +157,7 @@ class Graph:
         s = self.sink()
         if s < 0:
             return np.zeros(0, bool), np.zeros(0, np.int64)
-        return _walk(s, self.binding, self.src, len(self))
+        return _walk(s, self.bound()[2], self.src, len(self))
 
     def order(self) -> np.ndarray:
         """A topological order of the instants (edges kept satisfy t(u) <= t(v); equal times need Kahn)."""
@@ -163,30 +168,53 @@ class Graph:
         """Each instant's time (float64 ns from the run's start: absolute times would lose the last 8 bits)
         with the work edges' and the gaps' times scaled."""
         # The scales are applied in the kernel: no float copies of the weights, gaps and times per replay.
+        ptr, gap, _ = self.bound()
         ws = np.ones(1) if w_scale is None else np.broadcast_to(np.asarray(w_scale, np.float64), self.w.shape)
-        gs = np.ones(1) if g_scale is None else np.broadcast_to(np.asarray(g_scale, np.float64), self.g.shape)
-        return _replay(self.order() if order is None else order, self.ptr, self.src, self.w, np.ascontiguousarray(ws),
-                       w_scale is not None, self.g, np.ascontiguousarray(gs), g_scale is not None, self.t,
+        gs = np.ones(1) if g_scale is None else np.broadcast_to(np.asarray(g_scale, np.float64), gap.shape)
+        return _replay(self.order() if order is None else order, ptr, self.src, self.w, np.ascontiguousarray(ws),
+                       w_scale is not None, gap, np.ascontiguousarray(gs), g_scale is not None, self.t,
                        self.run_start)
+
+    def bound(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The edges' pointers by target, each instant's gap and binding edge (`bind` fills them; a job part's
+        what-if lets the binding go: an empty array then)."""
+        if self.ptr is None or self.g is None:
+            raise ValueError("the graph is not bound yet: call bind() first")
+        return self.ptr, self.g, self.binding if self.binding is not None else np.zeros(0, np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
-def _by_target(edges, dst, n):  # pragma: no cover - numba
-    """The edges in (target, position) order: a counting sort, stable."""
-    start = np.zeros(n + 1, np.int64)
-    for e in edges:
-        start[dst[e] + 1] += 1
-    for v in range(n):
-        start[v + 1] += start[v]
-    out = np.empty(edges.size, np.int64)
-    for e in edges:
-        out[start[dst[e]]] = e
-        start[dst[e]] += 1
+def _kept(src: np.ndarray, dst: np.ndarray, w: np.ndarray, t: np.ndarray) -> np.ndarray:  # pragma: no cover - numba
+    """Which edges the recorded times allow: work not negative, u's time plus it no later than v's, not a loop."""
+    out = np.empty(src.size, np.bool_)
+    for e in range(src.size):
+        out[e] = w[e] >= 0 and t[src[e]] + w[e] <= t[dst[e]] and src[e] != dst[e]
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _bind(ptr, src, w, cls, row, role, per_class, t, run_start):  # pragma: no cover - numba
+def _by_target(keep: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover - numba
+    """The kept edges in (target, position) order: a counting sort, stable."""
+    start = np.zeros(n + 1, np.int64)
+    kept = 0
+    for e in range(dst.size):
+        if keep[e]:
+            start[dst[e] + 1] += 1
+            kept += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    out = np.empty(kept, np.int64)
+    for e in range(dst.size):
+        if keep[e]:
+            out[start[dst[e]]] = e
+            start[dst[e]] += 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _bind(ptr: np.ndarray, src: np.ndarray, w: np.ndarray, cls: np.ndarray, row: np.ndarray, role: np.ndarray,
+          per_class: int | np.int64, t: np.ndarray,
+          run_start: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
     n = ptr.size - 1
     g = np.empty(n, np.int64)
     b = np.full(n, -1, np.int64)
@@ -208,7 +236,7 @@ def _bind(ptr, src, w, cls, row, role, per_class, t, run_start):  # pragma: no c
 
 
 @numba.njit(cache=True, nogil=True)
-def _walk(sink, binding, src, n):  # pragma: no cover - numba
+def _walk(sink: int, binding: np.ndarray, src: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
     is_edge = np.zeros(2 * n + 2, np.bool_)
     idx = np.zeros(2 * n + 2, np.int64)
     k = 0
@@ -227,7 +255,7 @@ def _walk(sink, binding, src, n):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _topo(src, dst, t, n):  # pragma: no cover - numba
+def _topo(src: np.ndarray, dst: np.ndarray, t: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover - numba
     indeg = np.zeros(n, np.int64)
     for e in range(src.size):
         indeg[dst[e]] += 1
@@ -265,7 +293,9 @@ def _topo(src, dst, t, n):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _replay(order, ptr, src, w, ws, w_scaled, g, gs, g_scaled, t, run_start):  # pragma: no cover - numba
+def _replay(order: np.ndarray, ptr: np.ndarray, src: np.ndarray, w: np.ndarray, ws: np.ndarray, w_scaled: bool,
+            g: np.ndarray, gs: np.ndarray, g_scaled: bool, t: np.ndarray,
+            run_start: int) -> np.ndarray:  # pragma: no cover - numba
     # Times from the run's start as float64 (absolute ns would lose their last bits); each weight and gap is
     # float64(int) * scale, as the arrays' own product would give.
     out = np.empty(t.size, np.float64)
@@ -307,7 +337,8 @@ def warm() -> None:
     """Compile (or load) the kernels."""
     z = np.zeros(1, np.int64)
     ptr = np.zeros(2, np.int64)
-    _by_target(z[:0], z[:0], 1)
+    _kept(z[:0], z[:0], z[:0], z)
+    _by_target(np.zeros(0, np.bool_), z[:0], 1)
     _bind(ptr, z[:0], z[:0], np.zeros(0, np.int8), z, np.zeros(1, np.int8), np.int64(4), z, 0)
     _walk(0, np.full(1, -1, np.int64), z[:0], 1)
     _topo(z[:0], z[:0], z, 1)

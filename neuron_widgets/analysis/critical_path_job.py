@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .critical_path import COLUMNS, JOB_PATH, _empty
-from .critical_path_chrome_job import chrome_facts, chrome_job_path
+from .critical_path_chrome_job import chrome_facts, chrome_job_path, job_tracks
 from .critical_path_graph import KINDS
 from .critical_path_parts import REFUSED, gathered
 from .critical_path_stretches import TASK, Joined, stretches_path
@@ -64,7 +64,9 @@ def job_critical_path(job: Any, client: Any = None, **kw: Any) -> pd.DataFrame:
     if kind == "chrome":
         return chrome_job_path(job, pieces, notes, client, **kw)
     joined, segs, notes = stretches_path(job, pieces, notes, client, **kw)
-    return notes_of(_segments(joined, *segs), notes)
+    df = _segments(joined, *segs)
+    df.attrs["tracks"] = job_tracks(df, pieces)
+    return notes_of(df, notes)
 
 
 def _segments(jg: Any, start: np.ndarray, end: np.ndarray, kind: np.ndarray, row: np.ndarray, event: np.ndarray,

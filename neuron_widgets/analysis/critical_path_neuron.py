@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import pandas as pd
 
+from ..memory import give_back
 from .collectives import _execution_of, ordinal
 from .critical_path_graph import (
     ARRIVAL,
@@ -52,12 +54,15 @@ THREAD = ("instance_id", "process_id", "thread_id")
 
 
 class _Edges:
-    def __init__(self) -> None:
+    """Edges added in groups, joined once (`arrays`), each group let go then; moments and rows in `index` ints."""
+
+    def __init__(self, index: type[np.signedinteger[Any]] = np.int64) -> None:
         self.parts: list[tuple[np.ndarray, ...]] = []
+        self.index = index
 
     def add(self, src: np.ndarray, dst: np.ndarray, cls: int, kind: int = DEPENDENCY, row: np.ndarray | None = None,
             w: np.ndarray | None = None, t: np.ndarray | None = None) -> None:
-        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        src, dst = np.asarray(src, self.index), np.asarray(dst, self.index)
         n = src.size
         if kind == DEPENDENCY:
             weight = np.zeros(n, np.int64)
@@ -67,13 +72,29 @@ class _Edges:
             raise ValueError("an edge that is work needs the instants' times (t)")
         if w is not None:
             weight = w
-        rows = np.full(n, -1, np.int64) if row is None else np.asarray(row, np.int64)
+        rows = np.full(n, -1, self.index) if row is None else np.asarray(row, self.index)
         self.parts.append((src, dst, weight.astype(np.int64), np.full(n, kind, np.int8), rows, np.full(n, cls, np.int8)))
 
     def arrays(self) -> list[np.ndarray]:
         if not self.parts:
-            return [np.zeros(0, np.int64)] * 3 + [np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int8)]
-        return [np.concatenate([p[k] for p in self.parts]) for k in range(6)]
+            z = np.zeros(0, self.index)
+            return [z, z, np.zeros(0, np.int64), np.zeros(0, np.int8), z, np.zeros(0, np.int8)]
+        out = []
+        for k in range(6):  # one column at a time, its groups let go as it is joined: not every edge held twice
+            out.append(np.concatenate([p[k] for p in self.parts]))
+            self.parts = [(*p[:k], np.zeros(0, p[k].dtype), *p[k + 1:]) for p in self.parts]
+        self.parts = []
+        return out
+
+
+def forget_lazy(fr: Frame) -> None:
+    """Let go of the frame's kept reads of the arguments and flow ids, once a job's part task has read what it
+    needs of them: the part's graph is built without them beside it (a worker's peak). A profile's own graph
+    keeps them (the other analyses read them too)."""
+    with fr._lock:
+        for column in ("extra_attributes_json", "flow_id"):
+            fr._cache.pop(("store", column), None)
+    give_back()
 
 
 def neuron_graph(fr: Frame) -> Graph:
@@ -84,7 +105,7 @@ def neuron_job_graph(fr: Frame, facts: dict[str, Any]) -> tuple[Graph, np.ndarra
     """A part's graph as it is in its job's: each collective's last arrival and first release the job's (`facts`:
     per job-wide label its NEFF code into `neffs`, `key`, `k`, `m_t`, `first`), bound from the job's run start.
     Also the job-wide label of each of its last-arrival moments, and its notes."""
-    g, join = neuron_pieces(fr)
+    g, join = neuron_pieces(fr, lean=True)
     b_m = int(join["b_m"])
     code = {n: i for i, n in enumerate(facts["neffs"])}
     local_neff = np.array([code.get(n, -2) for n in g.neffs] + [-1], np.int64)[np.asarray(join["step_neff"], np.int64)]
@@ -99,14 +120,37 @@ def neuron_job_graph(fr: Frame, facts: dict[str, Any]) -> tuple[Graph, np.ndarra
     g.t[b_m:] = np.asarray(facts["m_t"], np.int64)[lab]
     virt = np.asarray(join["virt"], np.int64)
     g.t[virt] = np.minimum(np.asarray(join["virt_cc"], np.int64), first[np.asarray(join["virt_step"], np.int64)])
-    g.w = np.where(g.wkind != DEPENDENCY, g.t[g.dst] - g.t[g.src], 0).astype(np.int64)  # work from the job's times
-    return g.bind(int(facts["run_start"])), lab, list(g.notes)
+    _work_times(g.t, g.src, g.dst, g.wkind, g.w, DEPENDENCY)  # work from the job's times (in place: no copies)
+    g.bind(int(facts["run_start"]))
+    give_back()  # binding's freed arrays back to the system before the replays allocate theirs
+    return g, lab, list(g.notes)
 
 
-def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
+def neuron_pieces(fr: Frame, lean: bool = False) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
     """The graph before binding, and what a job needs to join it to other parts' at the collectives: each
     step label (`step_neff`, `step_key`, `step_k`), its last-arrival instant (`b_m` + label), the virtual
-    arrivals (`virt`, their label `virt_step` and `cc_running` start `virt_cc`) and the first release."""
+    arrivals (`virt`, their label `virt_step` and `cc_running` start `virt_cc`) and the first release.
+    `lean` (a job's part task): the frame's kept arguments and flow ids are let go once read (`forget_lazy`)."""
+    # The edges and the rows' steps are joined here, once the build's per-event and per-collective arrays are gone
+    # (a job's part task peaks where they would all be held together).
+    built = _built(fr, lean)
+    if lean:  # the build's freed arrays back to the system before the joins allocate theirs
+        give_back()
+    step_of = built.pop("step_of")
+    keyed = [np.concatenate([np.asarray(p[k], np.int64) for p in step_of]) for k in range(3)]
+    del step_of
+    row_step, row_neff = RowValues(keyed[0], keyed[1], len(fr)), RowValues(keyed[0], keyed[2], len(fr))
+    del keyed
+    src, dst, w, wkind, wrow, cls = built.pop("edges").arrays()
+    ne = int(built.pop("ne"))
+    t, row, grow, role, gkind, gevent, lane_core = built.pop("instants")
+    return Graph(t, row, grow, role, gkind, gevent, lane_core, src, dst, w, wkind, wrow, cls, len(fr),
+                 built.pop("notes"), row_step, row_neff, built.pop("neffs"), np.arange(ne), ne + np.arange(ne)), \
+        built["join"]
+
+
+def _built(fr: Frame, lean: bool) -> dict[str, Any]:
+    """The instants, the edges in groups (`_Edges`), each row's step and NEFF in groups, the join's pieces."""
     notes: list[str] = []
     start, end, n_rows = fr.start, fr.end, len(fr)
     exs, ex_core = fr.on_cores(EXECUTION)
@@ -129,6 +173,12 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
     core = np.concatenate([bar_core, cc_core]).astype(np.int64)
     kind = np.r_[np.zeros(nb, np.int64), np.ones(nc, np.int64)]
     own = fr.arg(rows, "exec_id") if rows.size else np.zeros(0, np.int64)
+    # What else is read of the arguments and flow ids, read now: in a job's part task they are let go before the
+    # graph is built.
+    launcher = neuron_launchers(fr, exs, ex_core, notes)[0] if nr else np.zeros(0, np.int64)
+    rts_exec_id = fr.arg(rts, "exec_id") if nr else np.zeros(0, np.int64)
+    if lean:
+        forget_lazy(fr)
     match = _execution_of(core, own, start[rows], ex_core, ex_id, start[exs], end[exs], fr.incomplete[exs], exs)
     found = match >= 0
     m0 = np.maximum(match, 0)
@@ -160,13 +210,15 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
     b_m = b_rt + 2 * nr
     n = b_m + n_steps
 
+    # Moments, rows and cores in int32 where they fit (the graph's arrays are a job part task's peak).
+    index = np.int32 if max(n, n_rows) < 2**31 - 1 else np.int64
     t = np.zeros(n, np.int64)
-    row = np.full(n, -1, np.int64)
+    row = np.full(n, -1, index)
     role = np.zeros(n, np.int8)
     gkind = np.full(n, GAP, np.int8)
     gevent = np.zeros(n, bool)
-    grow = np.full(n, -1, np.int64)
-    lane_core = np.full(n, -1, np.int64)
+    grow = np.full(n, -1, index)
+    lane_core = np.full(n, -1, index)
 
     def block(base: int, r: np.ndarray, times: np.ndarray, rl: int, gk: int, ev: bool, lane: np.ndarray) -> None:
         sl = slice(base, base + r.size)
@@ -205,7 +257,7 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
     np.maximum.at(last, it_step_label, t[A])
     block(b_m, np.full(n_steps, -1), last, LAST_ARRIVAL, COLLECTIVE, False, np.full(n_steps, -1))
 
-    ed = _Edges()
+    ed = _Edges(index)
     # Inside an execution: compute between its start, its collectives and its end.
     inside = np.flatnonzero(it_exec >= 0)
     inside = inside[np.lexsort((it_first[inside], t[A[inside]], it_exec[inside]))]
@@ -239,7 +291,6 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
         step_of.append((r[ok], it_step[ok],
                         np.where(it_exec[ok] >= 0, neff_code[np.maximum(it_exec[ok], 0)] if ne else -1, -1)))
     if nr:
-        launcher, _ = neuron_launchers(fr, exs, ex_core, notes)
         linked = np.flatnonzero(launcher >= 0)
         ci_of = np.searchsorted(rts, launcher[linked])
         call_s, call_e = b_rt + ci_of, b_rt + nr + ci_of
@@ -253,7 +304,7 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
         returned[ci_of[ok]] = True
         ed.add(b_rt + np.flatnonzero(~returned), b_rt + nr + np.flatnonzero(~returned), OWN, HOST,
                rts[~returned], t=t)
-        call_step = fr.arg(rts, "exec_id").copy()
+        call_step = rts_exec_id.copy()
         call_step[ci_of[::-1]] = ex_step[linked[::-1]]  # the first execution a call launched
         call_neff = np.full(nr, -1, np.int64)
         call_neff[ci_of] = neff_code[linked]
@@ -269,16 +320,20 @@ def neuron_pieces(fr: Frame) -> tuple[Graph, dict[str, np.ndarray | np.int64]]:
     if opened:
         notes.append(f"{opened} executions never completed: they run to the profile's end")
 
-    src, dst, w, wkind, wrow, cls = ed.arrays()
-    keyed = [np.concatenate([np.asarray(p[k], np.int64) for p in step_of]) for k in range(3)]
-    row_step, row_neff = RowValues(keyed[0], keyed[1], n_rows), RowValues(keyed[0], keyed[2], n_rows)
     step_at = np.zeros(n_steps, np.int64)  # an item of each step label
     step_at[it_step_label] = np.arange(n_items)
     join = {"step_neff": neff[item[step_at]], "step_key": key[item[step_at]], "step_k": it_k[step_at],
             "b_m": np.int64(b_m), "virt": b_virt + np.arange(alone.size), "virt_step": it_step_label[alone],
             "virt_cc": start[it_cc[alone]], "first_release": first_release}
-    return Graph(t, row, grow, role, gkind, gevent, lane_core, src, dst, w, wkind, wrow, cls, n_rows, notes,
-                 row_step, row_neff, list(neffs), b_ex + np.arange(ne), b_ex + ne + np.arange(ne)), join
+    return {"instants": (t, row, grow, role, gkind, gevent, lane_core), "edges": ed, "step_of": step_of,
+            "notes": notes, "neffs": list(neffs), "ne": ne, "join": join}
+
+
+@numba.njit(cache=True, nogil=True)
+def _work_times(t: np.ndarray, src: np.ndarray, dst: np.ndarray, wkind: np.ndarray, w: np.ndarray,
+                dependency: int) -> None:  # pragma: no cover - numba
+    for e in range(src.size):
+        w[e] = t[dst[e]] - t[src[e]] if wkind[e] != dependency else 0
 
 
 def _codes(cols: np.ndarray) -> np.ndarray:

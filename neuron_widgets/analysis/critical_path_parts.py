@@ -9,6 +9,8 @@ is raised, not taken for one bad part.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -40,6 +42,28 @@ class NamedPart:
         profile.metadata[PART_KEY] = self.name
         return profile
 
+    # The job's result store keys a part's results by its bytes; a named part's depend on its name too.
+    def stamp(self) -> str | None:
+        stamp = self.spec.stamp()
+        return None if stamp is None else _named_key(stamp, self.name)
+
+    def content_key(self) -> str:
+        return _named_key(self.spec.content_key(), self.name)
+
+
+def _named_key(key: str, name: str) -> str:
+    return hashlib.blake2b(f"{key}\0{name}".encode(), digest_size=16).hexdigest()
+
+
+def pack(**args: Any) -> bytes:
+    """A task's arguments as one blob (its `packed` argument): the result store's tag is a hash of the
+    arguments' repr, which NumPy shortens for long arrays; a blob's repr is whole."""
+    return pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpacked(blob: bytes | None) -> dict[str, Any]:
+    return dict(pickle.loads(blob)) if blob else {}
+
 
 def part_name(profile: Profile) -> str | None:
     """The name a NamedPart gave its profile (None: not loaded as a job's part)."""
@@ -51,15 +75,13 @@ def gathered(job: Any, task: str, client: Any = None, *, named: bool = False, pa
              **kw: Any) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
     """Each readable part's result of `task` as (part, result) in part order, less the empty ones, and the notes.
 
-    `named`: the parts load as NamedPart (the task reads its part's name); such results depend on the
-    arguments given, so they are not kept in the job's result store. `parts`: only those parts. `kw`: as
-    for `run_parts` (`scheduler`, `num_workers`, `cache`), and the task's own arguments.
+    `named`: the parts load as NamedPart (the task reads its part's name; its results are kept by the part's
+    bytes and name). `parts`: only those parts. `kw`: as for `run_parts` (`scheduler`, `num_workers`,
+    `cache`), and the task's own arguments (`packed`).
     """
     specs = [s for s in job.specs if parts is None or s.name in parts]
     if named or parts is not None:
         job = SimpleNamespace(specs=[NamedPart(s) if named else s for s in specs], store=job.store)
-    if named:
-        kw["cache"] = False
     got = run_parts(job, [task], client, **kw)
     refused = [g for g in got if g["error"] is not None and g["error"].startswith(f"TypeError: {REFUSED}")]
     if refused:

@@ -43,22 +43,23 @@ def _reduce(order: np.ndarray, ptr: np.ndarray, src: np.ndarray, wsc: np.ndarray
     Returns the terms' pool (id, constant) and each moment's first term and count, the small graph's edges
     (kept target, kept source, constant), and per newly kept moment its moment and gap."""
     n = order.size
-    cap = 2 * n + 16
-    pk = np.empty(cap, np.int64)
+    # Buffers sized for a term or so per moment and grown when more come: a part's graph is a worker's peak.
+    cap = n + n // 4 + 16
+    pk = np.empty(cap, np.int32)
     pc = np.empty(cap, np.float64)
     first = np.zeros(n, np.int64)
     count = np.zeros(n, np.int32)
     used = 0
-    e_cap = n + 16
-    et = np.empty(e_cap, np.int64)
-    es = np.empty(e_cap, np.int64)
+    e_cap = 1024
+    et = np.empty(e_cap, np.int32)
+    es = np.empty(e_cap, np.int32)
     ec = np.empty(e_cap, np.float64)
     n_e = 0
     new_v = np.empty(16, np.int64)
     new_g = np.empty(16, np.float64)
     n_new = 0
-    pos = np.full(n_kept + n + 1, -1, np.int64)
-    tk = np.empty(64, np.int64)
+    pos = np.full(n_kept + n + 1, -1, np.int32)
+    tk = np.empty(64, np.int32)
     tc = np.empty(64, np.float64)
     for v in order:
         cnt = 0
@@ -78,7 +79,7 @@ def _reduce(order: np.ndarray, ptr: np.ndarray, src: np.ndarray, wsc: np.ndarray
                         if cnt == tk.size:
                             tk = _grown(tk, cnt, 2 * cnt)
                             tc = _grown_f(tc, cnt, 2 * cnt)
-                        pos[k] = cnt
+                        pos[k] = np.int32(cnt)
                         tk[cnt] = k
                         tc[cnt] = c
                         cnt += 1
@@ -98,7 +99,7 @@ def _reduce(order: np.ndarray, ptr: np.ndarray, src: np.ndarray, wsc: np.ndarray
             n_new += 1
         if own >= 0:
             if n_e + cnt > e_cap:
-                e_cap = 2 * (n_e + cnt)
+                e_cap = 2 * (n_e + cnt) + 1024
                 et = _grown(et, n_e, e_cap)
                 es = _grown(es, n_e, e_cap)
                 ec = _grown_f(ec, n_e, e_cap)
@@ -142,33 +143,49 @@ def _grown_f(a: np.ndarray, n: int, cap: int) -> np.ndarray:  # pragma: no cover
     return out
 
 
-def prune_own(g: Graph) -> np.ndarray:
-    """Which of a bound graph's edges to keep: not a dependency `u -> v` where `M -> v` and `u -> M` (M a last
-    arrival), which never binds a replay (M is the latest of its arrivals, u among them)."""
-    src, dst = g.src, g.dst
-    n = len(g)
-    is_m = g.role == LAST_ARRIVAL
-    into_m = is_m[dst]
-    from_m = is_m[src]
-    m_of = np.full(n, -1, np.int64)  # an instant's last arrival it waits for (one per instant)
-    m_of[dst[from_m]] = src[from_m]
-    pairs = np.sort(src[into_m].astype(np.int64) * n + dst[into_m])
-    m = m_of[dst]
-    cand = np.flatnonzero((m >= 0) & ~from_m & (g.wkind == DEPENDENCY))
-    key = src[cand].astype(np.int64) * n + m[cand]
-    at = np.minimum(np.searchsorted(pairs, key), max(pairs.size - 1, 0))
-    drop = np.zeros(src.size, bool)
-    if pairs.size:
-        drop[cand] = pairs[at] == key
-    return ~drop
+@numba.njit(cache=True, nogil=True)
+def _pruned(ptr: np.ndarray, src: np.ndarray, wkind: np.ndarray, is_m: np.ndarray,
+            dependency: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    """A bound graph's edges by target less each dependency `u -> v` where `M -> v` and `u -> M` (M a last
+    arrival): pointers, sources and the kept edges' positions."""
+    n = ptr.size - 1
+    m_out = np.full(n, -1, np.int32)  # the last arrival an arrival leads to (one each)
+    for v in range(n):
+        if is_m[v]:
+            for e in range(ptr[v], ptr[v + 1]):
+                m_out[src[e]] = v
+    out_ptr = np.zeros(n + 1, np.int64)
+    keep = np.ones(src.size, np.bool_)
+    for v in range(n):
+        m = -1
+        for e in range(ptr[v], ptr[v + 1]):
+            if is_m[src[e]]:
+                m = src[e]
+        for e in range(ptr[v], ptr[v + 1]):
+            u = src[e]
+            if m >= 0 and u != m and wkind[e] == dependency and m_out[u] == m:
+                keep[e] = False
+        out_ptr[v + 1] = out_ptr[v]
+        for e in range(ptr[v], ptr[v + 1]):
+            if keep[e]:
+                out_ptr[v + 1] += 1
+    kept = np.empty(out_ptr[n], np.int32)
+    idx = np.empty(out_ptr[n], np.int64)
+    k = 0
+    for e in range(src.size):
+        if keep[e]:
+            kept[k] = src[e]
+            idx[k] = e
+            k += 1
+    return out_ptr, kept, idx
 
 
-def _keep_edges(g: Graph, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The bound graph's edges by target without the dropped ones: pointers, sources, positions."""
-    idx = np.flatnonzero(keep)
-    ptr = np.zeros(len(g) + 1, np.int64)
-    np.cumsum(np.bincount(g.dst[idx], minlength=len(g)), out=ptr[1:])
-    return ptr, g.src[idx].astype(np.int64), idx
+def prune_own(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A bound graph's edges by target without each dependency `u -> v` beside `M -> v` where `u -> M` (M a last
+    arrival), which never binds a replay (M is the latest of its arrivals, u among them): pointers, sources,
+    positions among the graph's edges."""
+    ptr, _, _ = g.bound()
+    return _pruned(ptr, g.src, g.wkind, g.role == LAST_ARRIVAL, DEPENDENCY)
 
 
 class PartReducer:
@@ -176,12 +193,13 @@ class PartReducer:
 
     def __init__(self, g: Graph, unended: np.ndarray) -> None:
         self.g = g
-        keep = prune_own(g)
-        self.ptr, self.src, self.edge = _keep_edges(g, keep)
+        self.ptr, self.src, self.edge = prune_own(g)
         self.order = g.order()
+        # What a replay and its selections read of the bound graph stays; the rest is let go (a worker's peak).
+        g.binding, g.gk, g.cls, g.dst = None, None, np.zeros(0, np.int8), np.zeros(0, g.dst.dtype)
         is_m = g.role == LAST_ARRIVAL
         self.m_inst = np.flatnonzero(is_m)
-        self.kept = np.full(len(g), -1, np.int64)
+        self.kept = np.full(len(g), -1, np.int32)
         self.kept[self.m_inst] = 1 + np.arange(self.m_inst.size)
         real = ~is_m
         self.cut = real & (g.role == END) & (g.row >= 0) & unended[np.maximum(g.row, 0)]
@@ -192,8 +210,8 @@ class PartReducer:
     def reduce(self, w_scale: np.ndarray, g_scale: np.ndarray, steps: StepGroups | None) -> dict[str, Any]:
         """The part's small graph under these scales (per edge and per moment of the bound graph)."""
         g = self.g
-        wsc = (g.w[self.edge] * w_scale[self.edge]).astype(np.float64)
-        gsc = (g.g * g_scale).astype(np.float64)
+        wsc = g.w[self.edge] * w_scale[self.edge]
+        gsc = g.bound()[1] * g_scale
         n_fixed = 1 + self.m_inst.size
         pk, pc, first, count, et, es, ec, new_v, new_g = _reduce(self.order, self.ptr, self.src, wsc, gsc, self.kept,
                                                                  n_fixed, MAX_TERMS)
@@ -215,14 +233,24 @@ def _terms_at(first: np.ndarray, count: np.ndarray, inst: np.ndarray) -> tuple[n
     return at, np.repeat(np.arange(inst.size), n_t)
 
 
+@numba.njit(cache=True, nogil=True)
+def _latest(pk: np.ndarray, pc: np.ndarray, first: np.ndarray, count: np.ndarray, inst: np.ndarray,
+            n_ids: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    best = np.full(n_ids, -np.inf)
+    for v in inst:
+        for j in range(first[v], first[v] + count[v]):
+            if pc[j] > best[pk[j]]:
+                best[pk[j]] = pc[j]
+    ids = np.flatnonzero(best > -np.inf)
+    return ids, best[ids]
+
+
 def latest_terms(pk: np.ndarray, pc: np.ndarray, first: np.ndarray, count: np.ndarray,
                  inst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The latest of some moments as terms: per kept moment the largest constant among theirs."""
-    at, _ = _terms_at(first, count, inst)
-    if at.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    m = pd.Series(pc[at]).groupby(pk[at], sort=True).max()
-    return m.index.to_numpy(np.int64), m.to_numpy(np.float64)
+    n_ids = int(pk.max()) + 1 if pk.size else 0
+    ids, c = _latest(pk, pc, first, count, np.asarray(inst, np.int64), n_ids)
+    return ids.astype(np.int64), c
 
 
 class StepGroups:

@@ -24,6 +24,8 @@ import numba
 import numpy as np
 import pandas as pd
 
+from ..memory import give_back
+from ..model.track_names import TrackNames
 from .across import INTERNAL
 from .critical_path_chrome_job import chrome_arrivals
 from .critical_path_graph import ARRIVAL, COLLECTIVE, COMPUTE, DEPENDENCY, GAP, LAST_ARRIVAL, OWN, START, visit
@@ -34,13 +36,15 @@ from .devices import kind_of
 from .frame import frame_of
 from .stragglers_job import narrow
 
-# The part task's name in `across` (the number: what it ships; 2: a Kineto or Chrome part ships its arrivals).
-TASK = "critical_stretches:2"
-TASK_FULL = "critical_stretches:2:full"
+# The part task's name in `across` (the number: what it ships; 2: a Kineto or Chrome part ships its arrivals;
+# 3: the part's track names).
+TASK = "critical_stretches:3"
+TASK_FULL = "critical_stretches:3:full"
 WORKER_COLS = ("instance_id", "process_id", "thread_id", "nc_idx")
 SOURCE = np.int64(np.iinfo(np.int64).min)  # a segment that starts at the run's start (a source: known job-wide only)
 MISSING = np.int64(np.iinfo(np.int64).min)  # a stretch the part did not ship
 R_BOUND, VIRT_BOUND = 0, 1
+Arr = np.ndarray  # (the walk kernel's many arrays)
 
 
 def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
@@ -49,20 +53,21 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     fr = frame_of(profile)
     if len(fr) and kind_of(fr) != "neuron" and not {"neuron_rt", "neuron_hw"} & set(fr.sources):
         return chrome_arrivals(fr)
-    g, join = neuron_pieces(fr) if len(fr) else (None, None)
+    g, join = neuron_pieces(fr, lean=True) if len(fr) else (None, None)
     if g is None or join is None or len(g) == 0:
         return {"empty": True, "graph": "neuron", "notes": (g.notes if g is not None else ["the profile has no events"])}
     n, b_m = len(g), int(join["b_m"])
     start, end = fr.start, fr.end
     # Ties break on rows ranked as a merged profile orders them (start, longest first, row): the part's own order.
     used, pos = used_rows(g.n_rows, g.row)
+    row_step = g.row_step if g.row_step is not None else np.full(g.n_rows, -1, np.int64)
     rank_used = np.empty(used.size, np.int64)
     rank_used[np.lexsort((used, -end[used], start[used]))] = np.arange(used.size)
     # Per-moment arrays in int32 where a part fits (a part's moments and rows < 2^31): the worker's peak is the
     # part's graph, and these sit beside it.
     i32 = np.int32 if max(n, g.n_rows) < 2**31 - 1 else np.int64
     prow = g.row.astype(i32)
-    g.row = np.where(prow >= 0, rank_used[pos[np.maximum(prow, 0)]], -1).astype(i32)
+    g.row = np.where(prow >= 0, rank_used[pos[np.maximum(prow, 0)]], -1).astype(i32)  # type: ignore[operator]
     del pos
 
     # The collectives' moments, from the edges before binding (binding drops the ones the times contradict).
@@ -97,8 +102,10 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     bnd = np.flatnonzero(boundary[:b_m])
     gkind0, grow0, gevent0, lane0 = g.gkind[bnd], g.grow[bnd], g.gevent[bnd], g.lane_core[bnd]
     g.bind()
-    real = np.flatnonzero((g.role != LAST_ARRIVAL) & ~is_virt)
-    run_start = int(g.t[real].min()) if real.size else 0
+    give_back()  # binding's freed arrays back to the system before the walk allocates its own
+    real = (g.role != LAST_ARRIVAL) & ~is_virt
+    run_start = int(np.where(real, g.t, np.iinfo(np.int64).max).min()) if real.any() else 0
+    del real
     sink = g.sink()
 
     # Arrivals that can be a collective's last: the latest per collective (ties kept); for cores without a
@@ -120,10 +127,11 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
             prev_best = np.r_[np.iinfo(np.int64).max, best[:-1]]
             cand[o[first | (a_rank[o] < prev_best)]] = True
     starts = np.where(a_virt, c_src[a_inst], a_inst)[cand]
-    nodes, local = visit(np.r_[sink, starts[starts >= 0]].astype(np.int64), g.binding, g.src, boundary, n)
+    binding = g.bound()[2]
+    nodes, local = visit(np.r_[sink, starts[starts >= 0]].astype(np.int64), binding, g.src, boundary, n)
 
     # Each walked moment's segment: the work on its binding edge, or its gap.
-    e = g.binding[nodes]
+    e = binding[nodes]
     has = e >= 0
     e0 = np.maximum(e, 0)
     u = np.where(has, g.src[e0], -1)
@@ -158,7 +166,9 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     b_row = grow0[at]
     # The rows the frame and the ties read, renumbered 0.. among them.
     rows_used, rpos = used_rows(g.n_rows, row, b_row, c_row[b_inst], prow[it_a], prow[[max(sink, 0)]])
-    rmap = lambda a: np.where(a >= 0, rpos[np.maximum(a, 0)], -1).astype(np.int32)  # noqa: E731
+    def rmap(a: np.ndarray) -> np.ndarray:
+        return np.where(a >= 0, rpos[np.maximum(a, 0)], -1).astype(np.int32)
+
     combo = codes_at(fr, WORKER_COLS, rows_used)
     combo_code, first_at = np.unique(combo, return_index=True)
     workers = pd.DataFrame({c: objects(*column_at(fr, c, rows_used[first_at])) for c in WORKER_COLS})
@@ -169,6 +179,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     rank_rows[ranked] = rank_used[np.searchsorted(used, rows_used[ranked])]
     return {
         "empty": False, "graph": "neuron", "notes": list(g.notes), "run_start": run_start,
+        "track_names": TrackNames.of(profile.metadata),
         "sink": (int(nxt_of(sink, boundary, local, b_of)), int(g.t[sink]), int(rpos[prow[sink]]), int(g.role[sink]))
         if sink >= 0 else None,
         # Collectives: label (NEFF name, execution key, ordinal) and the part's first release.
@@ -188,7 +199,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
         "row_start": start[rows_used], "row_end": end[rows_used], "row_rank": rank_rows,
         "row_combo": narrow(np.searchsorted(combo_code, combo)), "workers": workers,
         "row_id": narrow(profile.array("id")[rows_used]), "row_name": narrow(name_code),
-        "names": list(all_names[np.asarray(names, np.int64)]), "row_step": narrow(g.row_step[rows_used]),
+        "names": list(all_names[np.asarray(names, np.int64)]), "row_step": narrow(row_step[rows_used]),
     }
 
 
@@ -202,8 +213,10 @@ INTERNAL[TASK_FULL] = lambda p: part_stretches(p, full=True)
 
 
 @numba.njit(cache=True, nogil=True)
-def _walk(ptr, run_start, n_t, n_start, n_kind, n_row, n_event, n_core, n_nxt, b_type, b_item, b_t, b_kind, b_row,
-          b_event, b_core, b_cptr, b_ct, b_crow, it_lab, it_t, it_ptr, m_t, m_item):  # pragma: no cover - numba
+def _walk(ptr: int | np.int64, run_start: int | np.int64, n_t: Arr, n_start: Arr, n_kind: Arr, n_row: Arr,
+          n_event: Arr, n_core: Arr, n_nxt: Arr, b_type: Arr, b_item: Arr, b_t: Arr, b_kind: Arr, b_row: Arr,
+          b_event: Arr, b_core: Arr, b_cptr: Arr, b_ct: Arr, b_crow: Arr, it_lab: Arr, it_t: Arr, it_ptr: Arr,
+          m_t: Arr, m_item: Arr) -> tuple[Arr, Arr, Arr, Arr, Arr, Arr, int]:  # pragma: no cover - numba
     """The path back from `ptr` over the parts' stretches, latest first: segments (start, end, kind, row, inside
     its event, on a core) and the item whose stretch was not shipped (-1: none)."""
     cap = 2 * (n_t.size + b_type.size) + 4
@@ -260,8 +273,12 @@ class Joined:
     def __init__(self, pieces: list[tuple[str, dict[str, Any]]]) -> None:
         ps = [p for _, p in pieces]
         self.parts = [name for name, _ in pieces]
-        cat = lambda k: np.concatenate([np.asarray(p[k]) for p in ps])  # noqa: E731
-        base = lambda k: np.r_[0, np.cumsum([len(p[k]) for p in ps])].astype(np.int64)  # noqa: E731
+        def cat(k: str) -> np.ndarray:
+            return np.concatenate([np.asarray(p[k]) for p in ps])
+
+        def base(k: str) -> np.ndarray:
+            return np.r_[0, np.cumsum([len(p[k]) for p in ps])].astype(np.int64)
+
         # Collectives job-wide: NEFF names, labels (NEFF, execution, ordinal), the first release of each.
         index: dict[str, int] = {}
         maps = []

@@ -15,8 +15,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..model.grouping_labels import combo_label
+from ..model.track_names import TrackNames
+from ..model.worker_labels import core_label
 from .critical_path_graph import Graph
 from .frame import Frame
+
+WORKER = ("instance_id", "process_id", "nc_idx", "thread_id")  # a worker: a core (no thread) or a thread
+Key = tuple[Any, ...]
 
 
 def column_at(fr: Frame, column: str, rows: np.ndarray) -> tuple[np.ndarray, list[Any]]:
@@ -62,7 +68,7 @@ def nullable_ints(codes: np.ndarray, uniq: list[Any], null: np.ndarray | None = 
     try:
         vals = np.array([*[int(v) for v in uniq], 0], np.int64)[codes]
     except (TypeError, ValueError):  # not integers: as the values say, or refused as before
-        vals_obj = np.where(mask, None, objects(codes, uniq))
+        vals_obj = np.where(mask, np.array(None, dtype=object), objects(codes, uniq))
         return pd.array(np.asarray(vals_obj, dtype=object), dtype="Int64")
     return pd.arrays.IntegerArray(vals, mask.copy())
 
@@ -74,8 +80,8 @@ def used_rows(n_rows: int, *arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     for a in arrays:
         mark[a[a >= 0]] = True
     rows = np.flatnonzero(mark)
-    dense = np.cumsum(mark, dtype=np.int32 if rows.size < 2**31 - 1 else np.int64)
-    dense -= 1
+    dense: np.ndarray = np.cumsum(mark, dtype=np.int32 if rows.size < 2**31 - 1 else np.int64)
+    np.subtract(dense, 1, out=dense)
     np.maximum(dense, 0, out=dense)
     return rows, dense
 
@@ -110,3 +116,46 @@ class GraphWorkers:
 def graph_workers(fr: Frame, g: Graph) -> GraphWorkers:
     """The workers of the frame's graph (`graph_of`), built once and kept on the frame beside it."""
     return fr._cached("critical-workers", lambda: GraphWorkers(fr, g))
+
+
+def _value(v: Any) -> Any:
+    """A worker column's value as a key holds it: None for null, an int where the value is one."""
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+        return None
+    try:
+        return int(v) if not isinstance(v, str) else v
+    except (TypeError, ValueError):
+        return v
+
+
+def worker_key(part: Any, inst: Any, pid: Any, nc: Any, tid: Any) -> Key:
+    """A worker of a path (a core: no thread; a thread: its calls' core left out), with its part in a job."""
+    tid = _value(tid)
+    inst = _value(inst)
+    return (_value(part), None if inst is None else str(inst), _value(pid), None if tid is not None else _value(nc),
+            tid)
+
+
+def track_label(names: TrackNames, inst: Any, pid: Any, nc: Any, tid: Any, part: Any = None) -> str:
+    """A worker as the Timeline names its track: a core as the Default grouping's runtime track
+    (`i-0a88.../PID:2624383/neuron_rt/NC:1`, what findings name), a thread (a host thread, a GPU stream) as
+    the Thread grouping's (`i-0a88.../PID:2624383/TID:2624400`, `rank0/GPU 0/stream 7`); a job's part first
+    (`node-03/...`), as the job's Timeline names the tracks of an opened part."""
+    inst, pid, nc, tid = (_value(v) for v in (inst, pid, nc, tid))
+    if tid is None:
+        label = core_label(inst, pid, nc, names)
+    else:
+        row = {"instance_id": inst, "process_id": pid, "thread_id": tid, "trace_event_source": None, "nc_idx": None,
+               "pcore_idx": None, "worker_gid": None, "framework_stream_id": None}
+        label, _ = combo_label(row, "thread", names, True, (names.thread_label(inst, pid, tid), None))
+    return f"{part}/{label}" if part not in (None, "") else label
+
+
+def track_labels(df: pd.DataFrame, names: TrackNames, part: Any = None) -> dict[Key, str]:
+    """The track label of each distinct worker of a path's segments (`df`: its worker columns), by `worker_key`."""
+    if df.empty:
+        return {}
+    cols = df[list(WORKER)].astype(object)
+    cols = cols.where(cols.notna(), None).drop_duplicates()
+    return {worker_key(part, inst, pid, nc, tid): track_label(names, inst, pid, nc, tid, part=part)
+            for inst, pid, nc, tid in cols.itertuples(index=False)}

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..model.device.summary import duration
 from .across import INTERNAL, run_parts
+from .critical_path_job import job_savings
 from .findings import profile_findings
 from .findings_rows import plain, severity_of
 
@@ -54,12 +55,26 @@ def part_rows(job: Any, notes: list[str], client: Any = None, *, scheduler: str 
                 continue
             by_rule.setdefault(str(r["rule"]), []).append(_named(r, str(g["part"])))
     what = {"client": client, "scheduler": scheduler, "num_workers": num_workers, "cache": cache, "run_ns": run_ns}
-    out: list[dict[str, Any]] = []
+    # Every row's change first, then their job-wide gains in one pass over the parts (each part replays all of them).
+    plans: list[tuple[str, list[dict[str, Any]], list[tuple[dict[str, Any], float]] | None]] = []
     for rule, rows in by_rule.items():
         if rule in MERGED and len(rows) > 1:
-            out.append(_merged(job, rule, rows, n_parts, what, notes))
+            changes = [c for c in (_change(r) for r in rows) if c is not None]
+            plans.append((rule, rows, changes if changes and len(changes) == len(rows) else None))
         else:
-            out.extend(_alone(job, r, what, notes) for r in rows)
+            for r in rows:
+                one = _change(r)
+                plans.append((rule, [r], [one] if one is not None else None))
+    gains = _job_gains(job, [c for _, _, c in plans if c is not None], what, notes)
+    out: list[dict[str, Any]] = []
+    k = 0
+    for rule, rows, wanted in plans:
+        gain = gains[k] if wanted is not None else (float("nan"), 0)
+        k += wanted is not None
+        if rule in MERGED and len(rows) > 1:
+            out.append(_merged(rule, rows, n_parts, gain))
+        else:
+            out.append(_alone(rows[0], gain))
     return out
 
 
@@ -95,26 +110,28 @@ def _change(r: dict[str, Any]) -> tuple[dict[str, Any], float] | None:
     return None
 
 
-def _job_gain(job: Any, changes: list[tuple[dict[str, Any], float]], what: dict[str, Any],
-              notes: list[str]) -> tuple[float, int]:
-    """What those changes save the job (within 0 and its span) and the job's span; NaN where it cannot be replayed."""
-    from .what_if import what_if
-
-    if not changes:
-        return float("nan"), 0
+def _job_gains(job: Any, variants: list[list[tuple[dict[str, Any], float]]], what: dict[str, Any],
+               notes: list[str]) -> list[tuple[float, int]]:
+    """What each list of changes saves the job (within 0 and its span) and the job's span, from one pass over its
+    parts (`job_savings`); NaN where the job cannot be replayed."""
+    if not variants:
+        return []
     try:
         with warnings.catch_warnings():  # a change selecting nothing saves nothing: said by the gain
             warnings.simplefilter("ignore")
-            w = what_if(job, changes, None, what["client"], scheduler=what["scheduler"],
-                        num_workers=what["num_workers"], cache=what["cache"])
-    except Exception as exc:  # a job what-if that cannot replay (Kineto parts): the gain is not known
+            got = job_savings(job, variants, what["client"], scheduler=what["scheduler"],
+                              num_workers=what["num_workers"], cache=what["cache"])
+    except Exception as exc:  # a job the what-if cannot replay (parts of two kinds): the gains are not known
         note = f"a part's finding has no job-wide gain: what_if(job) cannot replay it ({type(exc).__name__}: {exc})"
         if note not in notes:
             notes.append(note)
-        return float("nan"), 0
-    span = int(w.span_ns)
-    gain = float(min(max(int(w.saved_ns), 0), span)) if span > 0 else float("nan")
-    return gain, int(what["run_ns"]) if what["run_ns"] > 0 else span
+        return [(float("nan"), 0)] * len(variants)
+    out = []
+    for w in got:
+        span = int(w.span_ns)
+        gain = float(min(max(int(w.saved_ns), 0), span)) if span > 0 else float("nan")
+        out.append((gain, int(what["run_ns"]) if what["run_ns"] > 0 else span))
+    return out
 
 
 def _retitle(title: str, gain: float, span: int, alone: float | None, where: str, job_known: bool = False) -> str:
@@ -137,9 +154,8 @@ def _retitle(title: str, gain: float, span: int, alone: float | None, where: str
     return f"{title}; {now}"
 
 
-def _alone(job: Any, r: dict[str, Any], what: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    change = _change(r)
-    gain, span = _job_gain(job, [change], what, notes) if change else (float("nan"), 0)
+def _alone(r: dict[str, Any], job_gain: tuple[float, int]) -> dict[str, Any]:
+    gain, span = job_gain
     alone = r["evidence"]["part_alone_gain_ns"]
     title = _retitle(str(r["title"]), gain, span, alone, "in that part")
     if f"{r['part']}/" not in title:  # the worker's label names the part already
@@ -148,13 +164,11 @@ def _alone(job: Any, r: dict[str, Any], what: dict[str, Any], notes: list[str]) 
     return {**r, "title": title, "gain_ns": gain, "severity": sev, "evidence": plain(r["evidence"])}
 
 
-def _merged(job: Any, rule: str, rows: list[dict[str, Any]], n_parts: int, what: dict[str, Any],
-            notes: list[str]) -> dict[str, Any]:
+def _merged(rule: str, rows: list[dict[str, Any]], n_parts: int, job_gain: tuple[float, int]) -> dict[str, Any]:
     """One row for a rule fired on several parts: the job's gain of all their fixes, each part's figures kept."""
     rows = sorted(rows, key=lambda r: -(r["evidence"]["part_alone_gain_ns"] or 0.0))
     worst = rows[0]
-    changes = [c for c in (_change(r) for r in rows) if c is not None]
-    gain, span = _job_gain(job, changes, what, notes) if len(changes) == len(rows) else (float("nan"), 0)
+    gain, span = job_gain
     names = [str(r["part"]) for r in rows]
     alone = worst["evidence"]["part_alone_gain_ns"]
     head = (f"{rule} on {len(rows)} of {n_parts} parts ({', '.join(names)}); most {worst['part']}: "

@@ -26,6 +26,7 @@ from ..model.profile import Profile
 from .critical_path_build import frame_for_path, graph_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, END, KINDS, LAST_ARRIVAL, Graph
 from .critical_path_workers import GraphWorkers, graph_workers
+from .device import device_trace_of
 from .frame import Frame
 
 # A Job's what-if, filled in by critical_path_job (which imports this module, not the other way round).
@@ -137,8 +138,6 @@ def refuse_device(x: Any, call: str) -> None:
     """A DeviceTrace (or a viewer of one) has no dependencies between workers: say what to call instead."""
     if isinstance(x, Profile) or type(x).__name__ == "Job":
         return
-    from .device import device_trace_of
-
     try:
         device_trace_of(x)
     except TypeError:
@@ -167,7 +166,7 @@ def without_unended(g: Graph, unended: np.ndarray, on_edges: np.ndarray, on_gaps
     many such segments of non-zero time it held: their length is the capture's cut, not work."""
     cut_e = on_edges & (g.wrow >= 0) & unended[np.maximum(g.wrow, 0)]
     cut_g = on_gaps & g.gevent & (g.grow >= 0) & unended[np.maximum(g.grow, 0)]
-    n = int((cut_e & (g.w > 0)).sum() + (cut_g & (g.g > 0)).sum())
+    n = int((cut_e & (g.w > 0)).sum() + (cut_g & (g.bound()[1] > 0)).sum())
     return on_edges & ~cut_e, on_gaps & ~cut_g, n
 
 
@@ -188,7 +187,7 @@ def _replayed(fr: Frame, g: Graph, changes: list[tuple[Any, float]]) -> tuple[
             cut[k] = n_cut
         w_scale[on_edges] *= factor
         g_scale[on_gaps] *= factor
-        n = int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum())
+        n = int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.bound()[1] > 0)).sum())
         selected += n
         if not n:
             empty.append(sel)
@@ -251,7 +250,11 @@ def _selected(fr: Frame, g: Graph, where: Any, workers: GraphWorkers | None = No
     if not isinstance(where, Mapping):
         raise TypeError(f"where must be a dict of column filters, a boolean mask over events or None, not "
                         f"{type(where).__name__}")
-    return filtered(g, where, lambda *a: _matches(fr, g, *a, workers=workers))
+    def matches(col: str, want: Any, side: str, row: np.ndarray, kind: np.ndarray, event: np.ndarray,
+                on_core: np.ndarray) -> np.ndarray:
+        return _matches(fr, g, col, want, side, row, kind, event, on_core, workers)
+
+    return filtered(g, where, matches)
 
 
 def filtered(g: Graph, where: Mapping[str, Any], matches: Callable[..., np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -275,13 +278,13 @@ def filtered(g: Graph, where: Mapping[str, Any], matches: Callable[..., np.ndarr
     return edges & (g.wrow >= 0), gaps & (g.grow >= 0)
 
 
-def _values(want: Any) -> list:
+def _values(want: Any) -> list[Any]:
     if isinstance(want, (list, tuple, set, frozenset, np.ndarray, pd.Series, pd.Index)):
         return list(want)
     return [want]
 
 
-def kind_matches(kind: np.ndarray, vals: list) -> np.ndarray:
+def kind_matches(kind: np.ndarray, vals: list[Any]) -> np.ndarray:
     """Which kind codes are among the kind names `vals` (an unknown name is an error, not no match)."""
     bad = [v for v in vals if v not in KINDS]
     if bad:
@@ -320,7 +323,7 @@ def _null(v: Any) -> bool:
 
 
 def _steps(g: Graph, t: np.ndarray) -> pd.DataFrame:
-    if g.ex_start is None or g.ex_start.size == 0:
+    if g.ex_start is None or g.ex_end is None or g.ex_start.size == 0 or g.row_neff is None or g.row_step is None:
         return _steps_empty()
     rows = g.row[g.ex_start]
     df = pd.DataFrame({"neff": g.row_neff[rows], "step": g.row_step[rows],

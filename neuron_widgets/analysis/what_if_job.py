@@ -25,7 +25,7 @@ from .across import INTERNAL
 from .critical_path_chrome_job import chrome_job_graph
 from .critical_path_graph import LAST_ARRIVAL, Graph, _topo
 from .critical_path_neuron import neuron_job_graph
-from .critical_path_parts import gathered, part_name
+from .critical_path_parts import gathered, pack, part_name, unpacked
 from .critical_path_reduce import ZERO, PartReducer, StepGroups
 from .critical_path_workers import GraphWorkers
 from .frame import Frame, frame_of
@@ -62,9 +62,11 @@ def for_part(where: Any, part: str | None) -> Any:
     return {k: v for k, v in where.items() if k != "part"}
 
 
-def part_replays(profile: Any, facts: dict[str, Any] | None = None,
-                 variants: Sequence[Changes] = ()) -> dict[str, Any]:
-    """(A part task.) The part's replay under each variant (a list of changes), reduced; `facts`: the job's."""
+def part_replays(profile: Any, packed: bytes | None = None) -> dict[str, Any]:
+    """(A part task.) The part's replay under each variant (a list of changes), reduced; `packed`: the job's
+    `facts` and the `variants`."""
+    args = unpacked(packed)
+    facts, variants = args.get("facts"), args.get("variants", [])
     fr = frame_of(profile)
     built = job_part_graph(fr, facts) if facts is not None else None
     if built is None:
@@ -92,7 +94,7 @@ def part_replays(profile: Any, facts: dict[str, Any] | None = None,
             on_edges, on_gaps, n_cut = without_unended(g, fr.incomplete, on_edges, on_gaps)
             w_scale[on_edges] *= factor
             g_scale[on_gaps] *= factor
-            chosen.append(int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.g > 0)).sum()))
+            chosen.append(int((on_edges & (g.w > 0)).sum() + (on_gaps & (g.bound()[1] > 0)).sum()))
             cut.append(n_cut)
         r = red.reduce(w_scale, g_scale, steps)
         out.append({**r, "selected": chosen, "cut": cut})
@@ -130,7 +132,7 @@ def job_what_ifs(job: Any, variants: Sequence[Changes], facts: dict[str, Any] | 
         checked(changes)
     if facts is None:
         return [WhatIf(0, 0, 0, _steps_empty(), 0, list(notes)) for _ in variants]
-    pieces, more = gathered(job, TASK, client, named=True, facts=facts, variants=list(variants), **kw)
+    pieces, more = gathered(job, TASK, client, named=True, packed=pack(facts=facts, variants=list(variants)), **kw)
     notes = [*notes, *(n for n in more if n not in notes)]
     if not pieces:
         return [WhatIf(0, 0, 0, _steps_empty(), 0, list(notes)) for _ in variants]

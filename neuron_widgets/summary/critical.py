@@ -8,13 +8,17 @@ none, and the section is left out rather than drawn empty.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import Div, FactorRange, HoverTool, Legend, LegendItem
+from bokeh.models import FactorRange, HoverTool
+from bokeh.models.annotations.legends import Legend, LegendItem  # (where mypy sees them: bokeh.models re-exports them)
+from bokeh.models.widgets.markups import Div
 
 from ..analysis.critical_path_graph import KINDS
+from ..analysis.critical_path_workers import worker_key
 from ..model.timefmt import duration
 from ..model.worker_labels import core_label
 from . import charts as C
@@ -29,13 +33,19 @@ def _text(v: Any) -> str | None:
     return None if v is None or pd.isna(v) else str(v)
 
 
-def worker_labels(b: pd.DataFrame, part_of: dict[str, str] | None = None) -> list[str]:
-    """A core as the Timeline labels its track (`i-0a88.../PID:2624383/neuron_rt/NC:1`, a job's `<part>/...`: what
-    findings name), `i-0a88 thread 2624400` (a host thread, the pid where an instance has several, the part first in
-    a job)."""
+def worker_labels(b: pd.DataFrame, part_of: dict[str, str] | None = None,
+                  tracks: Mapping[Any, str] | None = None) -> list[str]:
+    """Each worker as the Timeline labels its track (`tracks`: the breakdown's, by worker: a core
+    `i-0a88.../PID:2624383/neuron_rt/NC:1`, a thread `i-0a88.../PID:2624383/TID:2624400`, a job's part first: what
+    findings name and the track filter finds); a worker the breakdown does not label, by its ids (`i-0a88 thread
+    2624400`, the part first in a job)."""
     pids = b.groupby(b["instance_id"].astype(str))["process_id"].nunique() if len(b) else pd.Series(dtype=int)
     out = []
     for r in b.itertuples():
+        known = (tracks or {}).get(worker_key(None, r.instance_id, r.process_id, r.nc_idx, r.thread_id))
+        if known:
+            out.append(known)
+            continue
         inst, pid, nc, tid = _text(r.instance_id), _text(r.process_id), _text(r.nc_idx), _text(r.thread_id)
         where = inst or (f"pid {pid}" if pid else "")
         if inst and pid and pids.get(str(r.instance_id), 1) > 1:
@@ -47,18 +57,13 @@ def worker_labels(b: pd.DataFrame, part_of: dict[str, str] | None = None) -> lis
         who = f"thread {tid}" if tid is not None else f"NC{nc}" if nc is not None else ""
         label = " ".join(x for x in (where, who) if x) or "(no worker)"
         out.append(f"{part} {label}" if part and not label.startswith(part) else label)
-    seen: dict[str, int] = {}
-    unique = []
-    for lab in out:
-        seen[lab] = seen.get(lab, 0) + 1
-        unique.append(lab if seen[lab] == 1 else f"{lab} ({seen[lab]})")
-    return unique
+    return C.unique_labels(out)
 
 
-def critical_columns(critical: dict[str, Any] | None, n: int = MAX_WORKERS) -> dict[str, list]:
+def critical_columns(critical: dict[str, Any] | None, n: int = MAX_WORKERS) -> dict[str, list[Any]]:
     """One bar per worker (most time on the path first), one stacked column per kind (% of the path)."""
     b = (critical or {}).get("breakdown")
-    cols: dict[str, list] = {"worker": [], "total": [], "steps": [], **{k: [] for k in KINDS}}
+    cols: dict[str, list[Any]] = {"worker": [], "total": [], "steps": [], **{k: [] for k in KINDS}}
     if b is None or b.empty:
         return cols
     keys = ["instance_id", "process_id", "nc_idx", "thread_id"]
@@ -66,7 +71,7 @@ def critical_columns(critical: dict[str, Any] | None, n: int = MAX_WORKERS) -> d
     worker = pd.MultiIndex.from_frame(key.astype(str)).factorize()[0]
     first = ~pd.Series(worker).duplicated().to_numpy()
     workers = b[first].reset_index(drop=True)
-    labels = worker_labels(workers, (critical or {}).get("part_of"))
+    labels = worker_labels(workers, (critical or {}).get("part_of"), b.attrs.get("tracks"))
     shares = b.assign(worker=worker).pivot_table(index="worker", columns="kind", values="share_pct", aggfunc="sum",
                                                  observed=True).fillna(0.0)
     order = list(pd.unique(worker))
@@ -92,7 +97,7 @@ def critical_columns(critical: dict[str, Any] | None, n: int = MAX_WORKERS) -> d
     return cols
 
 
-def _x_end(cols: dict[str, list]) -> float:
+def _x_end(cols: dict[str, list[Any]]) -> float:
     """The axis to a little past the longest bar (a share of the run, at most 100%)."""
     longest = max((sum(v) for v in zip(*(cols[k] for k in KINDS), strict=True)), default=0.0)
     return float(min(100.0, max(longest * 1.08, 1.0)))
@@ -130,7 +135,7 @@ class CriticalSection:
         self.layout = column(self.sentence, f, sizing_mode="stretch_width", name=f"{name}-section")
         self.layout.visible = bool(cols["worker"])
 
-    def _legend_items(self, cols: dict[str, list]) -> list[LegendItem]:
+    def _legend_items(self, cols: dict[str, list[Any]]) -> list[LegendItem]:
         # Only the kinds the path has (a Neuron path has no kernels, a Kineto one no compute).
         return [LegendItem(label=k, renderers=[self.renderers[k]]) for k in KINDS if any(v > 0 for v in cols[k])]
 
