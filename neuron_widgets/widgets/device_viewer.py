@@ -23,6 +23,7 @@ from ..model.device import colours as device_colors
 from ..model.device.events import DeviceEvents
 from ..model.device.hierarchy import instruction_nodes, subtree
 from ..model.device.loading import device_trace_of
+from ..model.device.rows import warm as warm_rows
 from ..model.device.summary import engine_strip
 from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
@@ -42,6 +43,12 @@ EMPTY_TITLE = "Device Trace Viewer"
 # How long a drill-down's summary strip waits for the browser's first window to be answered.
 STRIP_WAIT_S = 1.0
 EMPTY_HINT = "Click an nc_exec_running event in the timeline, or pick a device profile, to show its device trace."
+
+
+def _warm() -> None:
+    """The compiled kernels a drill-down runs, loaded before the first click (from numba's cache)."""
+    warm_kernels()
+    warm_rows()
 
 
 def _fetch(profile: Any, key: int | str, early: Callable[[DeviceTrace], None]) -> DeviceTrace:
@@ -311,7 +318,7 @@ class DeviceTraceViewer(Timeline):
         self._following = timeline
         timeline.on_select(self._timeline_selected)
         timeline.on_msg(self._timeline_msg)
-        threading.Thread(target=warm_kernels, name="neuron-widgets-warm", daemon=True).start()
+        threading.Thread(target=_warm, name="neuron-widgets-warm", daemon=True).start()
         threading.Thread(target=_index_flows, args=(timeline.profile,), name="neuron-widgets-flows",
                          daemon=True).start()
         if self.title == EMPTY_TITLE:

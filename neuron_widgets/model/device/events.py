@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..order import time_order
 from ..profile import Profile, TrackIndex
 from ..schema import ROW
 from .codes import TABLE_LABELS, TABLES, combine, encode, engine_key, engine_tracks, missing, natural
 from .colours import canonical, color_codes
 from .engines import dma_queues
+from .rows import rows_in_time_order
 from .trace import DeviceTrace
 
 DEVICE_GROUPINGS: dict[str, str] = {"engines": "Engines and queues", "tables": "One track per table"}
@@ -55,8 +55,8 @@ class _Part:
 
 
 def _times(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    start = df["start_ts"].to_numpy(np.int64)
-    return start, np.maximum(df["end_ts"].to_numpy(np.int64), start)
+    start, end = df["start_ts"].to_numpy(np.int64), df["end_ts"].to_numpy(np.int64)
+    return start, np.maximum(end, start) if (end < start).any() else end
 
 
 def _with_core(df: pd.DataFrame, several: bool, label: tuple[np.ndarray, list[str]]) -> tuple[np.ndarray, list[str]]:
@@ -117,9 +117,8 @@ def _semaphore_spans(sem: pd.DataFrame, trace: DeviceTrace) -> _Part:
                  [f"Semaphores/{v}" for v in sid[1]])
 
 
-def _dictionary(codes: list[np.ndarray], texts: list[list[str]],
-                order: np.ndarray | None = None) -> pa.DictionaryArray:
-    """One dictionary column from per-part codes (rows taken in `order`), the same text getting one code."""
+def _merged(codes: list[np.ndarray], texts: list[list[str]]) -> tuple[np.ndarray, list[str]]:
+    """Per-part codes as one column of codes into one list of texts, the same text getting one code."""
     merged: dict[str, int] = {}
     remapped = []
     for c, t in zip(codes, texts, strict=True):
@@ -127,9 +126,11 @@ def _dictionary(codes: list[np.ndarray], texts: list[list[str]],
         same = lookup.size == len(t) and bool((lookup == np.arange(lookup.size)).all())
         remapped.append(c.astype(np.int32, copy=False) if same or not c.size else lookup[c])
     indices = np.concatenate(remapped) if len(remapped) > 1 else remapped[0] if remapped else np.zeros(0, np.int32)
-    if order is not None:
-        indices = indices[order]
-    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(list(merged), pa.string()))
+    return indices, list(merged)
+
+
+def _coded(codes: np.ndarray, texts: list[str]) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(texts, pa.string()))
 
 
 class DeviceEvents(Profile):
@@ -143,24 +144,23 @@ class DeviceEvents(Profile):
         n = sum(p.start.size for p in parts)
 
         def cat(xs: list[np.ndarray]) -> np.ndarray:
-            return np.concatenate(xs) if xs else np.zeros(0, np.int64)
+            return np.concatenate(xs) if len(xs) > 1 else xs[0] if xs else np.zeros(0, np.int64)
 
-        start, end = cat([p.start for p in parts]), cat([p.end for p in parts])
-        # Rows are put in time order here, column by column, rather than by the Profile taking
-        # the whole table once more. An event's id is its row in the tables' concatenation.
-        order = time_order(start, end)
-        order = np.arange(n, dtype=np.int64) if order is None else order.astype(np.int64, copy=False)
-        part = np.repeat(np.arange(len(parts), dtype=np.int32), [p.start.size for p in parts])[order]
-        first = np.cumsum([0] + [p.start.size for p in parts])[:-1].astype(np.int64)
+        name, names = _merged([p.name for p in parts], [p.names for p in parts])
+        label, labels = _merged([p.label for p in parts], [p.labels for p in parts])
+        # Rows are put in time order here, every column at once (model/device/rows.py), rather than by the
+        # Profile taking the whole table once more. An event's id is its row in the tables' concatenation.
+        rows = rows_in_time_order([p.start.size for p in parts], cat([p.start for p in parts]),
+                                  cat([p.end for p in parts]), name, label)
         table = pa.table({
-            "id": pa.array(order),
-            "start_ts": pa.array(start[order]), "end_ts": pa.array(end[order]),
-            "name": _dictionary([p.name for p in parts], [p.names for p in parts], order),
+            "id": pa.array(rows.order),
+            "start_ts": pa.array(rows.start), "end_ts": pa.array(rows.end),
+            "name": _coded(rows.name, names),
             "trace_event_source": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["device"])),
-            "track_label": _dictionary([p.label for p in parts], [p.labels for p in parts], order),
-            "table": pa.DictionaryArray.from_arrays(pa.array(part), pa.array([p.table for p in parts], pa.string())),
-            "source_row": pa.array(order - first[part]),
-            ROW: pa.array(order.astype(np.int32) if n < 2**31 else order),
+            "track_label": _coded(rows.label, labels),
+            "table": _coded(rows.table, [p.table for p in parts]),
+            "source_row": pa.array(rows.source_row),
+            ROW: pa.array(rows.order.astype(np.int32) if n < 2**31 else rows.order),
         })
         super().__init__(table, source=trace.source, format=f"device:{trace.format}",
                          metadata={"alignment": trace.alignment}, _ordered=True)

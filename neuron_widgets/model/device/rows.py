@@ -1,0 +1,127 @@
+"""A device trace's tables' rows put in time order and gathered into the event table's columns in one pass.
+
+The tables come one after another (instructions, DMA packets, CC ops, semaphore values); each is
+usually already in time order itself, so their rows' order is a merge of those runs, and each
+column of the event table is written as the merge goes, instead of a sort followed by a gather
+per column (and the temporary arrays those take: 10 MB apiece at a million rows). A table that is
+not in order sends the whole to `model.order.time_order`, then one gathering pass.
+
+The order is `time_order`'s: by start, the longest first among rows that start together, then
+the tables' order and each table's own (tests/test_device_rows.py holds them equal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..order import time_order
+
+
+@dataclass
+class Rows:
+    """The event table's per-row columns, rows in time order."""
+
+    order: np.ndarray  # int64: each row's place in the tables' concatenation (its event id)
+    start: np.ndarray  # int64
+    end: np.ndarray  # int64
+    name: np.ndarray  # int32 codes
+    label: np.ndarray  # int32 codes
+    table: np.ndarray  # int32: which table (part) the row is of
+    source_row: np.ndarray  # int64: its row in that table
+
+
+@numba.njit(cache=True, nogil=True)
+def _in_order(bounds: np.ndarray, start: np.ndarray, end: np.ndarray) -> bool:
+    """Whether each part [bounds[p], bounds[p+1]) is in time order (by start, longest first on ties)."""
+    for p in range(bounds.size - 1):
+        for i in range(bounds[p] + 1, bounds[p + 1]):
+            if start[i] < start[i - 1] or (start[i] == start[i - 1] and end[i] > end[i - 1]):
+                return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge(bounds: np.ndarray, start: np.ndarray, end: np.ndarray, name: np.ndarray, label: np.ndarray,
+           order: np.ndarray, start_o: np.ndarray, end_o: np.ndarray, name_o: np.ndarray, label_o: np.ndarray,
+           table_o: np.ndarray, source_o: np.ndarray) -> None:
+    """Merge the parts (each in time order), ties to the earlier part, writing every column as it goes."""
+    k = bounds.size - 1
+    pos = bounds[:-1].copy()
+    for j in range(order.size):
+        best = -1
+        for p in range(k):
+            i = pos[p]
+            if i < bounds[p + 1]:
+                if best < 0:
+                    best = p
+                else:
+                    b = pos[best]
+                    if start[i] < start[b] or (start[i] == start[b] and end[i] > end[b]):
+                        best = p
+        i = pos[best]
+        pos[best] = i + 1
+        order[j] = i
+        start_o[j] = start[i]
+        end_o[j] = end[i]
+        name_o[j] = name[i]
+        label_o[j] = label[i]
+        table_o[j] = best
+        source_o[j] = i - bounds[best]
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(bounds: np.ndarray, start: np.ndarray, end: np.ndarray, name: np.ndarray, label: np.ndarray,
+            order: np.ndarray, start_o: np.ndarray, end_o: np.ndarray, name_o: np.ndarray, label_o: np.ndarray,
+            table_o: np.ndarray, source_o: np.ndarray) -> None:
+    """Every column in `order` (already made), in one pass."""
+    for j in range(order.size):
+        i = order[j]
+        p = 0
+        while i >= bounds[p + 1]:
+            p += 1
+        start_o[j] = start[i]
+        end_o[j] = end[i]
+        name_o[j] = name[i]
+        label_o[j] = label[i]
+        table_o[j] = p
+        source_o[j] = i - bounds[p]
+
+
+def rows_in_time_order(sizes: list[int], start: np.ndarray, end: np.ndarray, name: np.ndarray,
+                       label: np.ndarray) -> Rows:
+    """The rows of tables of `sizes` rows each, concatenated in `start`, `end` (int64), `name`, `label` (int32
+    codes), in time order, with each row's table and its row there."""
+    n = int(sum(sizes))
+    bounds = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    start, end = _read_only(start, np.int64), _read_only(end, np.int64)
+    name, label = _read_only(name, np.int32), _read_only(label, np.int32)
+    out = Rows(np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int32),
+               np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int64))
+    columns = (out.start, out.end, out.name, out.label, out.table, out.source_row)
+    if n and _in_order(bounds, start, end):
+        _merge(bounds, start, end, name, label, out.order, *columns)
+        return out
+    order = time_order(start.copy(), end.copy())  # (writable: the tie kernel warmed is typed so)
+    out.order = np.arange(n, dtype=np.int64) if order is None else order.astype(np.int64, copy=False)
+    _gather(bounds, start, end, name, label, out.order, *columns)
+    return out
+
+
+def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
+    """`a` as a read-only view (a copy only to change its type or layout): the kernels are compiled for one
+    signature, whether a column comes from a pandas frame (read-only) or a concatenation."""
+    v: np.ndarray = np.ascontiguousarray(a, dtype).view()
+    v.flags.writeable = False
+    return v
+
+
+def warm() -> None:
+    """Load the compiled kernels now (from numba's cache; compiled once the first time), not on a click."""
+    one = np.zeros(1, np.int64)
+    rows_in_time_order([1], one, one, np.zeros(1, np.int32), np.zeros(1, np.int32))
+    rows_in_time_order([1, 1], np.array([1, 0], np.int64), one.repeat(2), np.zeros(2, np.int32), np.zeros(2, np.int32))
+    rows_in_time_order([2], np.array([1, 0], np.int64), one.repeat(2), np.zeros(2, np.int32), np.zeros(2, np.int32))
