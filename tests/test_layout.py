@@ -215,17 +215,6 @@ def test_the_circle_finder_sees_circles(tmp_path: Path) -> None:
 # export stack, Perfetto's protos, numba kernels loaded in a warm-up thread): a comment on the import,
 # or on the comment lines right above it (or above the run of imports it belongs to), says which and
 # what that saves. An import without one belongs at the top of its module.
-#
-# Those without a reason in files other developers were editing when this check came (issue 39): each
-# goes when its file's owner moves the import up or says why, and a listed one that is gone fails here
-# too, so the list only shrinks. Keyed by file and statement (line numbers drift).
-UNEXPLAINED_IMPORTS: set[tuple[str, str]] = {
-    ("analysis/critical_path.py", "from .what_if import what_if"),
-    ("analysis/findings_parts.py", "from .what_if import what_if"),
-    ("analysis/what_if.py", "from .device import device_trace_of"),
-    ("export/__init__.py", "from ..summary.job import JobSummaryCharts"),
-    ("export/__init__.py", "from ..summary.device_charts import DeviceSummaryCharts"),
-}
 _NOT_A_REASON = ("# noqa", "# type:", "# pragma")
 
 
@@ -269,12 +258,10 @@ def function_level_imports(root: Path) -> list[tuple[str, int, str, bool]]:
 
 
 def test_every_function_level_import_says_why() -> None:
-    unexplained = {(f, statement) for f, _, statement, reason in function_level_imports(PACKAGE) if not reason}
-    new = sorted(unexplained - UNEXPLAINED_IMPORTS)
-    gone = sorted(UNEXPLAINED_IMPORTS - unexplained)
-    assert not new, ("function-level import(s) without a comment saying why (what it keeps off the start-up path); "
-                     f"move them to the top of their module, or say why: {new}")
-    assert not gone, f"no longer an unexplained function-level import: take them out of UNEXPLAINED_IMPORTS: {gone}"
+    unexplained = sorted((f, line, statement) for f, line, statement, reason in function_level_imports(PACKAGE)
+                         if not reason)
+    assert not unexplained, ("function-level import(s) without a comment saying why (what it keeps off the start-up "
+                             f"path); move them to the top of their module, or say why: {unexplained}")
 
 
 def test_the_import_reader_tells_a_reason_from_none(tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ def summary_item(summary: Any) -> dict[str, Any]:
 
     summary.done.wait(120)
     if getattr(summary, "kind", "") == "job":
-        from ..summary.job import JobSummaryCharts
+        from ..summary.job import JobSummaryCharts  # bokeh's charts, as above: only for a job's Summary
 
         if summary.charts is None:
             raise ValueError("the job Summary has no charts to export yet (its analyses failed or are still "
@@ -107,7 +107,7 @@ def summary_item(summary: Any) -> dict[str, Any]:
         # Opening a part at a step needs the kernel: the page keeps the charts and their hover details.
         return json_item(JobSummaryCharts(summary.results, summary.charts.kind).layout)
     if getattr(summary, "kind", "") == "device":
-        from ..summary.device_charts import DeviceSummaryCharts
+        from ..summary.device_charts import DeviceSummaryCharts  # bokeh's charts, as above: only for a device's
 
         origin = summary.timeline.profile.origin_ts if summary.timeline is not None else None
         return json_item(DeviceSummaryCharts(summary.device_trace, summary.results, origin).layout)

@@ -11,7 +11,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from .device.loading import ALIGNED_CACHE, device_trace_of  # noqa: F401 - ALIGNED_CACHE: its old home
+from .device.loading import device_trace_of
 from .flows import FlowIndex, pairs_of, split
 from .lazy import is_identity
 from .schema import ROW

@@ -114,6 +114,23 @@ def title_lines(text: str, width: int = TITLE_LINE_CHARS) -> str:
     return "\n".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False))
 
 
+def unique_labels(labels: list[str]) -> list[str]:
+    """`labels` as a bar chart's factors, which must differ: a repeat gets a counter (`x (2)`), the first that is
+    not a label already."""
+    taken = set(labels)
+    seen: dict[str, int] = {}
+    out = []
+    for x in labels:
+        n = seen.get(x, 0) + 1
+        while n > 1 and f"{x} ({n})" in taken:
+            n += 1
+        seen[x] = n
+        if n > 1:
+            taken.add(f"{x} ({n})")
+        out.append(x if n == 1 else f"{x} ({n})")
+    return out
+
+
 def fit_legends(figures: list[Any]) -> None:
     """Lay every legend of `figures` out to fit its chart (see TITLE_LINE_CHARS): rows of LEGEND_COLUMNS items at
     most, at the frame's right. A builder adds its legends after `_figure`, so this runs over the finished charts

@@ -49,7 +49,7 @@ def engine_columns(r: dict[str, Any]) -> dict[str, list]:
 def dma_columns(r: dict[str, Any], limit: int = 15) -> dict[str, list]:
     d = r["dma"].head(limit)
     label = [f"{q} {dr}".strip() or "(queue)" for q, dr in zip(d["queue"], d["direction"], strict=True)]
-    return {"queue": _unique(label), "mb": [b / 1e6 for b in d["bytes"]], "bytes": [_bytes(b) for b in d["bytes"]],
+    return {"queue": C.unique_labels(label), "mb": [b / 1e6 for b in d["bytes"]], "bytes": [_bytes(b) for b in d["bytes"]],
             "bandwidth": [f"{g:,.1f} GB/s" for g in d["bandwidth_gbps"]],
             "busy": [f"{duration(b)} ({100 * s:.1f}%)" for b, s in zip(d["busy_ns"], d["share"], strict=True)],
             "packets": [f"{p:,}" for p in d["packets"]]}
@@ -57,7 +57,7 @@ def dma_columns(r: dict[str, Any], limit: int = 15) -> dict[str, list]:
 
 def top_columns(df: pd.DataFrame, key: str, spans: dict[str, tuple[int, int]] | None = None,
                 origin: int = 0) -> dict[str, list]:
-    labels = _unique([str(x) for x in df[key]])
+    labels = C.unique_labels([str(x) for x in df[key]])
     out = {"label": labels, "ms": [v / 1e6 for v in df["engine_ns"]], "time": [duration(v) for v in df["engine_ns"]],
            "share": [f"{100 * s:.1f}%" for s in df["share"]], "instructions": [f"{n:,}" for n in df["instructions"]]}
     if spans is not None:  # bars a click fits the viewer to: their window, ns from the viewer's origin
@@ -94,16 +94,6 @@ def sentences(notes: list[str]) -> str:
 def warning_notes(trace: DeviceTrace) -> list[str]:
     """What the reader dropped or clamped, one note per kind."""
     return [f"Reader warning: {line}" for line in trace.warnings.lines()]
-
-
-def _unique(labels: list[str]) -> list[str]:
-    """Factor labels must differ: a repeat gets a counter."""
-    seen: dict[str, int] = {}
-    out = []
-    for x in labels:
-        seen[x] = seen.get(x, 0) + 1
-        out.append(x if seen[x] == 1 else f"{x} ({seen[x]})")
-    return out
 
 
 def _layer_spans(trace: DeviceTrace) -> dict[str, tuple[int, int]]:

@@ -1,6 +1,6 @@
 """What a Chrome trace's events come to before the table is built, by either road to it.
 
-The msgspec road (an object per event) and the byte-scan road (chrome_fast) both end here, and
+The msgspec road (an object per event, events.py) and the byte-scan road (fast.py) both end here, and
 one assembly turns it into the table, so the two agree by construction past this point.
 """
 

@@ -1,7 +1,8 @@
 """Chrome trace event JSON: PyTorch profiler / Kineto traces, NDET output, catapult traces.
 
-Events are decoded into typed structs (chrome_events) and pulled into columns with one
-comprehension per field; arguments stay raw JSON until a view asks for them.
+A plain trace's columns come straight from its bytes (fast.py); any other takes msgspec's road,
+events decoded into typed structs (events.py) and pulled into columns with one comprehension per
+field. Both end in gathered.Gathered; arguments stay raw JSON until a view asks for them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ...model.schema import INCOMPLETE, ROW, check_ids, normalise
 from ...progress import progress
 from ..columns import ADVICE_JSON, TS_LIMIT, ArgsLazy, event_source
 from ..sniff import head, looks_like_json, read_all
-from . import fast as chrome_fast
+from . import fast
 from .events import ANY, EVENTS, PAIR_OF, TOP, Ev, as_dict, h, num, pair, parse_args
 from .flows import SliceIndex, bind_flows
 from .gathered import Gathered, microseconds_to_ns, text_id
@@ -204,11 +205,11 @@ def _read(path: Path) -> Profile:
 
         gathered = None
         # The byte scan checks the document's syntax as it reads it: one pass, no msgspec parse before it.
-        doc = chrome_fast.scanned(raw)
+        doc = fast.scanned(raw)
         if doc is not None:
             meta = doc.meta
             built = builder(False)
-            gathered = chrome_fast.gather(doc, built)
+            gathered = fast.gather(doc, built)
             if gathered is None:  # not plain: the other road, from a clean start
                 warnings = LoadWarnings()
             del doc
