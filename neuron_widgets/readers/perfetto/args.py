@@ -22,38 +22,36 @@ from ...model.schema import ROW
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather(buf: np.ndarray, rows: np.ndarray, keep: np.ndarray, off: np.ndarray, length: np.ndarray) -> tuple[np.ndarray,
-                                                                                                              np.ndarray]:
-    """The bytes buf[off[r]: off[r] + length[r]] of each row r of `rows` (nothing where not keep[r]),
-    one after another, and where each starts (one more entry: the end)."""
-    offsets = np.empty(rows.size + 1, np.int64)
+def _gather(buf: np.ndarray, n: int, event: np.ndarray, off: np.ndarray, length: np.ndarray,
+            offsets: np.ndarray) -> np.ndarray:
+    """The bytes buf[off[k]: off[k] + length[k]] of each listed event (`event` ascending, < n), one after
+    another; `offsets` (n + 1 entries) gets where each of the n events' bytes start (empty where not listed)."""
+    total = 0
+    for k in range(event.size):
+        total += length[k]
+    out = np.empty(total, np.uint8)
+    at = 0
     k = 0
-    for i in range(rows.size):
-        offsets[i] = k
-        r = rows[i]
-        if keep[r]:
-            k += length[r]
-    offsets[rows.size] = k
-    out = np.empty(k, np.uint8)
-    for i in range(rows.size):
-        r = rows[i]
-        a = offsets[i]
-        b = offsets[i + 1]
-        if b > a:
-            out[a:b] = buf[off[r]: off[r] + (b - a)]
-    return out, offsets
+    for i in range(n):
+        offsets[i] = at
+        if k < event.size and event[k] == i:
+            a = off[k]
+            out[at: at + length[k]] = buf[a: a + length[k]]
+            at += length[k]
+            k += 1
+    offsets[n] = at
+    return out
 
 
-def gather(buf: np.ndarray, off: np.ndarray, length: np.ndarray, rows: np.ndarray | None = None,
-           keep: np.ndarray | None = None) -> pa.BinaryArray:
-    """The byte ranges of `rows` (default: all), empty where `keep` is False or the length is 0, as one
-    binary array."""
-    if rows is None:
-        rows = np.arange(off.size)
-    if keep is None:
-        keep = np.ones(off.size, np.bool_)
-    data, offsets = _gather(buf, rows, keep, off, length)
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), rows.size, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+def gather(buf: np.ndarray, n: int, event: np.ndarray, off: np.ndarray, length: np.ndarray) -> pa.Array:
+    """A binary array of n entries: entry event[k] holds buf[off[k]: off[k] + length[k]], the others are
+    empty (`event` ascending). 32-bit offsets while the bytes fit in them."""
+    total = int(length.sum(dtype=np.int64))
+    large = total >= 2**31
+    offsets = np.empty(n + 1, np.int64 if large else np.int32)
+    data = _gather(buf, n, event, off, length, offsets)
+    kind = pa.large_binary() if large else pa.binary()
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 class PerfettoArgs:

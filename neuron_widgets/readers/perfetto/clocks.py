@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from ...errors import LoadWarnings
@@ -44,6 +45,16 @@ class Clocks:
     def __init__(self) -> None:
         # (sequence, clock) -> [snapshot value, incremental, unit ns, primary-clock base, last local value]
         self.running: dict[tuple[int, int], list[int]] = {}
+
+    def events(self, p: Packets, gen: np.ndarray, state: State, snapshots: list[Any],
+               ev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The times (as `chunk` resolves them) and int32 clock ids of the packets `ev`, the chunk's events."""
+        if not state.default_clock and not any(c >= 64 for _, _, cs in snapshots for c in cs) and \
+                (p.clock.size == 0 or int(p.clock.max()) < 64):
+            # No packet on a sequence-scoped clock, no default: each event's own time and clock, nothing carried.
+            return _own_times(p.timestamp, p.clock, ev, BOOTTIME, TS_LIMIT, FAR)
+        ts, clock = self.chunk(p, gen, state, snapshots)
+        return ts[ev], clock[ev].astype(np.int32)
 
     def chunk(self, p: Packets, gen: np.ndarray, state: State, snapshots: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         """The chunk's packets' times (sequence-scoped clocks resolved) and clock ids.
@@ -142,3 +153,19 @@ def _offset(state: State, c: int) -> int | None:
         if c in clocks and state.primary_clock in clocks and not clocks[c][1]:
             return clocks[state.primary_clock][0] - clocks[c][0]
     return None
+
+
+@numba.njit(cache=True, nogil=True)
+def _own_times(timestamp: np.ndarray, clock: np.ndarray, rows: np.ndarray, default: int, limit: int,
+               far_: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's time as written (`far_` where it is past `limit`: a cast would wrap it) and clock
+    (`default`, the proto's, where none is given)."""
+    ts = np.empty(rows.size, np.int64)
+    ck = np.empty(rows.size, np.int32)
+    for k in range(rows.size):
+        i = rows[k]
+        t = timestamp[i]
+        ts[k] = far_ if t > np.uint64(limit) else np.int64(t)
+        c = clock[i]
+        ck[k] = default if c == 0 else np.int32(c)
+    return ts, ck

@@ -260,10 +260,9 @@ class Strings:
             out[k] = c
         return out
 
-    def interned(self, table: dict[tuple[int, int], str], gen: np.ndarray, iid: np.ndarray,
-                 rows: np.ndarray | None = None) -> np.ndarray:
-        """Codes of interned ids (iid[rows[i]] in generation gen[i]; rows default to all); -1 where an id
-        was never interned in that generation."""
+    def interned(self, table: dict[tuple[int, int], str], gen: np.ndarray, iid: np.ndarray) -> np.ndarray:
+        """Codes of interned ids (iid[i] in generation gen[i]); -1 where an id was never interned in that
+        generation."""
         if len(table) > self._seen:
             added = list(islice(table.items(), self._seen, None))
             keys = np.array([(g << 32) | (i & 0xFFFFFFFF) for (g, i), _ in added], np.int64)
@@ -271,21 +270,22 @@ class Strings:
             codes = np.concatenate([self._codes, self.of([t for _, t in added])])
             order = np.argsort(keys, kind="stable")
             self._keys, self._codes, self._seen = keys[order], codes[order], len(table)
-        out = np.full(gen.size, -1, np.int32)
+        out = np.empty(gen.size, np.int32)
         if self._keys.size == 0 or gen.size == 0:
+            out.fill(-1)
             return out
-        _find(self._keys, self._codes, gen, iid, np.arange(gen.size) if rows is None else rows, out)
+        _find(self._keys, self._codes, gen, iid, out)
         return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _find(keys: np.ndarray, codes: np.ndarray, gen: np.ndarray, iid: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    """out[i]: the code of key (gen[i], low 32 bits of iid[rows[i]]) in the sorted `keys`, where it is there.
+def _find(keys: np.ndarray, codes: np.ndarray, gen: np.ndarray, iid: np.ndarray, out: np.ndarray) -> None:
+    """out[i]: the code of key (gen[i], low 32 bits of iid[i]) in the sorted `keys`, where it is there.
 
     Events come in runs of one name: a run costs one search."""
     last_key, last_code = np.int64(-1), np.int32(-1)
     for i in range(gen.size):
-        want = (np.int64(gen[i]) << 32) | (np.int64(iid[rows[i]]) & 0xFFFFFFFF)
+        want = (np.int64(gen[i]) << 32) | (np.int64(iid[i]) & 0xFFFFFFFF)
         if want != last_key:
             pos = np.searchsorted(keys, want)
             last_key = want

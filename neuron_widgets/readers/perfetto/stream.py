@@ -111,31 +111,27 @@ class _Collect:
         known = len(state.snapshots)
         absorb(state, raw, off, length, p, gen, first)
         snapshots = [(i - first, s, c) for i, s, c in state.snapshots[known:]]
-        ts, clock = self.clocks.chunk(p, gen, state, snapshots)
+        ev = p.ev_packet
+        ts, clock = self.clocks.events(p, gen, state, snapshots, ev)
         self.sequences.update(self.gens.sequences.tolist())
-        is_event = (p.kind == wire.KIND_EVENT) | (p.kind == wire.KIND_BOTH)
-        self.no_ts += int((is_event & ~p.has_ts).sum())
-        self.other_kinds += int((p.kind == wire.KIND_OTHER).sum()) - int(p.problems[0])
-        ev = np.flatnonzero(is_event & p.has_ts)
+        self.no_ts += p.no_ts
+        self.other_kinds += int(np.count_nonzero(p.kind == wire.KIND_OTHER)) - int(p.problems[0])
         g = gen[ev]
-        typ = p.ev_type[ev]
-        counters = np.flatnonzero(typ == 4)  # TYPE_COUNTER
-        self.put(ts=ts[ev], clock=clock[ev].astype(np.int32), typ=typ, gen=g, track=self._tracks(p, ev, g),
-                 name=self._texts(self.names, state.names, buf, g, ev, p.name_iid, p.name_off, p.name_len),
-                 cat=self._texts(self.categories, state.categories, buf, g, ev, p.cat_iid, p.cat_off, p.cat_len),
-                 counter_event=counters + self.events, counter_value=p.counter[ev[counters]])
-        self.blobs.append(gather(buf, p.ev_off, p.ev_len, ev, p.has_args))
+        del gen
+        self.put(ts=ts, clock=clock, typ=p.ev_type, gen=g, track=self._tracks(p, g),
+                 name=self._texts(self.names, state.names, buf, g, p.name_iid, p.name_event, p.name_off, p.name_len),
+                 cat=self._texts(self.categories, state.categories, buf, g, p.cat_iid, p.cat_event, p.cat_off, p.cat_len),
+                 counter_event=p.counter_event.astype(np.int64) + self.events, counter_value=p.counter_value.copy())
+        self.blobs.append(gather(buf, ev.size, p.args_event, p.args_off, p.args_len))
         if p.flow_id.size:
-            # The event of each flow's packet, by a search in the (ascending) event packets: no array per packet.
-            at = np.minimum(np.searchsorted(ev, p.flow_packet), max(ev.size - 1, 0))
-            found = ev[at] == p.flow_packet if ev.size else np.zeros(p.flow_packet.size, bool)
-            self.put(flow_event=np.where(found, at + self.events, -1), flow_id=p.flow_id)
+            self.put(flow_event=np.where(p.flow_event >= 0, p.flow_event + self.events, -1), flow_id=p.flow_id.copy())
         self.events += ev.size
 
-    def _tracks(self, p: wire.Packets, ev: np.ndarray, gen: np.ndarray) -> np.ndarray:
-        """Each event's track: explicit, its generation's default, or (older SDKs) its sequence's thread."""
-        uuid = p.track[ev]  # a copy (fancy index), filled in below
-        missing = ~p.has_track[ev]
+    def _tracks(self, p: wire.Packets, gen: np.ndarray) -> np.ndarray:
+        """Each event's track: explicit, its generation's default, or (older SDKs) its sequence's thread
+        (filled into the decoded array, which is the events' own)."""
+        uuid = p.track
+        missing = ~p.has_track
         if missing.any():
             defaults = self.state.default_track
             for g in np.unique(gen[missing]).tolist():
@@ -143,17 +139,17 @@ class _Collect:
                 if g in defaults:
                     uuid[sel] = defaults[g]
                 else:
-                    uuid[sel] = np.uint64((1 << 63) | int(p.seq[ev[np.flatnonzero(sel)[0]]]))
+                    uuid[sel] = np.uint64((1 << 63) | int(p.seq[p.ev_packet[np.flatnonzero(sel)[0]]]))
         return uuid
 
     def _texts(self, strings: Strings, table: dict[tuple[int, int], str], buf: np.ndarray, gen: np.ndarray,
-               ev: np.ndarray, iid: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """Codes of each event's text (`gen`: the events' generations; `ev`: their packets, whose `iid`,
-        `off` and `length` are given): inline where given, else interned; -1 for neither."""
-        codes = strings.interned(table, gen, iid, ev)
-        inline = np.flatnonzero((off >= 0)[ev])
+               iid: np.ndarray, inline: np.ndarray, off: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """Codes of each event's text (`gen`: the events' generations, `iid` their interned ids; `inline`:
+        the events that give the text itself, at `off`, `length`): inline where given, else interned; -1
+        for neither."""
+        codes = strings.interned(table, gen, iid)
         if inline.size:
-            o, n = off[ev[inline]], length[ev[inline]].astype(np.int64)
+            o, n = off.astype(np.int64), length.astype(np.int64)
             _u, first, inv = np.unique(_hash_ranges(buf, o, n), return_index=True, return_inverse=True)
             words, broken = [], []
             for k, f in enumerate(first.tolist()):
@@ -180,8 +176,12 @@ class _Collect:
                 trim()
             return whole
 
-        blobs = pa.chunked_array([*self.blobs, pa.array([b""], pa.large_binary())], pa.large_binary())
+        # Each chunk's annotation bytes with 32-bit offsets; 64-bit if a chunk (its packets' bound raised) passes 2 GiB.
+        kind = pa.large_binary() if any(b.type == pa.large_binary() for b in self.blobs) else pa.binary()
+        parts = [b if b.type == kind else b.cast(kind) for b in self.blobs]
+        blobs = pa.chunked_array([*parts, pa.array([b""], kind)], kind)
         self.blobs = []
+        del parts
         events = Events(ts=cat("ts", np.int64), clock=cat("clock", np.int32), typ=cat("typ", np.int8),
                         track=cat("track", np.uint64), name=cat("name", np.int32), cat=cat("cat", np.int32),
                         gen=cat("gen", np.int32), blobs=blobs, counter_event=cat("counter_event", np.int64),

@@ -58,17 +58,6 @@ def _tag(buf: np.ndarray, pos: int, end: int) -> tuple[int, int, int]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _push(flow_packet, flow_id, flow_term, nflow, i, v, terminating) -> int:
-    """Append one flow id; -1 when the arrays are full (the caller grows them and starts again)."""
-    if nflow == flow_id.size:
-        return -1
-    flow_packet[nflow] = i
-    flow_id[nflow] = v
-    flow_term[nflow] = terminating
-    return nflow + 1
-
-
-@numba.njit(cache=True, nogil=True)
 def _value(buf: np.ndarray, pos: int, end: int, wire: int) -> tuple[int, int]:
     """A field's value of wire type `wire` at `pos`: (where its payload starts, the position after it).
 
@@ -131,44 +120,54 @@ def split_packets(buf: np.ndarray, out_off: np.ndarray, out_len: np.ndarray) -> 
 
 @dataclass
 class Packets:
-    """Per packet: what the bulk pass read. TrackEvent fields are meaningful where kind == 1."""
+    """What the bulk pass read: per packet its own fields; per event (a packet whose TrackEvent was
+    read whole and that has a timestamp), in file order, the TrackEvent's fields; and lists of the
+    rarer fields (inline names, annotations, counter values, flow ids), each by event."""
 
-    kind: np.ndarray  # int8: KIND_*
+    kind: np.ndarray  # int8 per packet: KIND_*
     timestamp: np.ndarray  # uint64, as written (clock domain in `clock`)
     has_ts: np.ndarray  # bool
     clock: np.ndarray  # uint32 timestamp_clock_id, 0 when not given
     seq: np.ndarray  # uint32 trusted_packet_sequence_id
     cleared: np.ndarray  # bool: incremental state cleared here
+    ev_packet: np.ndarray  # per event: its packet (int32 under 2 GiB of chunk, else int64)
     ev_type: np.ndarray  # int8 TrackEvent.Type (0 unspecified, 1 begin, 2 end, 3 instant, 4 counter)
     track: np.ndarray  # uint64 track_uuid
     has_track: np.ndarray  # bool
     name_iid: np.ndarray  # uint32: the low 32 bits, all the interned look-up uses; 0 when not interned
-    name_off: np.ndarray  # int32 (int64 past 2 GiB) offset of an inline name, -1 if none
+    cat_iid: np.ndarray  # uint32: the low 32 bits of the first category iid
+    name_event: np.ndarray  # events with an inline name (ascending), and where its bytes are
+    name_off: np.ndarray
     name_len: np.ndarray  # int32
-    cat_iid: np.ndarray  # uint64, first category iid
-    cat_off: np.ndarray  # int32 (int64 past 2 GiB), first inline category, -1 if none
+    cat_event: np.ndarray  # events with an inline category (the first), and where its bytes are
+    cat_off: np.ndarray
     cat_len: np.ndarray  # int32
-    ev_off: np.ndarray  # int32 (int64 past 2 GiB): the TrackEvent's bytes, for debug annotations on demand
-    ev_len: np.ndarray  # int32
-    has_args: np.ndarray  # bool: debug annotations present
-    counter: np.ndarray  # float64 counter value (int or double)
-    flow_packet: np.ndarray  # int64: packet of each flow id
+    args_event: np.ndarray  # events with debug annotations, and where their TrackEvent's bytes are
+    args_off: np.ndarray
+    args_len: np.ndarray  # int32
+    counter_event: np.ndarray  # counter events (type 4), and their value (int or double)
+    counter_value: np.ndarray  # float64
+    flow_event: np.ndarray  # int64: the event of each flow id, -1 on a packet that is not an event
     flow_id: np.ndarray  # uint64
-    flow_terminating: np.ndarray  # bool
+    no_ts: int  # TrackEvents read whole but without a timestamp (not events)
     problems: np.ndarray  # int64 counts, see PROBLEMS
 
 
 @numba.njit(cache=True, nogil=True)
-def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, track, has_track,
-            name_iid, name_off, name_len, cat_iid, cat_off, cat_len, ev_off, ev_len, has_args, counter,
-            flow_packet, flow_id, flow_term, problems, special_fields):
+def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_packet, ev_type, track, has_track,
+            name_iid, cat_iid, lists, sizes, counter_value, flow_event, flow_id, problems, special_fields):
+    """Fill the arrays of Packets. `lists` [kind, k] holds the rare fields' lists (inline names:
+    event, offset, length; inline categories; annotations; counter events), `sizes` their lengths
+    and, last, the events' and the flows' counts and the events without a timestamp. Stops at a
+    packet whose flow ids find no room: (False, that packet)."""
     nflow = 0
+    m = 0
+    no_ts = 0
+    n_names, n_cats, n_args, n_counters = 0, 0, 0, 0
     for i in range(off.size):
         pos = off[i]
         end = pos + length[i]
         kind[i] = 0
-        name_off[i] = -1
-        cat_off[i] = -1
         te_start = -1
         te_end = -1
         ok = True
@@ -220,14 +219,15 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
             continue
         if te_start < 0:
             continue
-        if kind[i] == 2:
-            # A packet with a TrackEvent and descriptors/interning: the protobuf classes read the
-            # descriptors first, then the event is decoded below like any other.
-            kind[i] = 3
-        else:
-            kind[i] = 1
-        ev_off[i] = te_start
-        ev_len[i] = te_end - te_start
+        # The TrackEvent goes in slot m; what it adds to the lists is taken back if it turns out not to be an event.
+        typ = np.int8(0)
+        trk = np.uint64(0)
+        htrk = False
+        niid = np.uint32(0)
+        ciid = np.uint64(0)
+        cnt = 0.0
+        named, catted, argued = n_names, n_cats, n_args
+        flows_from = nflow
         pos = te_start
         end = te_end
         while pos < end:
@@ -241,21 +241,23 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                     ok = False
                     break
                 if field == 9:
-                    ev_type[i] = np.int8(v) if v < np.uint64(127) else np.int8(-1)
+                    typ = np.int8(v) if v < np.uint64(127) else np.int8(-1)
                 elif field == 11:
-                    track[i] = v
-                    has_track[i] = True
+                    trk = v
+                    htrk = True
                 elif field == 10:
-                    name_iid[i] = np.uint32(v & np.uint64(0xFFFFFFFF))
+                    niid = np.uint32(v & np.uint64(0xFFFFFFFF))
                 elif field == 3:
-                    if cat_iid[i] == np.uint64(0):
-                        cat_iid[i] = v
+                    if ciid == np.uint64(0):
+                        ciid = v
                 elif field == 30:
-                    counter[i] = np.float64(np.int64(v))
+                    cnt = np.float64(np.int64(v))
                 elif field == 36 or field == 42:
-                    nflow = _push(flow_packet, flow_id, flow_term, nflow, i, v, field == 42)
-                    if nflow < 0:
-                        return -1, i  # caller grows and restarts
+                    if nflow == flow_id.size:
+                        return False, i
+                    flow_event[nflow] = m
+                    flow_id[nflow] = v
+                    nflow += 1
                 elif field == 1 or field == 16:
                     problems[2] += 1
                 pos = q
@@ -266,22 +268,33 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                 break
             if wire == 2:
                 if field == 23:
-                    name_off[i] = s
-                    name_len[i] = q - s
+                    if n_names == named:
+                        n_names += 1
+                    lists[0, named] = m
+                    lists[1, named] = s
+                    lists[2, named] = q - s
                 elif field == 22:
-                    if cat_off[i] < 0:
-                        cat_off[i] = s
-                        cat_len[i] = q - s
+                    if n_cats == catted:
+                        lists[3, catted] = m
+                        lists[4, catted] = s
+                        lists[5, catted] = q - s
+                        n_cats += 1
                 elif field == 4:
-                    has_args[i] = True
+                    if n_args == argued:
+                        lists[6, argued] = m
+                        lists[7, argued] = te_start
+                        lists[8, argued] = te_end - te_start
+                        n_args += 1
                 elif field == 6:
                     problems[3] += 1
                 elif field == 47 or field == 48:  # packed fixed64 flow ids
                     k = s
                     while k + 8 <= q:
-                        nflow = _push(flow_packet, flow_id, flow_term, nflow, i, _fixed64(buf, k), field == 48)
-                        if nflow < 0:
-                            return -1, i
+                        if nflow == flow_id.size:
+                            return False, i
+                        flow_event[nflow] = m
+                        flow_id[nflow] = _fixed64(buf, k)
+                        nflow += 1
                         k += 8
                 elif field == 3 or field == 36 or field == 42:  # packed varints
                     k = s
@@ -290,56 +303,87 @@ def _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_type, tr
                         if k < 0:
                             break
                         if field == 3:
-                            if cat_iid[i] == np.uint64(0):
-                                cat_iid[i] = v
+                            if ciid == np.uint64(0):
+                                ciid = v
                         else:
-                            nflow = _push(flow_packet, flow_id, flow_term, nflow, i, v, field == 42)
-                            if nflow < 0:
-                                return -1, i
+                            if nflow == flow_id.size:
+                                return False, i
+                            flow_event[nflow] = m
+                            flow_id[nflow] = v
+                            nflow += 1
                 elif field == 9 or field == 11 or field == 10 or field == 30:
                     problems[1] += 1
             elif wire == 1:
                 if field == 44:
-                    counter[i] = buf[p:p + 8].view(np.float64)[0]
+                    cnt = buf[p:p + 8].view(np.float64)[0]
                 elif field == 47 or field == 48:
-                    nflow = _push(flow_packet, flow_id, flow_term, nflow, i, _fixed64(buf, p), field == 48)
-                    if nflow < 0:
-                        return -1, i
+                    if nflow == flow_id.size:
+                        return False, i
+                    flow_event[nflow] = m
+                    flow_id[nflow] = _fixed64(buf, p)
+                    nflow += 1
             pos = q
         if not ok:
             problems[0] += 1
             kind[i] = 0
-    return nflow, off.size
+        else:
+            # A packet with a TrackEvent and descriptors/interning: the protobuf classes read the
+            # descriptors first, then the event is read like any other.
+            kind[i] = 3 if kind[i] == 2 else 1
+        if not ok or not has_ts[i]:
+            if ok:
+                no_ts += 1
+            n_names, n_cats, n_args = named, catted, argued
+            for f in range(flows_from, nflow):
+                flow_event[f] = -1
+            continue
+        if typ == 4:
+            lists[9, n_counters] = m
+            counter_value[n_counters] = cnt
+            n_counters += 1
+        ev_packet[m] = i
+        ev_type[m] = typ
+        track[m] = trk
+        has_track[m] = htrk
+        name_iid[m] = niid
+        cat_iid[m] = np.uint32(ciid & np.uint64(0xFFFFFFFF))
+        m += 1
+    sizes[0], sizes[1], sizes[2], sizes[3] = n_names, n_cats, n_args, n_counters
+    sizes[4], sizes[5], sizes[6] = m, nflow, no_ts
+    return True, off.size
 
 
 def decode(buf: np.ndarray, off: np.ndarray, length: np.ndarray) -> Packets:
-    """Read every packet's header fields and TrackEvent (see Packets)."""
+    """Read every packet's own fields and TrackEvent (see Packets)."""
     n = off.size
-    z = np.zeros
+    z, e = np.zeros, np.empty
     at = np.int32 if buf.size < 2**31 else np.int64  # offsets into the chunk: half the memory as a rule
-    p = Packets(kind=z(n, np.int8), timestamp=z(n, np.uint64), has_ts=z(n, bool), clock=z(n, np.uint32),
-                seq=z(n, np.uint32), cleared=z(n, bool), ev_type=z(n, np.int8), track=z(n, np.uint64),
-                has_track=z(n, bool), name_iid=z(n, np.uint32), name_off=z(n, at), name_len=z(n, np.int32),
-                cat_iid=z(n, np.uint64), cat_off=z(n, at), cat_len=z(n, np.int32), ev_off=z(n, at),
-                ev_len=z(n, np.int32), has_args=z(n, bool), counter=z(n, np.float64),
-                flow_packet=z(0, np.int64), flow_id=z(0, np.uint64), flow_terminating=z(0, bool),
-                problems=z(len(PROBLEMS), np.int64))
+    # Per event and per list entry, room for every packet is taken but only what is written is touched.
+    lists = e((10, n), at)
     special = np.array(SPECIAL_FIELDS, dtype=np.int64)
     cap = max(1024, n // 8)
     while True:
-        fp, fi, ft = z(cap, np.int64), z(cap, np.uint64), z(cap, bool)
-        p.problems[:] = 0
-        p.cleared[:] = False
-        p.cat_iid[:] = 0
-        p.has_args[:] = False
-        nflow, done = _decode(buf, off, length, p.kind, p.timestamp, p.has_ts, p.clock, p.seq, p.cleared,
-                              p.ev_type, p.track, p.has_track, p.name_iid, p.name_off, p.name_len, p.cat_iid,
-                              p.cat_off, p.cat_len, p.ev_off, p.ev_len, p.has_args, p.counter, fp, fi, ft,
-                              p.problems, special)
-        if done == n:
-            p.flow_packet, p.flow_id, p.flow_terminating = fp[:nflow], fi[:nflow], ft[:nflow]
-            return p
+        kind, ts, has_ts, clock = e(n, np.int8), z(n, np.uint64), z(n, bool), z(n, np.uint32)
+        seq, cleared = z(n, np.uint32), z(n, bool)
+        ev_packet, ev_type, track, has_track = e(n, at), e(n, np.int8), e(n, np.uint64), e(n, bool)
+        name_iid, cat_iid, counter_value = e(n, np.uint32), e(n, np.uint32), e(n, np.float64)
+        flow_event, flow_id = e(cap, np.int64), e(cap, np.uint64)
+        sizes, problems = z(7, np.int64), z(len(PROBLEMS), np.int64)
+        done, _ = _decode(buf, off, length, kind, ts, has_ts, clock, seq, cleared, ev_packet, ev_type, track,
+                          has_track, name_iid, cat_iid, lists, sizes, counter_value, flow_event, flow_id, problems,
+                          special)
+        if done:
+            break
         cap *= 4  # more flow ids than room: rare, so start over with room to spare
+    names, cats, args, counters, m, nflow, no_ts = sizes.tolist()
+    return Packets(kind=kind, timestamp=ts, has_ts=has_ts, clock=clock, seq=seq, cleared=cleared,
+                   ev_packet=ev_packet[:m], ev_type=ev_type[:m], track=track[:m], has_track=has_track[:m],
+                   name_iid=name_iid[:m], cat_iid=cat_iid[:m],
+                   name_event=lists[0, :names], name_off=lists[1, :names], name_len=lists[2, :names],
+                   cat_event=lists[3, :cats], cat_off=lists[4, :cats], cat_len=lists[5, :cats],
+                   args_event=lists[6, :args], args_off=lists[7, :args], args_len=lists[8, :args],
+                   counter_event=lists[9, :counters], counter_value=counter_value[:counters],
+                   flow_event=flow_event[:nflow], flow_id=flow_id[:nflow], no_ts=no_ts, problems=problems)
 
 
 def frame(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
