@@ -5,7 +5,7 @@
    NKI locations, six engines, semaphore waits, 200k DMA packets over 64 queues.
 
 Median of `--repeat` runs of `trace.hierarchy()` (its cache dropped before each) and of
-`analysis.device.device_breakdown(trace)` (every device analysis, the hierarchy included), of
+`analysis.device_breakdown.device_breakdown(trace)` (every device analysis, the hierarchy included), of
 the viewer's hierarchy panel (`tree_payload`: the hierarchy, each event's node, the rows sent)
 and of its colour codes by HLO operator.
 
@@ -69,7 +69,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     import neuron_widgets as nw
-    from neuron_widgets.analysis.device import device_breakdown
+    from neuron_widgets.analysis.device_breakdown import device_breakdown
     from neuron_widgets.model.device.events import DeviceEvents
     from neuron_widgets.widgets.device_tree import tree_payload
 

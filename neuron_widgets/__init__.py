@@ -32,7 +32,7 @@ __all__ = ["GROUPINGS", "HARDWARE_EVENTS", "DeviceTrace", "LoadWarnings", "Profi
            "load_device_trace", "load_profile", "sample_profile", "write_sample", *_LAZY]
 
 
-# Subpackages reached as attributes (`nw.analysis.device(...)`, as the README writes them), imported when first
+# Subpackages reached as attributes (`nw.analysis.stragglers(p)`, as the README writes them), imported when first
 # asked for: `import neuron_widgets` stays as light as its eager imports above.
 _SUBPACKAGES = ("analysis", "export", "job", "model", "readers", "sample", "summary", "widgets")
 

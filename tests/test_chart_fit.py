@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import neuron_widgets as nw
-from neuron_widgets.analysis.device import device_breakdown
+from neuron_widgets.analysis.device_breakdown import device_breakdown
 from neuron_widgets.summary import SummaryCharts
 from neuron_widgets.summary.charts import LEGEND_COLUMNS, MIN_CHART_PX, TITLE_LINE_CHARS, title_lines
 from neuron_widgets.summary.device_charts import DeviceSummaryCharts

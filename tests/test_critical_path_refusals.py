@@ -13,7 +13,7 @@ from random_neuron import random_events, write_profile
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
-from neuron_widgets.analysis import device
+from neuron_widgets.analysis import device_breakdown as device
 from neuron_widgets.sample.job import write_job
 
 

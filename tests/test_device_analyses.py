@@ -11,7 +11,7 @@ from random_device import random_device_trace
 from reference_device import ref_dma, ref_hierarchy, ref_layers, ref_top, ref_waits
 
 import neuron_widgets as nw
-from neuron_widgets.analysis import device as D
+from neuron_widgets.analysis import device_breakdown as D
 
 SEEDS = range(120)
 

@@ -20,7 +20,7 @@ from random_device import random_device_trace
 from reference_device import layer_of, ref_engines
 
 import neuron_widgets as nw
-from neuron_widgets.analysis import device as D
+from neuron_widgets.analysis import device_breakdown as D
 from neuron_widgets.analysis.device_profiles import _numbers
 from neuron_widgets.model.device.events import DeviceEvents
 from neuron_widgets.model.device.summary import duration, engine_strip, execution_span

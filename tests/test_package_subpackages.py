@@ -1,5 +1,5 @@
 """Issue 35.10: `import neuron_widgets as nw; nw.analysis.across(...)` raised AttributeError in a fresh process
-(the README writes `nw.analysis.device`). Every subpackage is an attribute of the package, imported when first
+(the README writes `nw.analysis.device_breakdown`). Every subpackage is an attribute of the package, imported when first
 asked for, so a bare `import neuron_widgets` costs no more than before."""
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ def test_the_readmes_nw_analysis_calls_work_in_a_fresh_process(tmp_path: Path) -
         "import neuron_widgets as nw\n"
         f"p = nw.load_profile({str(sample)!r}, cache=False)\n"
         "eh = nw.analysis.errors_and_hangs(p)\n"
-        "print(json.dumps({'across': callable(nw.analysis.across), 'device': nw.analysis.device.__name__,"
+        "print(json.dumps({'across': callable(nw.analysis.across), 'device': nw.analysis.device_breakdown.__name__,"
         " 'rows': len(eh)}))\n")
-    assert got["across"] and got["device"] == "neuron_widgets.analysis.device" and got["rows"] == 1
+    assert got["across"] and got["device"] == "neuron_widgets.analysis.device_breakdown" and got["rows"] == 1
 
 
 def test_an_unknown_name_still_says_so() -> None:

@@ -11,7 +11,7 @@ from random_device import random_device_trace
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
-from neuron_widgets.analysis import device as D
+from neuron_widgets.analysis import device_breakdown as D
 
 README = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
 

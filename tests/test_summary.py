@@ -237,7 +237,7 @@ def test_a_summary_never_waits_for_a_view_in_a_kernel(sample: nw.Profile, monkey
 
 def test_device_traces_get_their_own_summary(sample: nw.Profile, tmp_path) -> None:
     """Issue 23 items 2 and 5: a device trace's Summary shows engines, DMA queues, layers; analyses say what to use."""
-    from neuron_widgets.analysis import device as DA
+    from neuron_widgets.analysis import device_breakdown as DA
     from neuron_widgets.export import export_html
     from neuron_widgets.widgets import DeviceTraceViewer
 

@@ -283,7 +283,7 @@ def test_random_profiles_and_device_traces_get_their_findings(seed: int, tmp_pat
         total = sum(sum(cols[k]) for k in ("compute", "collective", "host", "launch", "gap", "kernel", "memcpy"))
         assert total == pytest.approx(100.0, abs=0.01)
     trace = random_device_trace(seed)
-    from neuron_widgets.analysis.device import device_breakdown
+    from neuron_widgets.analysis.device_breakdown import device_breakdown
 
     d = DeviceSummaryCharts(trace, {**device_breakdown(trace), "findings": A.findings(trace)})
     assert d.findings.source.data["finding"] == (A.findings(trace)["title"].tolist() or

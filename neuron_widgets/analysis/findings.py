@@ -21,7 +21,7 @@ from ..model.worker_labels import core_label
 from .critical_path import path_arrays, worker_columns
 from .critical_path_build import graph_of
 from .critical_path_workers import column_at
-from .device import device_trace_of
+from .device_breakdown import device_trace_of
 from .devices import trace_kind
 from .findings_device import device_findings
 from .findings_kineto import chrome_findings

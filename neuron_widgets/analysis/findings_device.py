@@ -2,7 +2,7 @@
 
 Neuron Explorer's Summary recommends on MFU, transpose FLOPs (over 10% of hardware FLOPs) and
 spill/reload bytes (over 25% of HBM reads); the DMA, semaphore and DMA-size rules use this
-package's device analyses (`analysis.device`). A device trace has no dependency graph, so no
+package's device analyses (`analysis.device_breakdown`). A device trace has no dependency graph, so no
 gain is predicted (NaN) and the title says so; the evidence carries the figures.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 from ..model.device.engines import busy_ns, engine_codes, transfer_bytes
 from ..model.device.summary import _exact, duration, execution_span, summary_percent
 from ..model.device.trace import DeviceTrace
-from .device import _compute_time, semaphore_waits, span_ns
+from .device_breakdown import _compute_time, semaphore_waits, span_ns
 from .findings_rows import pct, row
 
 MFU_OF_ACHIEVABLE = 0.5   # Neuron Explorer: model FLOPs below 50% of what the engine could do

@@ -26,7 +26,7 @@ from ..model.profile import Profile
 from .critical_path_build import frame_for_path, graph_of
 from .critical_path_graph import COLLECTIVE, COMPUTE, DEPENDENCY, END, KINDS, LAST_ARRIVAL, Graph
 from .critical_path_workers import GraphWorkers, graph_workers
-from .device import device_trace_of
+from .device_breakdown import device_trace_of
 from .frame import Frame
 
 # A Job's what-if, filled in by critical_path_job (which imports this module, not the other way round).
@@ -146,7 +146,7 @@ def refuse_device(x: Any, call: str) -> None:
         f"{call} reads a system profile's dependencies (NeuronCore executions, collectives, nrt_execute calls; a "
         f"Kineto trace's launches and kernels), and a {type(x).__name__} is one execution's instructions, DMA and "
         "semaphores: call findings(trace) (neuron_widgets.analysis) for its device findings, or the device "
-        "analyses of neuron_widgets.analysis.device (engine_time, top_operators, dma_traffic, semaphore_waits, "
+        "analyses of neuron_widgets.analysis.device_breakdown (engine_time, top_operators, dma_traffic, semaphore_waits, "
         "device_bound), or Summary(viewer); for the critical path, pass the system profile the trace was "
         f"captured with: {call}(nw.load_profile(...))")
 

@@ -1,6 +1,6 @@
 """The device-trace Summary: one execution's engines, DMA queues, layers and opcodes as bokeh charts.
 
-Built from `analysis.device.device_breakdown`. Layer bars carry their span (`t0`/`t1`, absolute
+Built from `analysis.device_breakdown`. Layer bars carry their span (`t0`/`t1`, absolute
 ns) so a click fits the DeviceTraceViewer to that layer. Profile text reaches the charts only as
 column data (drawn as text), as in the system Summary.
 """

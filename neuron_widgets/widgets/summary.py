@@ -28,7 +28,7 @@ from ..analysis import (
     stragglers,
     temporal_breakdown,
 )
-from ..analysis.device import device_breakdown, device_trace_of
+from ..analysis.device_breakdown import device_breakdown, device_trace_of
 from ..analysis.device_profiles import device_profile_summary
 from ..analysis.devices import rank_codes, trace_kind
 from ..analysis.frame import frame_of

@@ -378,7 +378,3 @@ def _flow_table(name: Any) -> str:
 
 def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
-
-
-# analysis/device.py imports these by their old names.
-_encode, _engine_key = encode, engine_key

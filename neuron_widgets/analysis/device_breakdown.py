@@ -25,7 +25,7 @@ from ..model.device.engines import (
     transfer_bytes,
     waiting,
 )
-from ..model.device.events import _encode, _engine_key
+from ..model.device.events import encode, engine_key
 from ..model.device.hierarchy import NO_LAYER, _chain, layer_column
 from ..model.device.summary import execution_span
 from ..model.device.trace import DeviceTrace
@@ -92,7 +92,7 @@ def top_operators(source: Any, by: str = "hlo", limit: int | None = 20) -> pd.Da
         key = pd.Series(None, index=ins.index, dtype=object)  # no such attribution: one "(none)" row
     if ins.empty or key is None:
         return pd.DataFrame(columns=[by, "instructions", "engine_ns", "busy_ns", "share"])
-    codes, names = _encode(key)
+    codes, names = encode(key)
     ec, engines = engine_codes(ins)
     start, end = ins["start_ts"].to_numpy(np.int64), ins["end_ts"].to_numpy(np.int64)
     dur = np.maximum(end - start, 0)
@@ -110,7 +110,7 @@ def top_operators(source: Any, by: str = "hlo", limit: int | None = 20) -> pd.Da
 
 
 def _engine_order(engines: list[str]) -> list[int]:
-    return sorted(range(len(engines)), key=lambda j: _engine_key(engines[j]))
+    return sorted(range(len(engines)), key=lambda j: engine_key(engines[j]))
 
 
 LAYER_COLUMNS = ["layer", "own_instructions", "instructions", "own_engine_ns", "engine_ns", "busy_ns", "own_share"]
@@ -122,7 +122,7 @@ def _layers(trace: DeviceTrace, limit: int | None) -> pd.DataFrame:
     if ins.empty or not {"start_ts", "end_ts"} <= set(ins.columns):
         return pd.DataFrame(columns=LAYER_COLUMNS)
     key = layer_column(ins)
-    codes, names = _encode(key if key is not None else pd.Series(None, index=ins.index, dtype=object))
+    codes, names = encode(key if key is not None else pd.Series(None, index=ins.index, dtype=object))
     # Each own layer's chain of paths as the hierarchy builds them (`/sg00`, `/sg00/_dot.3`). Instructions with
     # no layer are one row, "(no layer)": no node of the tree (which files them under their HLO operator).
     paths: dict[str, int] = {}
@@ -178,8 +178,8 @@ def dma_traffic(source: Any) -> pd.DataFrame:
     cols = ["queue", "direction", "packets", "bytes", "busy_ns", "bandwidth_gbps", "share"]
     if dma.empty or not {"start_ts", "end_ts"} <= set(dma.columns):
         return pd.DataFrame(columns=cols)
-    qc, qn = _encode(dma_queues(dma))
-    dc, dn = _encode(dma_directions(dma))
+    qc, qn = encode(dma_queues(dma))
+    dc, dn = encode(dma_directions(dma))
     key = qc.astype(np.int64) * len(dn) + dc
     uniq, inv = np.unique(key, return_inverse=True)
     moved = transfer_bytes(dma)
