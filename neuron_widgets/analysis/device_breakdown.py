@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..model.device.codes import encode, engine_key
 from ..model.device.engines import (
     SEMAPHORE_WAIT,
     busy_ns,
@@ -25,7 +26,6 @@ from ..model.device.engines import (
     transfer_bytes,
     waiting,
 )
-from ..model.device.events import encode, engine_key
 from ..model.device.hierarchy import NO_LAYER, _chain, layer_column
 from ..model.device.summary import execution_span
 from ..model.device.trace import DeviceTrace
