@@ -11,7 +11,6 @@ from test_perfetto_chunks import random_trace
 
 from neuron_widgets.readers.perfetto import wire
 from neuron_widgets.readers.perfetto.args import gather
-from neuron_widgets.readers.perfetto.reader import _by_track
 from neuron_widgets.readers.perfetto.state import Generations, Strings
 
 
@@ -49,20 +48,6 @@ def test_generations_match_a_packet_by_packet_walk(seed: int) -> None:
         assert got.dtype == np.int32 and np.array_equal(got, want)
         assert fast.codes == slow.codes
         assert np.array_equal(fast.sequences, np.unique(seq))
-
-
-@pytest.mark.parametrize("seed", range(30))
-def test_events_by_track_as_a_lexsort(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    n, k = int(rng.integers(0, 4000)), int(rng.integers(1, 60))
-    codes = rng.integers(0, k, n).astype(np.int32)
-    ts = np.sort(rng.integers(0, 500, n)).astype(np.int64)  # many ties
-    back = rng.random(n) < rng.choice([0.0, 0.01, 0.3])
-    ts[back] = rng.integers(0, 500, int(back.sum()))
-    for index in (np.int32, np.int64):
-        got = _by_track(codes, ts, k, index)
-        assert got.dtype == index
-        assert np.array_equal(got, np.lexsort((ts, codes)))
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -31,6 +31,49 @@ def test_first_seen_codes_as_pandas_factorize(seed: int) -> None:
     assert codes.tolist() == want_codes.tolist() and uniques.view(np.int64).tolist() == pd.factorize(signed)[1].tolist()
 
 
+def _paired_reference(codes: np.ndarray, ts: np.ndarray, typ: np.ndarray) -> tuple[list[tuple[int, int]], int]:
+    """Events by (track, time, file order) in one lexsort; an end closes the innermost open slice of its
+    track; what is open when a track ends is unended, innermost first."""
+    order = np.lexsort((ts, codes))
+    out, unmatched, stack, current = [], 0, [], None
+    for i in [*order.tolist(), None]:
+        if i is None or codes[i] != current:
+            out += [(b, -1) for b in reversed(stack)]
+            stack = []
+            if i is None:
+                break
+            current = codes[i]
+        if typ[i] == 1:
+            stack.append(i)
+        elif typ[i] == 2:
+            if stack:
+                out.append((stack.pop(), i))
+            else:
+                unmatched += 1
+        elif typ[i] == 3:
+            out.append((i, i))
+    return out, unmatched
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_paired_as_a_lexsort_and_a_stack(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(0, 4000)), int(rng.integers(1, 60))
+    codes = rng.integers(0, k, n).astype(np.int32)
+    ts = np.sort(rng.integers(0, 500, n)).astype(np.int64)  # many ties
+    back = rng.random(n) < rng.choice([0.0, 0.01, 0.3])
+    ts[back] = rng.integers(0, 500, int(back.sum()))
+    if seed % 5 == 0:
+        ts = ts[::-1].copy()  # every track backwards: past the insertion budget, the merge sort
+    typ = rng.choice(np.array([0, 1, 2, 3], np.int8), n, p=[0.1, 0.4, 0.35, 0.15])
+    want, want_unmatched = _paired_reference(codes, ts, typ)
+    for index in (np.int32, np.int64):
+        begin, end = np.empty(n, index), np.empty(n, index)
+        got, unmatched = rows.paired(codes, ts, typ, k, begin, end)
+        assert list(zip(begin[:got].tolist(), end[:got].tolist(), strict=True)) == want
+        assert unmatched == want_unmatched
+
+
 def _reference_order(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
     """By start, longer first, then as given: one sort on the three keys."""
     return np.lexsort((np.arange(start.size), -stop, start))

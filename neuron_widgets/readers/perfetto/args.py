@@ -36,7 +36,8 @@ def _gather(buf: np.ndarray, n: int, event: np.ndarray, off: np.ndarray, length:
         offsets[i] = at
         if k < event.size and event[k] == i:
             a = off[k]
-            out[at: at + length[k]] = buf[a: a + length[k]]
+            for j in range(length[k]):  # a loop, not a slice copy: no array views made per event
+                out[at + j] = buf[a + j]
             at += length[k]
             k += 1
     offsets[n] = at

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numba
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -97,94 +96,6 @@ def parse(path: Path, chunk_bytes: int | None = None) -> Profile:
     return _Builder(path, s, warnings).build()
 
 
-@numba.njit(cache=True, nogil=True)
-def _pair(track: np.ndarray, typ: np.ndarray, order: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:
-    """Slices per track: (begin, end) event indexes; end -1 never ended, end == begin instant.
-
-    `order` is by track, then time, then file order, as Perfetto sorts a trace before it
-    matches an end to the innermost open slice of its track.
-    """
-    stack = np.empty(64, np.int64)
-    depth = 0
-    current = -1
-    n = 0
-    unmatched = 0
-    for k in range(order.size):
-        i = order[k]
-        if track[i] != current:
-            while depth > 0:
-                depth -= 1
-                begin[n] = stack[depth]
-                end[n] = -1
-                n += 1
-            current = track[i]
-        t = typ[i]
-        if t == 1:
-            if depth == stack.size:
-                grown = np.empty(stack.size * 2, np.int64)
-                grown[:depth] = stack[:depth]
-                stack = grown
-            stack[depth] = i
-            depth += 1
-        elif t == 2:
-            if depth == 0:
-                unmatched += 1
-            else:
-                depth -= 1
-                begin[n] = stack[depth]
-                end[n] = i
-                n += 1
-        elif t == 3:
-            begin[n] = i
-            end[n] = i
-            n += 1
-    while depth > 0:
-        depth -= 1
-        begin[n] = stack[depth]
-        end[n] = -1
-        n += 1
-    return n, unmatched
-
-
-@numba.njit(cache=True, nogil=True)
-def _bucket(codes: np.ndarray, ts: np.ndarray, n_tracks: int, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Events by track, in file order within each (a counting sort into `order`); each track's first
-    place in it, and whether the track's times go back somewhere in file order."""
-    last = np.full(n_tracks, np.iinfo(np.int64).min, np.int64)
-    back = np.zeros(n_tracks, np.bool_)
-    bounds = np.zeros(n_tracks + 1, np.int64)
-    for i in range(codes.size):
-        c = codes[i]
-        if ts[i] < last[c]:
-            back[c] = True
-        last[c] = ts[i]
-        bounds[c + 1] += 1
-    for c in range(n_tracks):
-        bounds[c + 1] += bounds[c]
-    fill = bounds[:-1].copy()
-    for i in range(codes.size):
-        c = codes[i]
-        order[fill[c]] = i
-        fill[c] += 1
-    return bounds, back
-
-
-def _by_track(codes: np.ndarray, ts: np.ndarray, n_tracks: int, index: type[np.signedinteger[Any]]) -> np.ndarray:
-    """Event indexes by track, then time, then file order (ties keep it), as one lexsort would give.
-
-    A counting sort groups the tracks in one pass; only the tracks whose times go back in file
-    order (a writer that puts each slice's end right after its begin) are sorted, each on its own
-    and by a stable sort that profits from the runs already in order.
-    """
-    order = np.empty(codes.size, index)
-    bounds, back = _bucket(codes, ts, n_tracks, order)
-    for c in np.flatnonzero(back).tolist():
-        a, b = int(bounds[c]), int(bounds[c + 1])
-        seg = order[a:b]
-        order[a:b] = seg[np.argsort(ts[seg], kind="stable")]
-    return order
-
-
 class _Builder:
     def __init__(self, path: Path, scan: Scan, warnings: LoadWarnings) -> None:
         self.path, self.scan, self.state, self.warnings = path, scan, scan.state, warnings
@@ -217,9 +128,8 @@ class _Builder:
         index: type[np.signedinteger[Any]] = np.int32 if n_ev < 2**31 - 1 else np.int64
         begin = np.empty(n_ev, index)
         end = np.empty(n_ev, index)
-        by_track = _by_track(codes, ts, len(uuids), index)
-        n, unmatched = _pair(codes, typ, by_track, begin, end)
-        del by_track, typ
+        n, unmatched = rows.paired(codes, ts, typ, len(uuids), begin, end)
+        del typ
         begin, end = begin[:n], end[:n]
         w.add(f"{origin}: slice ends with no begin on their track (dropped)", unmatched)
         last_drawn, any_drawn, last_kept, any_kept = rows.last_times(ts, ev.typ, gone, far_any)
@@ -324,9 +234,8 @@ class _Builder:
             f = forced[track] if track is not None else None
             texts.append(f if f is not None else
                          event_source(names[pair // width], cats[pair % width - 1] if pair % width else None))
-        src_codes, values = pd.factorize(pd.Series(texts, dtype=object))
-        return pa.DictionaryArray.from_arrays(pa.array(rows.per_row(src_codes.astype(np.int32), codes)),
-                                              pa.array(list(values), pa.string()))
+        src_codes, values = _factorize(texts)
+        return pa.DictionaryArray.from_arrays(pa.array(rows.per_row(src_codes, codes)), pa.array(values, pa.string()))
 
     def _args(self, begin: np.ndarray, end_blob: np.ndarray, gen: np.ndarray, n: int) -> PerfettoArgs:
         from .args import PerfettoArgs  # it imports Perfetto's compiled proto (~0.25 s): only for a trace's arguments
@@ -368,14 +277,21 @@ class _Builder:
         return frame
 
 
+def _factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """pd.factorize of a short list (one entry per track or per source): int32 codes, -1 for None, and
+    the distinct values in the order first met."""
+    seen: dict[Any, int] = {}
+    return np.array([-1 if v is None else seen.setdefault(v, len(seen)) for v in values], np.int32), list(seen)
+
+
 def _strings(per_track: list[Any], track_of_row: np.ndarray) -> pa.DictionaryArray:
     # Coded on the texts shown, so that two values written alike (1 and "1") share one entry.
-    codes, uniques = pd.factorize(pd.Series([None if v is None else str(v) for v in per_track], dtype=object))
+    codes, uniques = _factorize([None if v is None else str(v) for v in per_track])
     if not len(codes):
         return pa.DictionaryArray.from_arrays(pa.array(np.zeros(0, np.int32)), pa.array([""], pa.string()))
-    row_codes = rows.per_row(codes.astype(np.int32), track_of_row)
+    row_codes = rows.per_row(codes, track_of_row)
     mask = (row_codes < 0) if (codes < 0).any() else None
-    return pa.DictionaryArray.from_arrays(pa.array(row_codes, mask=mask), pa.array(list(uniques) or [""], pa.string()))
+    return pa.DictionaryArray.from_arrays(pa.array(row_codes, mask=mask), pa.array(uniques or [""], pa.string()))
 
 
 def _ints(per_track: list[int | None], track_of_row: np.ndarray, fill: int | None) -> pa.Array:

@@ -97,6 +97,102 @@ def drawn_types(typ: np.ndarray, gone: np.ndarray, far_any: bool) -> tuple[np.nd
 
 
 @numba.njit(cache=True, nogil=True)
+def _sort_run(order: np.ndarray, a: int, b: int, ts: np.ndarray) -> None:
+    """order[a:b] by ts, stably. By insertion, which costs a step per place an event moves: a writer
+    that puts each slice's end right after its begin moves each end past its slice's children only;
+    a segment that moves more than a few places per event is sorted by a merge sort instead."""
+    size = b - a
+    keys = np.empty(size, np.int64)
+    for k in range(size):
+        keys[k] = ts[order[a + k]]
+    budget = 8 * size + 256
+    moved = 0
+    for k in range(1, size):
+        key = keys[k]
+        item = order[a + k]
+        j = k - 1
+        while j >= 0 and keys[j] > key:
+            keys[j + 1] = keys[j]
+            order[a + j + 1] = order[a + j]
+            j -= 1
+        keys[j + 1] = key
+        order[a + j + 1] = item
+        moved += k - 1 - j
+        if moved > budget:  # equal keys keep their order so far: a stable sort of this state is the stable sort
+            by = np.argsort(keys, kind="mergesort")
+            seg = order[a:b].copy()
+            for q in range(size):
+                order[a + q] = seg[by[q]]
+            return
+
+
+@numba.njit(cache=True, nogil=True)
+def paired(codes: np.ndarray, ts: np.ndarray, typ: np.ndarray, n_tracks: int, begin: np.ndarray,
+           end: np.ndarray) -> tuple[int, int]:
+    """Slices per track, tracks in code order: (begin, end) event indexes into `begin` and `end`; end -1
+    never ended (those of a track follow its last slice, innermost first), end == begin an instant.
+    Returns (slices, ends with no begin).
+
+    Within a track, events are taken by time, then file order, as Perfetto sorts a trace before it
+    matches an end to the innermost open slice of its track: a counting sort groups the tracks, and
+    only tracks whose times go back in file order are sorted.
+    """
+    last = np.full(n_tracks, np.iinfo(np.int64).min, np.int64)
+    back = np.zeros(n_tracks, np.bool_)
+    bounds = np.zeros(n_tracks + 1, np.int64)
+    for i in range(codes.size):
+        c = codes[i]
+        if ts[i] < last[c]:
+            back[c] = True
+        last[c] = ts[i]
+        bounds[c + 1] += 1
+    for c in range(n_tracks):
+        bounds[c + 1] += bounds[c]
+    fill = bounds[:-1].copy()
+    order = np.empty(codes.size, begin.dtype)
+    for i in range(codes.size):
+        c = codes[i]
+        order[fill[c]] = i
+        fill[c] += 1
+    stack = np.empty(64, np.int64)
+    n = 0
+    unmatched = 0
+    for c in range(n_tracks):
+        a, b = bounds[c], bounds[c + 1]
+        if back[c]:
+            _sort_run(order, a, b, ts)
+        depth = 0
+        for k in range(a, b):
+            i = order[k]
+            t = typ[i]
+            if t == 1:
+                if depth == stack.size:
+                    grown = np.empty(stack.size * 2, np.int64)
+                    grown[:depth] = stack[:depth]
+                    stack = grown
+                stack[depth] = i
+                depth += 1
+            elif t == 2:
+                if depth == 0:
+                    unmatched += 1
+                else:
+                    depth -= 1
+                    begin[n] = stack[depth]
+                    end[n] = i
+                    n += 1
+            elif t == 3:
+                begin[n] = i
+                end[n] = i
+                n += 1
+        while depth > 0:
+            depth -= 1
+            begin[n] = stack[depth]
+            end[n] = -1
+            n += 1
+    return n, unmatched
+
+
+@numba.njit(cache=True, nogil=True)
 def last_times(ts: np.ndarray, typ: np.ndarray, gone: np.ndarray, far_any: bool) -> tuple[int, bool, int, bool]:
     """(the last time of an event that is not a counter and not dropped, whether there is one, the last
     time not dropped, whether there is one)."""

@@ -56,8 +56,8 @@ class State:
 @numba.njit(cache=True, nogil=True)
 def _per_sequence(seq: np.ndarray, cleared: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                                  np.ndarray]:
-    """Each packet's sequence slot (first seen first) and the clears on its sequence so far in the
-    chunk, itself included; per slot: its sequence, whether its first packet clears, its clears.
+    """The chunk's sequences, each given a slot as first seen: the table finding a sequence's slot
+    (keys, slots) and per slot its sequence, whether its first packet clears, and its clears.
 
     A small open-addressing table finds the slot: a trace has few sequences, and sorting every
     packet's sequence id to find them cost more than the rest of the chunk's bookkeeping.
@@ -76,8 +76,6 @@ def _per_sequence(seq: np.ndarray, cleared: np.ndarray) -> tuple[np.ndarray, np.
     first_clears = np.zeros(changes, np.bool_)
     runs = np.zeros(changes, np.int64)
     used = 0
-    slot = np.empty(n, np.int32)
-    within = np.empty(n, np.int32)  # clears on a sequence within one chunk: fewer than its packets
     last_seq, last_slot = np.int64(-1), 0
     for i in range(n):
         s = np.int64(seq[i])
@@ -93,16 +91,28 @@ def _per_sequence(seq: np.ndarray, cleared: np.ndarray) -> tuple[np.ndarray, np.
             last_seq, last_slot = s, vals[h]
         if cleared[i]:
             runs[last_slot] += 1
-        slot[i] = last_slot
-        within[i] = runs[last_slot]
-    return slot, within, found[:used].copy(), first_clears[:used].copy(), runs[:used].copy()
+    return keys, vals, found[:used].copy(), first_clears[:used].copy(), runs[:used].copy()
 
 
 @numba.njit(cache=True, nogil=True)
-def _generation_codes(table: np.ndarray, start: np.ndarray, slot: np.ndarray, within: np.ndarray) -> np.ndarray:
-    out = np.empty(slot.size, np.int32)
-    for i in range(slot.size):
-        out[i] = table[start[slot[i]] + within[i]]
+def _generation_codes(seq: np.ndarray, cleared: np.ndarray, keys: np.ndarray, vals: np.ndarray, table: np.ndarray,
+                      start: np.ndarray) -> np.ndarray:
+    """Each packet's generation: table[start[slot] + the clears on its sequence so far in the chunk, itself
+    included], its slot found again by _per_sequence's table."""
+    cap = keys.size
+    clears = np.zeros(start.size, np.int64)
+    out = np.empty(seq.size, np.int32)
+    last_seq, slot = np.int64(-1), 0
+    for i in range(seq.size):
+        s = np.int64(seq[i])
+        if s != last_seq:
+            h = (s * 0x9E3779B1) & (cap - 1)
+            while keys[h] != s:
+                h = (h + 1) & (cap - 1)
+            last_seq, slot = s, vals[h]
+        if cleared[i]:
+            clears[slot] += 1
+        out[i] = table[start[slot] + clears[slot]]
     return out
 
 
@@ -122,7 +132,7 @@ class Generations:
         if n == 0:
             self.sequences = np.zeros(0, np.uint32)
             return np.zeros(0, np.int32)
-        slot, within, found, first_clears, runs = _per_sequence(seq, cleared)
+        keys, slots, found, first_clears, runs = _per_sequence(seq, cleared)
         # A sequence's packets in the chunk carry every count from its first packet's to its last:
         # the generations are those ranges, coded in (sequence, count) order as they are first met.
         base = np.array([self.clears.get(s, 0) for s in found.tolist()], np.int64)
@@ -136,7 +146,7 @@ class Generations:
             table.extend(self.codes.setdefault((s, c), len(self.codes)) for c in range(int(lo[k]), int(hi[k]) + 1))
             self.clears[s] = int(hi[k])
         self.sequences = np.sort(found).astype(np.uint32)
-        return _generation_codes(np.array(table, np.int32), offset + base, slot, within)
+        return _generation_codes(seq, cleared, keys, slots, np.array(table, np.int32), offset + base)
 
 
 def absorb(state: State, buf: bytes, off: np.ndarray, length: np.ndarray, p: Packets, gen: np.ndarray,
