@@ -69,6 +69,27 @@ def test_kineto_mapping() -> None:
     assert p.metadata["process_names"]["3113936"] == "python3.8"
 
 
+def test_a_device_process_named_with_its_id_and_its_unnamed_streams(tmp_path: Path) -> None:
+    # An MTIA trace: the device process "MTIA 0" is pid 0, its kernels' thread (the stream) has no name.
+    ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "MTIA 0"}},
+          {"ph": "M", "name": "process_name", "pid": 5, "args": {"name": "python"}},
+          {"ph": "M", "name": "process_name", "pid": 6, "args": {"name": "worker 60"}}]
+    ev += [{"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 10 * i, "dur": 5,
+            "args": {"stream": 7, "device": 0}} for i in range(3)]
+    ev += [{"ph": "X", "name": "op", "cat": "cpu_op", "pid": pid, "tid": pid, "ts": 10 * i, "dur": 5}
+           for i in range(3) for pid in (5, 6)]
+    path = tmp_path / "mtia.json"
+    path.write_text(json.dumps({"traceEvents": ev}))
+    p = nw.load_profile(path, cache=False)
+    inst = p.events["instance_id"].iloc[0]
+    # The id once where the name already says it on its own ("worker 60" is not pid 6).
+    assert set(p.tracks("default")["label"]) == {f"{inst}/MTIA 0/Stream:7", f"{inst}/python 5/TID:5",
+                                                 f"{inst}/worker 60 6/TID:6"}
+    # The same stream in the Thread grouping as in the Default one.
+    assert set(p.tracks("thread")["label"]) == {f"{inst}/MTIA 0/Stream:7", f"{inst}/python 5/TID:5",
+                                                f"{inst}/worker 60 6/TID:6"}
+
+
 def test_kineto_flows_link_launch_to_kernel() -> None:
     path = trace("hta/nccl_data.json.gz")
     raw = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]

@@ -17,7 +17,7 @@ from test_findings import NODES, _clean_job, _write_job
 
 import neuron_widgets as nw
 from neuron_widgets import analysis as A
-from neuron_widgets.analysis.compare_bars import bar_note
+from neuron_widgets.analysis.compare_bars import STALE, bar_note, keyed_measures
 from neuron_widgets.analysis.compare_findings import Roles, keyed
 from neuron_widgets.analysis.findings_rows import check
 from neuron_widgets.model.timefmt import duration
@@ -46,7 +46,7 @@ def test_a_new_finding_that_crossed_its_bar_because_the_run_got_shorter(tmp_path
     before, after = _runs(tmp_path, 30_000, 30_000, fix_straggler=True)
     c = A.compare(before, after, by="step")
     row = c.findings.set_index("rule").loc["host_wait"]
-    assert row["status"] == "new"
+    assert row["status"] == "new" and "New: host_wait (its own time did not grow)." in c.headline
     waited_b, share_b = _host_wait(before)
     waited_a, share_a = _host_wait(after)
     assert share_b < 0.10 <= share_a and waited_a == pytest.approx(waited_b, rel=0.01)
@@ -94,6 +94,11 @@ def test_the_notes_of_each_case() -> None:
     assert "62.0% (bar: under 50.0%" in bar_note("new", "low_overlap", _m("low_overlap", [low]), None, 0)
     upper = check("saving without launch latency, as a share of the run", 0.01, 0.02, upper=True)
     assert "at most 1.0% (bar: at least 2.0%)" in bar_note("new", "launch_overhead", _m("x", [upper]), None, 0)
+    # A job part whose findings were stored before the rules kept their measures: not known, not absent.
+    kept = keyed_measures([{"rule": STALE, "evidence": {}, "part": None, "parts": ["node-01"]}], Roles())
+    assert bar_note("new", "host_wait", None, None, 5, kept[(STALE, "", "")]) == (
+        "its figures in the before-run are not known: the stored findings of node-01 predate the rules' kept measures "
+        "(clear the job's results to compute them again)")
     same = bar_note("changed", "host_wait", _m("host_wait", [], amount=["host wait", 1e6]),
                     _m("host_wait", [], amount=["host wait", 1.05e6]), 2_000_000)
     assert same == "host wait 1 ms → 1.05 ms, not moved: its shares moved because the run got 2 ms shorter"

@@ -17,3 +17,12 @@ def test_mypy_passes() -> None:
     # A scope that names nothing would pass vacuously: the configured files must have been checked.
     checked = re.search(r"Success: no issues found in (\d+) source files", done.stdout)
     assert checked and int(checked[1]) > 0, done.stdout
+
+
+def test_the_core_folders_are_checked_whole() -> None:
+    # Issue 39: strict types for the model, the job, the readers and the analyses, every module of them.
+    config = (ROOT / "pyproject.toml").read_text()
+    mypy = config[config.index("[tool.mypy]"):]
+    files = mypy[mypy.index("files = ["):].split("]", 1)[0]
+    for folder in ("model", "job", "readers", "analysis"):
+        assert f'"neuron_widgets/{folder}"' in files, folder

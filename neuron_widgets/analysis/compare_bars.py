@@ -20,7 +20,7 @@ import pandas as pd
 from ..model.profile import Profile
 from ..model.timefmt import duration
 from ..model.worker_labels import core_label
-from .across import across, run_parts
+from .across import run_parts
 from .compare_findings import Roles, keyed
 from .findings_job import JOB_LAST_SHARE, SLOW_NODE_RATIO
 from .findings_parts import TASK
@@ -29,38 +29,51 @@ from .findings_rows import check, plain
 # Rules with no bar: any one is a finding (an error, a hang, an event still open, a part that could not be read).
 NO_BAR = frozenset({"error", "hang", "incomplete", "unread_part"})
 SAME_AMOUNT = 0.10  # a time within a tenth of the other run's has not grown (nor shrunk)
+# A job's parts whose stored findings predate the measures (kept by an older version): their rules' figures unknown.
+STALE = "*stale*"
 
 Key = tuple[str, str, str]
 
 
 def keyed_measures(measures: list[dict[str, Any]], roles: Roles) -> dict[Key, dict[str, Any]]:
     """A run's measures by (rule, node, key), as its findings are keyed (the first where several share one)."""
+    out: dict[Key, dict[str, Any]] = {}
+    stale = [m for m in measures if m.get("rule") == STALE]
+    if stale:
+        out[(STALE, "", "")] = stale[0]
+    measures = [m for m in measures if m.get("rule") != STALE]
     if not measures:
-        return {}
+        return out
     df = pd.DataFrame({"rule": [str(m.get("rule")) for m in measures],
                        "evidence": [m.get("evidence") or {} for m in measures],
                        "part": pd.Series([m.get("part") for m in measures], dtype=object)})
     k = keyed(df, roles)
-    out: dict[Key, dict[str, Any]] = {}
     for m, rule, node, key in zip(measures, k["rule"], k["_node"], k["key"], strict=True):
         out.setdefault((str(rule), str(node), str(key)), m)
     return out
 
 
 def run_measures(x: Any, found: pd.DataFrame, client: Any = None, job_kw: dict[str, Any] | None = None,
-                 notes: list[str] | None = None) -> list[dict[str, Any]]:
+                 notes: list[str] | None = None, tables: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """What each rule measured on a run: a Profile's from its findings; a Job's from each part's stored findings
-    (the part task's result, read again from the job's results store) and its own rules' from `across`."""
+    (the part task's result, read again from the job's results store) and its own rules' from `tables` (its
+    `across` tables as findings(job) reads them)."""
     if isinstance(x, Profile):
         return list(found.attrs.get("measures", []))
     kw = dict(job_kw or {})
     out: list[dict[str, Any]] = []
+    old: list[str] = []
     try:
         for g in run_parts(x, [TASK], client, **{k: kw[k] for k in ("scheduler", "num_workers", "cache") if k in kw}):
             if g.get("error") is None:
-                out += [{**m, "part": str(g["part"])} for m in g["tables"][TASK].attrs.get("measures", [])]
-        got = across(x, ["temporal_breakdown", "stragglers"], client, **kw)
-        out += job_straggler_measures(got["stragglers"]) + slow_node_measures(got["temporal_breakdown"])
+                kept = g["tables"][TASK].attrs
+                if "measures" not in kept:
+                    old.append(str(g["part"]))
+                out += [{**m, "part": str(g["part"])} for m in kept.get("measures", [])]
+        if old:
+            out.append({"rule": STALE, "evidence": {}, "part": None, "parts": old})
+        if tables is not None:
+            out += job_straggler_measures(tables["stragglers"]) + slow_node_measures(tables["temporal_breakdown"])
     except Exception as exc:  # the findings are still compared; the notes say the bars were not read
         if notes is not None:
             notes.append(f"the rules' figures could not be read ({type(exc).__name__}: {exc}): new and gone findings "
@@ -159,8 +172,10 @@ def _amounts(mb: dict[str, Any] | None, ma: dict[str, Any] | None, measured: int
     return f"{said} ({a / b:.2f}x)" if a > 0 and b > 0 else said
 
 
-def bar_note(status: str, rule: str, mb: dict[str, Any] | None, ma: dict[str, Any] | None, measured: int) -> str:
-    """A new finding's figures in the before-run, a gone one's in the after-run, a changed one's amounts."""
+def bar_note(status: str, rule: str, mb: dict[str, Any] | None, ma: dict[str, Any] | None, measured: int,
+             stale: dict[str, Any] | None = None) -> str:
+    """A new finding's figures in the before-run, a gone one's in the after-run, a changed one's amounts; `stale`: the
+    other run's parts whose stored findings kept no measures (then its figures are not known, not absent)."""
     if status == "changed":
         return _amounts(mb, ma, measured, status)
     if status not in ("new", "gone"):
@@ -169,6 +184,9 @@ def bar_note(status: str, rule: str, mb: dict[str, Any] | None, ma: dict[str, An
     run, mine_run = ("before", "after") if status == "new" else ("after", "before")
     if rule in NO_BAR:
         return f"none in the {run}-run (no bar: any one is a finding)"
+    if other is None and stale is not None:
+        return (f"its figures in the {run}-run are not known: the stored findings of {', '.join(stale['parts'])} "
+                "predate the rules' kept measures (clear the job's results to compute them again)")
     if other is None:
         return f"nothing of it measured in the {run}-run (no such worker, or none of the events its rule reads)"
     if other.get("unmeasured"):
@@ -192,6 +210,7 @@ def note_maker(before: dict[Key, dict[str, Any]], after: dict[Key, dict[str, Any
     """note(status, rule, node, key) for compare_findings.match_findings."""
     def note(status: str, rule: str, node: str, key: str) -> str:
         k = (rule, node, key)
-        return bar_note(status, rule, before.get(k), after.get(k), measured)
+        other = before if status == "new" else after
+        return bar_note(status, rule, before.get(k), after.get(k), measured, other.get((STALE, "", "")))
 
     return note

@@ -117,11 +117,12 @@ def compare_steps(before: Any, after: Any, client: Any = None, **job_kw: Any) ->
     steps = align(sb, sa)
     cov = coverage(steps, parts_b, parts_a)
     notes += cov.notes
-    rb, ra = (run_roles(x, notes, which, client, job_kw) for x, which in ((before, "before"), (after, "after")))
+    tb, ta = (job_tables(x, notes, which, client, job_kw) for x, which in ((before, "before"), (after, "after")))
+    rb, ra = run_roles(before, notes, "before", tb), run_roles(after, notes, "after", ta)
     measured = span_b - span_a if cov.like_for_like or cov.matched_span_before_ns <= 0 else \
         cov.matched_span_before_ns - cov.matched_span_after_ns
-    bars_b, bars_a = (keyed_measures(run_measures(x, f, client, job_kw, notes), r)
-                      for x, f, r in ((before, fb, rb), (after, fa, ra)))
+    bars_b, bars_a = (keyed_measures(run_measures(x, f, client, job_kw, notes, t), r)
+                      for x, f, r, t in ((before, fb, rb, tb), (after, fa, ra, ta)))
     table = mark_not_comparable(match_findings(fb, fa, measured, rb, ra, note_maker(bars_b, bars_a, measured)), cov)
     return Comparison(steps, table, headline(steps, table, span_b, span_a, cov), span_b, span_a, notes, cov)
 
@@ -139,13 +140,31 @@ def _sub_job(job: Any, keep: list[str]) -> Any:
     return sub
 
 
-def run_roles(x: Any, notes: list[str], which: str, client: Any = None, job_kw: dict[str, Any] | None = None) -> Roles:
-    """The run's workers by the labels findings name them, with their run-independent roles (compare_findings)."""
+# What findings(job) reads from `across`: asked for the same, the parts' stored results are read, not computed again.
+JOB_TABLES = ["temporal_breakdown", "stragglers", "errors_and_hangs"]
+
+
+def job_tables(x: Any, notes: list[str], which: str, client: Any = None,
+               job_kw: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A Job's `across` tables as its findings read them (None for a Profile, or when they cannot be read: said)."""
+    if isinstance(x, Profile):
+        return None
+    try:
+        return across(x, JOB_TABLES, **_job_args(x, client, job_kw or {}))
+    except Exception as exc:  # findings still match, on the workers' labels; the notes say why
+        notes.append(f"{which}: the job's analyses could not be read ({type(exc).__name__}: {exc})")
+        return None
+
+
+def run_roles(x: Any, notes: list[str], which: str, tables: dict[str, Any] | None = None) -> Roles:
+    """The run's workers by the labels findings name them, with their run-independent roles (compare_findings);
+    `tables`: a Job's `job_tables`."""
     try:
         if isinstance(x, Profile):
             return roles_of(x, temporal_breakdown(x))
-        got = across(x, ["temporal_breakdown"], **_job_args(x, client, job_kw or {}))
-        return roles_of(x, got["temporal_breakdown"], [str(p) for p in x.parts["part"]])
+        if tables is None:
+            raise ValueError("the job's temporal breakdown is not at hand")
+        return roles_of(x, tables["temporal_breakdown"], [str(p) for p in x.parts["part"]])
     except Exception as exc:  # findings still match, on the workers' labels (ids and all)
         notes.append(f"{which}: the workers' roles could not be read ({type(exc).__name__}: {exc}); findings are "
                      "matched on the labels they name")
@@ -325,7 +344,10 @@ def headline(steps: pd.DataFrame, table: pd.DataFrame, span_b: int, span_a: int,
     else:
         run += ". No finding is gone"
     new = table[table["status"] == "new"]
-    run += f". New: {', '.join(dict.fromkeys(new['rule']))}." if len(new) else ". Nothing new."
+    # A new finding whose own time did not grow crossed its bar as the rest of the run changed (compare_bars).
+    said_new = [f"{r} (its own time did not grow)" if "not grown" in str(n) else str(r)
+                for r, n in zip(new["rule"], new["note"], strict=True)]
+    run += f". New: {', '.join(dict.fromkeys(said_new))}." if len(new) else ". Nothing new."
     changed = int((table["status"] == "changed").sum())
     if changed:
         run = run[:-1] + f"; {changed} changed."

@@ -256,7 +256,7 @@ def _walk(sink: int, binding: np.ndarray, src: np.ndarray, n: int) -> tuple[np.n
 
 @numba.njit(cache=True, nogil=True)
 def _topo(src: np.ndarray, dst: np.ndarray, t: np.ndarray, n: int) -> np.ndarray:  # pragma: no cover - numba
-    indeg = np.zeros(n, np.int64)
+    indeg = np.zeros(n, np.int32)  # (int32: a job part's what-if orders its graph beside it)
     for e in range(src.size):
         indeg[dst[e]] += 1
     sptr = np.zeros(n + 1, np.int64)
@@ -265,7 +265,7 @@ def _topo(src: np.ndarray, dst: np.ndarray, t: np.ndarray, n: int) -> np.ndarray
     for v in range(n):
         sptr[v + 1] += sptr[v]
     fill = sptr[:-1].copy()
-    succ = np.empty(src.size, np.int64)
+    succ = np.empty(src.size, np.int32)
     for e in range(src.size):
         succ[fill[src[e]]] = dst[e]
         fill[src[e]] += 1

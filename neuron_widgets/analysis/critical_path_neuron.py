@@ -195,9 +195,13 @@ def _built(fr: Frame, lean: bool) -> dict[str, Any]:
     it_bar = np.where(kind[item] == 0, rows[item], -1)
     it_cc = np.where(kind[item] == 1, rows[item], np.where(paired_next[item], rows[np.minimum(item + 1, rows.size - 1)], -1))
     it_core, it_exec, it_own = core[item], match[item], own[item]
-    it_group = _codes(np.stack([it_core, neff[item], key[item]], 1))
+    it_neff, it_key = neff[item], key[item]
+    # The collectives' rows in their sort order are done with: only their items go on (a job part's peak).
+    del rows, core, kind, own, match, found, m0, neff, key, o, grp, same, paired_next, consumed
+    it_group = _codes(np.stack([it_core, it_neff, it_key], 1))
     it_k = ordinal(it_group, start[it_first], it_first)
-    it_step_label = _codes(np.stack([neff[item], key[item], it_k], 1))
+    del it_group
+    it_step_label = _codes(np.stack([it_neff, it_key, it_k], 1))
     n_items = item.size
     n_steps = int(it_step_label.max()) + 1 if n_items else 0
 
@@ -322,7 +326,7 @@ def _built(fr: Frame, lean: bool) -> dict[str, Any]:
 
     step_at = np.zeros(n_steps, np.int64)  # an item of each step label
     step_at[it_step_label] = np.arange(n_items)
-    join = {"step_neff": neff[item[step_at]], "step_key": key[item[step_at]], "step_k": it_k[step_at],
+    join = {"step_neff": it_neff[step_at], "step_key": it_key[step_at], "step_k": it_k[step_at],
             "b_m": np.int64(b_m), "virt": b_virt + np.arange(alone.size), "virt_step": it_step_label[alone],
             "virt_cc": start[it_cc[alone]], "first_release": first_release}
     return {"instants": (t, row, grow, role, gkind, gevent, lane_core), "edges": ed, "step_of": step_of,

@@ -203,7 +203,7 @@ class PartReducer:
         self.kept[self.m_inst] = 1 + np.arange(self.m_inst.size)
         real = ~is_m
         self.cut = real & (g.role == END) & (g.row >= 0) & unended[np.maximum(g.row, 0)]
-        self.ended = np.flatnonzero(real & ~self.cut)
+        self.ended = np.flatnonzero(real & ~self.cut).astype(np.int32)
         self.real_max = int(g.t[real].max()) if real.any() else None
         self.ended_max = int(g.t[self.ended].max()) if self.ended.size else None
 
@@ -249,7 +249,7 @@ def latest_terms(pk: np.ndarray, pc: np.ndarray, first: np.ndarray, count: np.nd
                  inst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The latest of some moments as terms: per kept moment the largest constant among theirs."""
     n_ids = int(pk.max()) + 1 if pk.size else 0
-    ids, c = _latest(pk, pc, first, count, np.asarray(inst, np.int64), n_ids)
+    ids, c = _latest(pk, pc, first, count, inst, n_ids)
     return ids.astype(np.int64), c
 
 

@@ -43,7 +43,7 @@ def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
     for _, g in errs.assign(_key=key).groupby("_key", sort=False):
         first = g.iloc[0]
         c = first["code"]
-        where = _where(ctx, first)
+        where = _placed(_part(first), _where(ctx, first), first)
         text = str(first["meaning"]) if isinstance(first["meaning"], str) and first["meaning"] else ""
         names = list(dict.fromkeys(str(n) for n in g["name"]))
         what = f"returned {c}" if c is not None and not pd.isna(c) else "reported an error"
@@ -53,8 +53,6 @@ def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
         cores = g.drop_duplicates(["instance_id", "process_id", "nc_idx", "thread_id"])
         if len(cores) > 1 and where:
             where = f"{len(cores)} cores or threads (first {where})"
-        if _part(first):
-            where = f"{_part(first)} {where}".strip()
         step = f", {'in' if n == 1 else 'first in'} execution {int(first['exec_id'])}" if pd.notna(first["exec_id"]) else ""
         neff = f" of {first['model_name']}" if isinstance(first["model_name"], str) else ""
         title = (f"{' and '.join(names[:3])} {what}{f' ({text})' if text else ''} {'once' if n == 1 else f'{n} times'}"
@@ -65,6 +63,16 @@ def _errors(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
                        "Read the runtime log at that time; a numerical error means NaN or Inf: check the inputs "
                        "and the loss scale.", _part(first)))
     return out
+
+
+def _placed(part: str | None, where: str, r: Any) -> str:
+    """`where` in a job's part: a core as the job's Timeline labels its track (`node-03/i-0.../PID:1/neuron_rt/NC:3`),
+    anything else after the part's name."""
+    if not part:
+        return where
+    if not where:
+        return part
+    return f"{part}/{where}" if pd.notna(r.get("nc_idx")) else f"{part} {where}"
 
 
 def _where(ctx: dict[str, Any], r: Any) -> str:
@@ -80,7 +88,7 @@ def _hangs(ctx: dict[str, Any], probs: pd.DataFrame) -> list[dict[str, Any]]:
     out = []
     for _, h in hangs.iterrows():
         where = _where(ctx, h)
-        shown = f"{_part(h) or ''} {where}".strip()
+        shown = _placed(_part(h), where, h)
         neff = f" of {h['model_name']}" if isinstance(h["model_name"], str) else ""
         step = f" (execution {int(h['exec_id'])})" if pd.notna(h["exec_id"]) else ""
         title = (f"{h['name']}{neff}{step}{f' on {shown}' if shown else ''} started at "

@@ -60,7 +60,8 @@ def combo_label(row: dict[str, Any], mode: str, names: TrackNames, neuron: bool,
     proc = names.process_label(inst, pid) or f"PID:{pid}"
     pkey = names.process_key(inst, pid)
     thread_name, tkey = thread
-    thread_text = thread_name or f"TID:{tid}"
+    # A device's unnamed stream (an MTIA trace's kernels) is the same "Stream:7" in every mode, as the Default one names it.
+    thread_text = thread_name or (f"Stream:{tid}" if src == "device" else f"TID:{tid}")
     thread_key = (inst, pkey, tkey)
     if mode == "instance":
         return f"{inst}", (inst,)

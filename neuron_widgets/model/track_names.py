@@ -109,9 +109,12 @@ _DIGITS = "0123456789"
 
 
 def process_label(name: str, pid: int, labels: str = "") -> str:
-    """A process's label: Kineto's device label ("GPU 0") when it has one, else its name and id."""
+    """A process's label: Kineto's device label ("GPU 0") when it has one, else its name and id (the id once:
+    an MTIA trace's device process "MTIA 0" of pid 0 is "MTIA 0", not "MTIA 0 0")."""
     labels = labels.strip()
     if labels and labels.upper() != "CPU":
         return labels
     name = name.strip()
-    return f"{name} {pid}" if name else f"process {pid}"
+    if not name:
+        return f"process {pid}"
+    return name if _says(name, str(pid)) else f"{name} {pid}"
