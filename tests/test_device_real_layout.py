@@ -23,7 +23,8 @@ import neuron_widgets as nw
 from neuron_widgets.analysis import device_breakdown as D
 from neuron_widgets.analysis.device_profiles import _numbers
 from neuron_widgets.model.device.events import DeviceEvents
-from neuron_widgets.model.device.summary import duration, engine_strip, execution_span
+from neuron_widgets.model.device.strip import engine_strip, execution_span
+from neuron_widgets.model.timefmt import duration
 from neuron_widgets.sample import device_json
 from neuron_widgets.summary.device_charts import DeviceSummaryCharts, engine_columns
 from neuron_widgets.widgets import DeviceTraceViewer

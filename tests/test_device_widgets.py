@@ -14,7 +14,8 @@ from test_widgets import Recorder, columns
 
 import neuron_widgets as nw
 from neuron_widgets.model.device.events import DeviceEvents
-from neuron_widgets.model.device.summary import busy_ns, engine_strip
+from neuron_widgets.model.device.strip import engine_strip
+from neuron_widgets.model.interval_union import busy_ns
 from neuron_widgets.widgets import DeviceProfilePicker, DeviceTraceViewer, EventDetails, GroupingSelector, Timeline, device_viewer
 
 T0 = 1_000_000_000

@@ -27,7 +27,7 @@ from ..model.device.engines import (
     waiting,
 )
 from ..model.device.hierarchy import NO_LAYER, _chain, layer_column
-from ..model.device.summary import execution_span
+from ..model.device.strip import execution_span
 from ..model.device.trace import DeviceTrace
 from ..model.timefmt import duration
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.device.engines import transfer_bytes
-from ..model.device.summary import engine_active, execution_span, summary_percent
+from ..model.device.strip import engine_active, execution_span, summary_percent
 from ..model.device.trace import DeviceTrace
 from ..model.interval_union import busy_ns
 from ..model.profile import Profile

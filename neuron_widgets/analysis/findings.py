@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device.summary import duration
 from ..model.profile import Profile
+from ..model.timefmt import duration
 from ..model.worker_labels import core_label
 from .critical_path import path_arrays, worker_columns
 from .critical_path_build import graph_of

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from ..model.device.engines import busy_ns, engine_codes, transfer_bytes
-from ..model.device.summary import _exact, duration, execution_span, summary_percent
+from ..model.device.strip import _exact, execution_span, summary_percent
 from ..model.device.trace import DeviceTrace
+from ..model.timefmt import duration
 from .device_breakdown import _compute_time, semaphore_waits, span_ns
 from .findings_rows import pct, row
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device.summary import duration
+from ..model.timefmt import duration
 from ..model.worker_labels import core_label
 from .across import across
 from .findings import JOB_FINDINGS

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device.summary import duration
 from ..model.profile import Profile
+from ..model.timefmt import duration
 from ..model.worker_labels import core_label
 from .critical_path import critical_path
 from .devices import kineto_kernels

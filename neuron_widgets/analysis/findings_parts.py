@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device.summary import duration
+from ..model.timefmt import duration
 from .across import INTERNAL, run_parts
 from .critical_path_job import job_savings
 from .findings import profile_findings

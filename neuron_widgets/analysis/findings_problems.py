@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..model.device.summary import duration
+from ..model.timefmt import duration
 from .findings_rows import row
 from .problems import errors_and_hangs
 

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model.device.summary import duration
 from ..model.profile import Profile
+from ..model.timefmt import duration
 from .critical_path_build import graph_of
 from .critical_path_graph import LAST_ARRIVAL
 from .frame import frame_of

@@ -416,7 +416,7 @@ def frame_of(profile: Profile) -> Frame:
     if str(getattr(profile, "format", "")).startswith("device:"):
         raise TypeError(f"{profile.source}: is a device trace (one execution's instructions, DMA and semaphores), "
                         "not a system profile: these analyses read NeuronCore executions or GPU kernels. Read its "
-                        "numbers with nw.model.device.summary.engine_strip(trace) or "
+                        "numbers with nw.model.device.strip.engine_strip(trace) or "
                         "nw.analysis.device_profiles.device_profile_summary(profile) on the system profile, "
                         "and see it with DeviceTraceViewer(trace)")
     got = getattr(profile, _FRAME_ATTR, None)

@@ -14,7 +14,7 @@ import pandas as pd
 from bokeh.layouts import column
 from bokeh.models import FactorRange, HoverTool, Legend, LegendItem
 
-from ..model.device.summary import _bytes, summary_percent
+from ..model.device.strip import _bytes, summary_percent
 from ..model.device.trace import DeviceTrace
 from ..model.timefmt import duration
 from . import charts as C

@@ -24,7 +24,7 @@ from ..model.device.events import DeviceEvents
 from ..model.device.hierarchy import instruction_nodes, subtree
 from ..model.device.loading import device_trace_of
 from ..model.device.rows import warm as warm_rows
-from ..model.device.summary import engine_strip
+from ..model.device.strip import engine_strip
 from ..model.device.trace import DeviceTrace
 from ..model.order import warm as warm_kernels
 from ..model.profile import Profile

@@ -11,7 +11,7 @@ _LAZY = {
     "set_device_loader": ".loading",
     "engine_times": ".engines",
     "dma_queues": ".engines",
-    "engine_strip": ".summary",
+    "engine_strip": ".strip",
     "color_codes": ".colours",
     "aligned_trace": ".resolve",
 }

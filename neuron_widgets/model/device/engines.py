@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..interval_union import busy_ns as busy_ns  # device/summary.py and the analyses import it from here
+from ..interval_union import busy_ns as busy_ns  # device/strip.py and the analyses import it from here
 from ..interval_union import grouped_busy as grouped_busy
 from .codes import combine, encode, engine_key, engine_tracks
 

@@ -18,7 +18,7 @@ from ..interval_union import close, step
 from .codes import combine, encode, engine_key
 from .engines import engine_codes as _engine_codes
 from .engines import grouped_busy, waiting
-from .summary import execution_span
+from .strip import execution_span
 
 if TYPE_CHECKING:
     from .trace import DeviceTrace

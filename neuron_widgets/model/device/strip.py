@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..timefmt import duration as duration  # the one formatter; summary/ and analysis/ still import it from here
-from .engines import busy_ns, engine_times, grouped_busy, transfer_bytes  # noqa: F401 - their home is engines.py
+from ..timefmt import duration
+from .engines import busy_ns, engine_times, transfer_bytes
 
 if TYPE_CHECKING:
     from .trace import DeviceTrace
