@@ -18,7 +18,7 @@ import neuron_widgets as nw
 from neuron_widgets import analysis as A
 from neuron_widgets.analysis import frame as frame_mod
 from neuron_widgets.analysis.frame import codes_of, values_of
-from neuron_widgets.model import problems as problems_mod
+from neuron_widgets.model import problem_rows as problems_mod
 from neuron_widgets.model.problem_rows import error_rows
 from neuron_widgets.sample import write_sample
 
