@@ -127,7 +127,7 @@ def test_summaries_of_kineto_plain_and_device_traces(page: Page, lab: str, lab_r
     titles = page.evaluate("""() => Bokeh.documents.map(d => [...d.all_models].filter(m => m.title && m.title.text)
         .map(m => m.title.text))""")
     assert not any("NEFF" in t for doc in titles for t in doc), titles
-    assert any({"Top layers by engine time (ms)", "DMA per queue and direction (MB)"} <= set(doc) for doc in titles), titles
+    assert any({"Top layers by own engine time (ms)", "DMA per queue and direction (MB)"} <= set(doc) for doc in titles), titles
     assert any(any(t.startswith("Top events by self time") for t in doc) for doc in titles), titles
     assert any(any("kernel" in t.lower() for t in doc) for doc in titles), titles
     for i, name in enumerate(("summary-kineto-lab", "summary-plain-lab", "summary-device-lab")):
