@@ -40,8 +40,14 @@ def trim() -> None:
         t(0)
 
 
-def give_back() -> None:
-    """Collect cycles, then return freed heap and Arrow pool pages to the system."""
+def give_back(events: int | None = None) -> None:
+    """Collect cycles, then return freed heap and Arrow pool pages to the system.
+
+    `events`: how many events the work that just let go of its memory read; below GIVE_BACK_MIN_EVENTS nothing is
+    done. A full collection costs time in proportion to every object the process holds (a notebook's kernel, a test
+    run): many small parts each paying one would cost more than their scratch is worth."""
+    if events is not None and events < GIVE_BACK_MIN_EVENTS:
+        return
     gc.collect()
     trim = _trim()
     if trim is not None:

@@ -124,18 +124,18 @@ def part_task(spec: Any, wanted: list[str], kw: dict[str, Any], store: Any, tag:
             return {**hit, "part": spec.name, "path": spec.path, "status": "cached",
                     "seconds": time.perf_counter() - t0}
         profile = spec.load()
-        _let_go()  # the load's scratch (decoded pages, Arrow's pool) is not held under the analyses' peak
+        _let_go(len(profile))  # the load's scratch (decoded pages, Arrow's pool) is not held under the analyses' peak
         tables = {}
         for name in wanted:
             tables[name] = _call(_function(name), profile, kw)
-            _let_go()  # nor one analysis's temporaries under the next one's
+            _let_go(len(profile))  # nor one analysis's temporaries under the next one's
         start, end = (profile.start_ts, profile.end_ts) if len(profile) else (None, None)
         done = {"part": spec.name, "path": spec.path, "tables": tables, "events": len(profile), "start_ts": start,
                 "end_ts": end, "error": None}
         if key is not None and store.still(spec, key):  # kept only under the key of the bytes analysed
             store.put(key.content, tag, done)
         del profile
-        _let_go()
+        _let_go(done["events"])
         return {**done, "status": "computed", "seconds": time.perf_counter() - t0}
     except Exception as exc:  # one bad part must not stop the job: it is named and left out
         what = str(exc) if str(exc) else traceback.format_exception_only(type(exc), exc)[-1].strip()
@@ -150,9 +150,10 @@ def _one_thread() -> None:
         pa.set_cpu_count(1)
 
 
-def _let_go() -> None:
-    """Free the part's memory before the worker's next task: cycles, the heap's freed pages, Arrow's pool."""
-    give_back()
+def _let_go(events: int) -> None:
+    """Free the part's memory before the worker's next task: cycles, the heap's freed pages, Arrow's pool (a part
+    of `events` events; a small one's scratch is not worth a full collection)."""
+    give_back(events)
 
 
 def _put_together(job: Any, wanted: list[str], got: list[dict[str, Any]]) -> dict[str, Any]:

@@ -94,7 +94,7 @@ def forget_lazy(fr: Frame) -> None:
     with fr._lock:
         for column in ("extra_attributes_json", "flow_id"):
             fr._cache.pop(("store", column), None)
-    give_back()
+    give_back(len(fr))
 
 
 def neuron_graph(fr: Frame) -> Graph:
@@ -122,7 +122,7 @@ def neuron_job_graph(fr: Frame, facts: dict[str, Any]) -> tuple[Graph, np.ndarra
     g.t[virt] = np.minimum(np.asarray(join["virt_cc"], np.int64), first[np.asarray(join["virt_step"], np.int64)])
     _work_times(g.t, g.src, g.dst, g.wkind, g.w, DEPENDENCY)  # work from the job's times (in place: no copies)
     g.bind(int(facts["run_start"]))
-    give_back()  # binding's freed arrays back to the system before the replays allocate theirs
+    give_back(g.t.size)  # binding's freed arrays back to the system before the replays allocate theirs
     return g, lab, list(g.notes)
 
 
@@ -135,7 +135,7 @@ def neuron_pieces(fr: Frame, lean: bool = False) -> tuple[Graph, dict[str, np.nd
     # (a job's part task peaks where they would all be held together).
     built = _built(fr, lean)
     if lean:  # the build's freed arrays back to the system before the joins allocate theirs
-        give_back()
+        give_back(len(fr))
     step_of = built.pop("step_of")
     keyed = [np.concatenate([np.asarray(p[k], np.int64) for p in step_of]) for k in range(3)]
     del step_of

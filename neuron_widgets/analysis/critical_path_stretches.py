@@ -102,7 +102,7 @@ def part_stretches(profile: Any, full: bool = False) -> dict[str, Any]:
     bnd = np.flatnonzero(boundary[:b_m])
     gkind0, grow0, gevent0, lane0 = g.gkind[bnd], g.grow[bnd], g.gevent[bnd], g.lane_core[bnd]
     g.bind()
-    give_back()  # binding's freed arrays back to the system before the walk allocates its own
+    give_back(g.t.size)  # binding's freed arrays back to the system before the walk allocates its own
     real = (g.role != LAST_ARRIVAL) & ~is_virt
     run_start = int(np.where(real, g.t, np.iinfo(np.int64).max).min()) if real.any() else 0
     del real
