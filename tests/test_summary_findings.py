@@ -123,10 +123,12 @@ def test_the_critical_path_section_holds_the_breakdown_and_the_headline(neuron) 
     assert sum(per_bar) == pytest.approx(100.0, abs=0.01)
     firsts = b.drop_duplicates(["instance_id", "process_id", "nc_idx", "thread_id"])
     assert per_bar[0] == pytest.approx(float(firsts["worker_share_pct"].iloc[0]))
-    assert data["worker"][:2] == ["i-0a88e4da06d80cbd2/2624383 thread 2624400",
+    assert data["worker"][:2] == ["i-0a88e4da06d80cbd2/PID:2624383/TID:2624400",
                                  "i-0a88e4da06d80cbd2/PID:2624383/neuron_rt/NC:1"]
-    # A core is named as its Timeline track (and as findings name it): the track filter finds it.
+    # A core is named as its Timeline track (and as findings name it), a host thread as the Thread grouping's
+    # track: the track filter finds both.
     assert data["worker"][1] in set(p.tracks("default")["label"])
+    assert data["worker"][0] in set(p.tracks("thread")["label"])
     assert data["steps"][1] == "on it in 117 of 132 steps"
     assert data["worker"][-1] == f"{len(firsts) - 12} other workers"
     assert {it.label.value for it in c.legend.items} == {"compute", "collective", "host", "launch", "gap"}
