@@ -83,10 +83,15 @@ def _int(v: Any) -> int:
 
 def thread_label(name: str, tid: int) -> str:
     """A thread's label: its name, with its id when the name does not already say it ("stream 7")."""
+    return _with_id(name, tid, "thread")
+
+
+def _with_id(name: str, number: int, kind: str) -> str:
+    """`name` with `number` after it unless the name already says it on its own; `kind number` for no name."""
     name = name.strip()
     if not name:
-        return f"thread {tid}"
-    return name if _says(name, str(tid)) else f"{name} {tid}"
+        return f"{kind} {number}"
+    return name if _says(name, str(number)) else f"{name} {number}"
 
 
 def _says(name: str, number: str) -> bool:
@@ -114,7 +119,4 @@ def process_label(name: str, pid: int, labels: str = "") -> str:
     labels = labels.strip()
     if labels and labels.upper() != "CPU":
         return labels
-    name = name.strip()
-    if not name:
-        return f"process {pid}"
-    return name if _says(name, str(pid)) else f"{name} {pid}"
+    return _with_id(name, pid, "process")
