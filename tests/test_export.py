@@ -127,6 +127,33 @@ def test_past_the_budget_long_events_stay_exact_and_the_rest_become_blocks(tmp_p
     assert a.size and (a < n_exact).all() and (b < n_exact).all()
 
 
+def test_an_export_right_after_the_timeline_waits_for_its_scan_of_arguments(
+        tmp_path: Path, sample: nw.Profile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Errors found only in arguments come from a background scan: an export started before it ends still
+    keeps them exact (CI's race: two of them were merged into blocks)."""
+    import threading
+
+    import neuron_widgets.widgets.timeline as timeline_module
+
+    release = threading.Event()
+    real = timeline_module.error_rows
+
+    def slow_scan(profile: nw.Profile, scan_args: bool | None = None, **kw: Any) -> np.ndarray:
+        if scan_args is not False:
+            release.wait(5)  # the scan ends only after the export has begun
+        return real(profile, scan_args=scan_args, **kw)
+
+    monkeypatch.setattr(timeline_module, "error_rows", slow_scan)
+    by_args = np.setdiff1d(error_rows(sample), error_rows(sample, scan_args=False))
+    assert by_args.size  # the sample has errors only their arguments say
+    tl = Timeline(sample)
+    threading.Timer(0.3, release.set).start()
+    tl.to_html(tmp_path / "small.html", time_range="all", max_mb=0.3)
+    e = Export(tmp_path / "small.html")
+    exact_rows = np.searchsorted(sample.array("id"), e.array("t0:f:id:values").astype(np.int64))
+    assert set(by_args.tolist()) <= set(exact_rows.tolist())
+
+
 def test_time_ranges_with_units_or_nanoseconds(tmp_path: Path, sample: nw.Profile) -> None:
     origin = sample.origin_ts
     got = export_profile(tmp_path / "r.html", sample, time_range="10ms:20ms")

@@ -140,10 +140,14 @@ SETTLE_S = 120.0  # as long as an exported Summary waits for its analyses
 
 
 def _settled(tl: Any) -> None:
-    """Wait for the critical path and findings the timeline is still computing: a page exported right after
-    `findings=True` would otherwise carry the toggle without its marks."""
+    """Wait for the critical path, findings and error scan the timeline is still computing: a page exported
+    right after `findings=True` would otherwise carry the toggle without its marks, and one exported right
+    after `Timeline(...)` would merge error events found only by their arguments into blocks."""
     def busy() -> list[str]:
         out = []
+        scan = getattr(tl, "_arg_scan", None)
+        if scan is not None and scan.is_alive():
+            out.append("scan of arguments for errors")
         if getattr(tl, "critical_path", False) and (getattr(tl, "critical_info", {}) or {}).get("state") == "computing":
             out.append("critical path")
         if getattr(tl, "findings", False) and (getattr(tl, "findings_info", {}) or {}).get("state") == "computing":
@@ -153,7 +157,7 @@ def _settled(tl: Any) -> None:
     timeout_s = SETTLE_S
     end = time.monotonic() + timeout_s
     while busy() and time.monotonic() < end:
-        time.sleep(0.05)  # the work runs on the widget's own thread; nothing to join
+        time.sleep(0.05)  # the work runs on the widget's own threads, which may be replaced meanwhile
     if left := busy():
 
         warnings.warn(f"export_html: the timeline's {' and '.join(left)} still computing after {timeout_s:.0f} s; "
