@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page
 
 import neuron_widgets as nw
-from neuron_widgets.export import export_html, export_profile
+from neuron_widgets.export import blob, export_html, export_profile
 from neuron_widgets.widgets import DeviceTraceViewer, EventDetails, Timeline
 
 from .lab import brush, find_item, scripts_had_their_chance, settle, shot, wait_item
@@ -101,6 +102,24 @@ def test_an_export_works_offline_zoom_click_details_grouping_brush(open_file, tm
     shot(page, "export-offline")
     assert not o.errors
     assert o.requests == [(tmp_path / "view.html").as_uri()]
+
+
+def test_a_page_packed_in_many_blocks_reads_whole_in_the_browser(open_file, tmp_path: Path, sample: nw.Profile,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The payload's gzip is made in blocks on several cores; the browser's DecompressionStream reads them
+    as one stream (blocks cut at an odd size, so sections and typed arrays straddle them)."""
+    monkeypatch.setattr(blob, "CHUNK", 40_009)
+    got = export_profile(tmp_path / "blocks.html", sample, time_range="all")
+    o = open_file(tmp_path / "blocks.html")
+    want = sample.tracks("default")
+    tracks = o.page.evaluate("() => window.__nwExport.hosts[0].model.get('tracks')")
+    assert [t["events"] for t in tracks] == want["events"].tolist()
+    total = o.page.evaluate("""() => { const h = window.__nwExport.hosts[0], tr = h.model.get('tracks');
+        const r = h.store.viewport('default', 0, h.meta.span[1], 1920, tr.map((_, i) => i));
+        const count = new Uint32Array(r.buffers[r.meta.columns.indexOf('count')]);
+        let sum = 0; for (let i = 0; i < r.meta.merged; i++) sum += count[i]; return sum; }""")
+    assert total == len(sample) == got["timelines"][0]["events"]
+    assert not o.errors and len(o.requests) == 1
 
 
 def test_profile_text_in_an_export_stays_text(open_file, tmp_path: Path) -> None:
