@@ -55,6 +55,11 @@ def export_html(path: str | Path, *widgets: Any, title: str | None = None, max_m
         return len(timelines) - 1
 
     for wdg in widgets:
+        # Every view settled first: a Summary following a viewer is told of the trace the viewer is still loading.
+        tl = wdg if getattr(type(wdg), "export_role", None) == "timeline" else getattr(wdg, "timeline", None)
+        if tl is not None:
+            _settled(tl)
+    for wdg in widgets:
         role = getattr(type(wdg), "export_role", None)
         if role == "timeline":
             layout.append({"kind": "timeline", "source": timeline_index(wdg)})
@@ -97,7 +102,9 @@ def summary_item(summary: Any) -> dict[str, Any]:
 
     from ..summary import SummaryCharts
 
-    summary.done.wait(120)
+    if not summary.done.wait(SETTLE_S):
+        warnings.warn(f"export_html: the Summary was still computing after {SETTLE_S:.0f} s; the page shows what "
+                      "it had (export again once its status line says it is done)", stacklevel=3)
     if getattr(summary, "kind", "") == "job":
         from ..summary.job import JobSummaryCharts  # bokeh's charts, as above: only for a job's Summary
 
@@ -140,14 +147,25 @@ SETTLE_S = 120.0  # as long as an exported Summary waits for its analyses
 
 
 def _settled(tl: Any) -> None:
-    """Wait for the critical path, findings and error scan the timeline is still computing: a page exported
-    right after `findings=True` would otherwise carry the toggle without its marks, and one exported right
-    after `Timeline(...)` would merge error events found only by their arguments into blocks."""
+    """Wait for what the timeline is still computing in its threads (critical path, findings, the scan of
+    arguments for errors, bandwidth tracks, a device trace loading, a job's densities): a page exported right
+    after `findings=True` would otherwise carry the toggle without its marks, one exported right after
+    `Timeline(...)` would merge error events found only by their arguments into blocks and lack the bandwidth
+    tracks, one exported right after a drill-down would show the trace half loaded."""
+    # The bandwidth tracks wait for a first view to be answered (their CPU after the first paint): an export
+    # is the view, in a script there is no other.
+    painted = getattr(tl, "_painted", None)
+    if painted is not None:
+        painted.set()
+    threads = {"_arg_scan": "scan of arguments for errors", "_bandwidth": "bandwidth tracks",
+               "_load_thread": "device trace loading"}
+
     def busy() -> list[str]:
-        out = []
-        scan = getattr(tl, "_arg_scan", None)
-        if scan is not None and scan.is_alive():
-            out.append("scan of arguments for errors")
+        out = [what for attr, what in threads.items()
+               if (th := getattr(tl, attr, None)) is not None and th.is_alive()]
+        summarised = getattr(tl, "summarised", None)  # a job's timeline: every part's density
+        if summarised is not None and not summarised.is_set():
+            out.append("densities of the job's parts")
         if getattr(tl, "critical_path", False) and (getattr(tl, "critical_info", {}) or {}).get("state") == "computing":
             out.append("critical path")
         if getattr(tl, "findings", False) and (getattr(tl, "findings_info", {}) or {}).get("state") == "computing":

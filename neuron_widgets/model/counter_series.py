@@ -31,11 +31,13 @@ class CounterSeries:
         if not ok.any():
             return
         t, v = t[ok], v[ok]
-        self.series.append({"key": key, "label": label, "kind": kind, "unit": unit,
-                            "max": float(v.max()), "min": float(min(v.min(), 0.0)), "breakdown": breakdown})
+        # A series is listed last: a reader in another thread (a view's reply, an export) that finds it in
+        # `series` finds its points (and breakdown) too.
         self.data[key] = (t, v)
         if breakdown:
             self.frames[key] = df.loc[ok].reset_index(drop=True)
+        self.series.append({"key": key, "label": label, "kind": kind, "unit": unit,
+                            "max": float(v.max()), "min": float(min(v.min(), 0.0)), "breakdown": breakdown})
 
     def at(self, key: str, t: float) -> dict[str, Any]:
         """The sample of a series in force at time t (ns from start), with its breakdown if it has one."""

@@ -415,5 +415,6 @@ class DeviceTraceViewer(Timeline):
             work()
             return None
         thread = threading.Thread(target=work, name="neuron-widgets-device-trace", daemon=True)
+        self._load_thread = thread  # the latest load: an export waits for it (export._settled)
         thread.start()
         return thread

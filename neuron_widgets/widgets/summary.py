@@ -174,6 +174,11 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
     def _brush_changed(self, _change: dict[str, Any]) -> None:
         if self._timer is not None:
             self._timer.cancel()
+        # The results so far (or in flight) are another range's from now on, not after the debounce: an export or
+        # a `done.wait()` meanwhile waits for the new range's, and a computation still running is dropped.
+        with self._lock:
+            self._generation += 1
+        self.done.clear()
         self._timer = threading.Timer(DEBOUNCE_S, lambda: self._start(self._range()))
         self._timer.daemon = True
         self._timer.start()
@@ -276,6 +281,8 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
                 if not self._current(generation):
                     return
                 self._apply(r, self._range_note(window, r["whole"]), ("headline",), generation, p)
+            if not self._current(generation):
+                return
             self.results = r
             if window is None and self.charts.devices is not None and self.device_numbers:
                 numbers = device_profile_summary(self.profile, limit=self.device_numbers)

@@ -104,6 +104,8 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         self._switch = GroupingSwitch(self._full_ready, self._full_failed)
         self._critical: CriticalShown | None = None
         self._critical_saved: np.ndarray | None = None
+        self._critical_ticket = 0  # the latest computation of the path; an older one's result is dropped
+        self._bandwidth: threading.Thread | None = None  # adds the transfers' bandwidth to the counters
         super().__init__(height=height, **kwargs)
         self._show_profile(profile, grouping)
         if color_by != "name":
@@ -194,8 +196,8 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     @t.observe("grouping")
     def _grouping_changed(self, change: dict[str, Any]) -> None:
         self._show_grouping()
-        if self.critical_path and self._critical is not None:
-            self._start_critical()  # the jumps' tracks are the grouping's
+        if self.critical_path:
+            self._start_critical()  # the jumps' tracks are the grouping's (one computing meanwhile is dropped)
 
     @t.observe("critical_path")
     def _critical_toggled(self, change: dict[str, Any]) -> None:
@@ -388,7 +390,8 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
             if self.profile is profile and self._counter_data is data:
                 self.counters = list(data.series)
 
-        threading.Thread(target=transfers, name="neuron-widgets-bandwidth", daemon=True).start()
+        self._bandwidth = threading.Thread(target=transfers, name="neuron-widgets-bandwidth", daemon=True)
+        self._bandwidth.start()
 
     def _scan_args_in_background(self) -> None:
         profile = self.profile
@@ -408,6 +411,8 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     def _start_critical(self) -> None:
         """Compute the path in a thread (the click returns at once), then show it."""
         profile, grouping = self.profile, self.grouping
+        self._critical_ticket += 1
+        ticket = self._critical_ticket
         self.critical_info = {"state": "computing", "text": "critical path: computing…", "jumps": []}
 
         def work() -> None:
@@ -416,8 +421,8 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
             except Exception as exc:  # said in the widget; the toggle goes off
                 shown = CriticalShown(np.zeros(0, np.int64), np.zeros((0, 4), np.int64), [],
                                       f"critical path unavailable: {type(exc).__name__}: {exc}")
-            if profile is not self.profile or not self.critical_path:
-                return  # switched off, or another profile, meanwhile
+            if ticket != self._critical_ticket or profile is not self.profile or not self.critical_path:
+                return  # switched off, another profile or grouping, meanwhile: its own computation shows it
             if shown.rows.size == 0:
                 with self.hold_sync():
                     self.critical_path = False
