@@ -279,3 +279,31 @@ def test_the_strip_shows_measured_mfu_and_labels_the_achievable_one(tmp_path) ->
     assert chips["MBU"]["value"] == "1.23%"
     numbers = _numbers(trace)
     assert numbers["mfu_pctg"] == pytest.approx(0.04) and numbers["mfu_achievable_pctg"] == pytest.approx(26.9)
+
+
+def test_a_slow_drill_down_never_replaces_a_newer_trace_shown(sample: nw.Profile,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A's events are still being indexed when the user shows B: A's load ends later and must drop its view."""
+    rows = np.flatnonzero(sample.name_codes() == sample.name_dictionary().index("nc_exec_running"))
+    ids = sample.array("id")[rows]
+    trace_b = sample.device_trace(int(ids[-1]))
+    indexing = threading.Event()
+    real = DeviceEvents.drawn
+
+    def slow(drawn: nw.DeviceTrace) -> DeviceEvents:
+        indexing.set()
+        time.sleep(0.8)
+        return real(drawn)
+
+    monkeypatch.setattr(device_viewer.DeviceEvents, "drawn", staticmethod(slow))
+    tl = Timeline(sample)
+    v = DeviceTraceViewer(tl)
+    told: list[nw.DeviceTrace] = []
+    v.on_trace(told.append)
+    th = v.open_event(int(ids[0]), sample)
+    assert th is not None and indexing.wait(30)  # A has passed its first check that it is the newest
+    v.show(trace_b, "B")
+    th.join(60)
+    assert v.device_trace is trace_b and v.status == "B"
+    assert v.strip == DeviceTraceViewer._strip_of(trace_b)
+    assert told and told[-1] is trace_b and all(t is trace_b for t in told)

@@ -104,6 +104,9 @@ class DeviceTraceViewer(Timeline):
         self._trace_listeners: list[Callable[[DeviceTrace], None]] = []
         self._request = 0  # the newest load; older ones that finish later are dropped
         self._lock = threading.Lock()
+        # Held from a load's last check that it is the newest to the end of its state writes: a slower, older
+        # load that built its events meanwhile cannot then replace a newer trace shown (with its strip).
+        self._showing = threading.RLock()
         self._replied = threading.Event()  # the first window of the trace shown was answered
         # The width the browser asked with (this view's, else the followed timeline's): a drill-down's first
         # window is sent with its tracks at about it (device_push).
@@ -128,21 +131,36 @@ class DeviceTraceViewer(Timeline):
         """Show another device trace (the view resets to its whole extent)."""
         with self._lock:
             self._request += 1
-        self._show_trace(trace, status)
+            me = self._request
+        self._show_trace(trace, status, current=lambda: self._is_newest(me))
 
-    def _show_trace(self, trace: DeviceTrace, status: str, loading: bool = False) -> None:
+    def _is_newest(self, request: int) -> bool:
+        with self._lock:
+            return request == self._request
+
+    def _show_trace(self, trace: DeviceTrace, status: str, loading: bool = False,
+                    current: Callable[[], bool] | None = None) -> None:
         events = DeviceEvents.of(trace)
-        self._show_events(events, trace, status, loading, colours=True)
-        self._finish(events, trace, loading)
+        if self._show_events(events, trace, status, loading, colours=True, current=current):
+            self._finish(events, trace, loading)
 
     def _show_events(self, events: DeviceEvents, trace: DeviceTrace, status: str, loading: bool,
-                     colours: bool) -> None:
+                     colours: bool, current: Callable[[], bool] | None = None) -> bool:
         """Point the view at `events` (of `trace`, whose head it shows): tracks, view and, loading in a thread,
-        the first window. `colours`: the colour menu for them too (which reads the trace's whole tables)."""
+        the first window. `colours`: the colour menu for them too (which reads the trace's whole tables).
+        `current`: whether this is still the newest request, once the events are indexed (False: nothing shown)."""
         grouping = self._grouping_of(events)
         # The level-of-detail index is built before the tracks go out, so the browser's first
         # window (asked for as soon as it has them) is only a query.
         events.lod(grouping)
+        with self._showing:
+            if current is not None and not current():
+                return False
+            self._show_indexed(events, trace, status, loading, colours, grouping)
+        return True
+
+    def _show_indexed(self, events: DeviceEvents, trace: DeviceTrace, status: str, loading: bool, colours: bool,
+                      grouping: str) -> None:
         self._replied.clear()
         self._node = None
         with self.hold_sync():
@@ -370,8 +388,7 @@ class DeviceTraceViewer(Timeline):
         self.error = ""
 
         def current() -> bool:
-            with self._lock:
-                return me == self._request
+            return self._is_newest(me)
 
         built: list[DeviceEvents] = []  # from the trace's drawn columns, shown before the rest is read
 
@@ -383,7 +400,7 @@ class DeviceTraceViewer(Timeline):
             if current() and device_colors.canonical(self.color_by) == "name":
                 events = DeviceEvents.drawn(drawn)
                 built.append(events)
-                self._show_events(events, drawn, done, loading=background, colours=False)
+                self._show_events(events, drawn, done, loading=background, colours=False, current=current)
 
         def work() -> None:
             trace = None
@@ -401,7 +418,7 @@ class DeviceTraceViewer(Timeline):
                         self._set_color_choices(built[0])
                     self._finish(built[0], trace, loading=background)
                 elif current():
-                    self._show_trace(trace, done, loading=background)
+                    self._show_trace(trace, done, loading=background, current=current)
             except Exception as exc:  # shown in the widget: a failed drill-down must not go to a log
                 if current():
                     self.error = f"Could not load {what}: " + "".join(

@@ -96,6 +96,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         self.profile = profile
         self._counter_data: CounterSeries | None = None
         self._marked: dict[str, np.ndarray] = {}
+        self._marks_lock = threading.Lock()  # marks are set from threads (scan, critical path) and by the user
         self._color: np.ndarray | None = None
         self._color_keys: list[str] = []
         self._node: np.ndarray | None = None  # per event its device hierarchy node (DeviceTraceViewer)
@@ -121,7 +122,9 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
         background) is drawn from its preview meanwhile, then from all of it (`_show_grouping`).
         """
         self.profile = profile
-        self._marked = {"error": error_rows(profile, scan_args=False), "incomplete": incomplete_rows(profile)}
+        marked = {"error": error_rows(profile, scan_args=False), "incomplete": incomplete_rows(profile)}
+        with self._marks_lock:
+            self._marked = marked
         self._critical = None
         origin = profile.origin_ts
         # From the first event to the last, on the origin's clock (far-clock events before it are negative).
@@ -400,7 +403,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
             try:
                 rows = error_rows(profile)
                 if profile is self.profile and rows.size != self._marked["error"].size:
-                    self._marked = {**self._marked, "error": rows}
+                    self._mark("error", rows)
                     self.revision += 1
             except Exception as exc:
                 self.error = f"could not scan arguments for return codes: {exc}"
@@ -432,7 +435,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
                 if self._critical is None:
                     self._critical_saved = self._marked.get("highlight")  # the user's own, back when off
                 self._critical = shown
-                self._marked = {**self._marked, "highlight": shown.rows}
+                self._mark("highlight", shown.rows)
                 self.critical_info = shown.info()  # text, headline, jumps (and a job's spans)
                 self.revision += 1
 
@@ -441,13 +444,7 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     def _clear_critical(self) -> None:
         with self.hold_sync():
             if self._critical is not None:
-                saved = self._critical_saved
-                marked = dict(self._marked)
-                if saved is None:
-                    marked.pop("highlight", None)
-                else:
-                    marked["highlight"] = saved
-                self._marked = marked
+                self._mark("highlight", self._critical_saved)  # the user's own again, if any
                 self._critical = None
                 self.revision += 1
             if self.critical_info.get("state") != "none":
@@ -537,8 +534,19 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
                     rows = rows_of_ids(self.profile, events["id"].to_numpy(np.int64))
             else:
                 rows = rows_of_ids(self.profile, np.asarray(list(events), dtype=np.int64))
-        self._marked = {**self._marked, "highlight": np.unique(rows)}
+        self._mark("highlight", np.unique(rows))
         self.revision += 1
+
+    def _mark(self, key: str, rows: np.ndarray | None) -> None:
+        """Set one kind of marked rows (None drops it): one writer at a time, so that a mark set from a thread
+        (the argument scan's errors, the critical path) and one set meanwhile (highlight()) are both kept."""
+        with self._marks_lock:
+            marked = dict(self._marked)
+            if rows is None:
+                marked.pop(key, None)
+            else:
+                marked[key] = rows
+            self._marked = marked
 
     def close(self) -> None:
         """Close the widget; a grouping's build under way stops at its current stage and swaps nothing in."""

@@ -338,7 +338,7 @@ class JobTimeline(Timeline):
             if self._critical is None:
                 self._critical_saved = self._marked.get("highlight")
             self._critical = shown
-            self._marked = {**self._marked, "highlight": shown.rows}
+            self._mark("highlight", shown.rows)
             self.critical_info = shown.info()
             self._show_notes()
             self.revision += 1
