@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import ipywidgets as w
 import numpy as np
@@ -281,9 +282,10 @@ def test_the_strip_shows_measured_mfu_and_labels_the_achievable_one(tmp_path) ->
     assert numbers["mfu_pctg"] == pytest.approx(0.04) and numbers["mfu_achievable_pctg"] == pytest.approx(26.9)
 
 
-def test_a_slow_drill_down_never_replaces_a_newer_trace_shown(sample: nw.Profile,
+def test_a_slow_drill_down_never_replaces_a_newer_trace_shown(sample_dir: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A's events are still being indexed when the user shows B: A's load ends later and must drop its view."""
+    sample = nw.load_profile(sample_dir)  # its own: no device trace read yet (the session's may hold A's)
     rows = np.flatnonzero(sample.name_codes() == sample.name_dictionary().index("nc_exec_running"))
     ids = sample.array("id")[rows]
     trace_b = sample.device_trace(int(ids[-1]))

@@ -270,6 +270,36 @@ def test_device_traces_get_their_own_summary(sample: nw.Profile, tmp_path) -> No
         A.temporal_breakdown(viewer.profile)
 
 
+def test_a_device_summary_told_of_two_traces_out_of_order_shows_the_newer(sample: nw.Profile,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two drill-downs' loads tell the Summary in turn; the older one's charts, done later, must not win."""
+    import threading
+
+    import neuron_widgets.widgets.summary as summary_module
+    from neuron_widgets.widgets import DeviceTraceViewer
+
+    names = sample.device_profiles["device_profile_name"]
+    a, b = sample.device_trace(names.iloc[0]), sample.device_trace(names.iloc[1])
+    viewer = DeviceTraceViewer(sample.device_trace(names.iloc[2]))
+    s = Summary(viewer)
+    assert s.done.wait(30)
+    real, started = summary_module.device_breakdown, threading.Event()
+
+    def slow(trace: nw.DeviceTrace) -> dict:
+        if trace is a:
+            started.set()
+            time.sleep(0.8)
+        return real(trace)
+
+    monkeypatch.setattr(summary_module, "device_breakdown", slow)
+    older = threading.Thread(target=s._show_device, args=(a,))
+    older.start()
+    assert started.wait(30)
+    s._show_device(b)
+    older.join(30)
+    assert s.done.wait(30) and s.device_trace is b and "neuron_profile_002" in s.status.value
+
+
 def test_the_kineto_sample_summary_names_the_late_rank() -> None:
     """The packaged Kineto sample (no trace files needed): two ranks, rank 0 late at the all-reduce."""
     p = nw.sample_profile("kineto")

@@ -113,6 +113,7 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
         self.timeline = source if isinstance(source, Timeline) else None
         self.profile = source.profile if isinstance(source, Timeline) else None
         self._lock = threading.Lock()
+        self._device_shown = 0  # the newest trace asked for: an older one summarised later is dropped
         self.done = threading.Event()
         self.device_numbers = None
         self.status = W.HTML(layout=W.Layout(min_height="22px"))
@@ -130,17 +131,24 @@ class Summary(FindingsMixin, JobSummaryMixin, Delivered, W.VBox):
 
     def _show_device(self, trace: DeviceTrace, first: bool = False) -> None:
         started = time.perf_counter()
+        with self._lock:
+            self._device_shown += 1
+            me = self._device_shown
         self.done.clear()
-        self.device_trace = trace
         origin = self.timeline.profile.origin_ts if self.timeline is not None else None
         try:
             results = device_breakdown(trace)
             charts = DeviceSummaryCharts(trace, results, origin)
         except Exception as exc:  # shown in the widget: the kernel and the viewer go on
-            self._say(f"Could not summarise the device trace: {type(exc).__name__}: {exc}", busy=False, error=True)
-            self.done.set()
+            if me == self._device_shown:
+                self.device_trace = trace
+                self._say(f"Could not summarise the device trace: {type(exc).__name__}: {exc}", busy=False, error=True)
+                self.done.set()
             return
         with self._lock:
+            if me != self._device_shown:
+                return  # a newer trace came meanwhile (two drill-downs' loads told us out of order)
+            self.device_trace = trace
             self.results, self.charts = results, charts
             charts.theme(self._dark)
             layers = source_of(charts.layers)
