@@ -59,3 +59,21 @@ def test_pairs_and_links_match_the_reference(seed: int) -> None:
         want = [r for r, ids in enumerate(flows) if r != row and mine & set(ids or [])]
         got = index.linked(row)
         assert got.dtype == np.int64 and got.tolist() == want
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 512, 513, 2000])
+def test_rows_of_a_table_of_several_chunks_are_those_take_gives(n: int) -> None:
+    from neuron_widgets.model.event_access import rows_of, up_and_down
+
+    rng = np.random.default_rng(n)
+    parts = [pa.table({"a": rng.integers(0, 9, 700), "b": pa.array(rng.choice(["x", "y"], 700)).dictionary_encode()})
+             for _ in range(5)]
+    table = pa.concat_tables(parts)
+    rows = rng.integers(0, table.num_rows, n)
+    assert rows_of(table, rows).to_pylist() == table.take(pa.array(rows, pa.int64())).to_pylist()
+    up, down = rows[: n // 3], rows[n // 3:]
+    got = up_and_down(table, up, down)
+    for side, want in (("upstream", up), ("downstream", down)):
+        assert got[side]["row"].tolist() == want.tolist()
+        assert got[side].index.tolist() == list(range(len(want)))
+        assert got[side].drop(columns="row").to_dict("records") == table.take(pa.array(want, pa.int64())).to_pylist()

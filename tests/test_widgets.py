@@ -284,3 +284,14 @@ def test_kineto_trace_in_a_timeline() -> None:
     lanes = sum(t["lanes"] for t in tl.tracks)
     assert 0 < meta["n"] <= 2 * 1920 * lanes + lanes + wire.MAX_MARKERS
     assert cols["count"].sum() <= len(p) + meta["markers"]
+
+
+def test_the_browsers_snapshot_comes_as_a_buffer_and_is_kept() -> None:
+    """ipywidgets hands a binary state back as a memoryview: the Timeline keeps it as bytes (a Bytes trait alone
+    refused it, and every snapshot the view saved raised a TraitError in the kernel)."""
+    import neuron_widgets as nw
+    from neuron_widgets.widgets import Timeline
+
+    tl = Timeline(nw.sample_profile())
+    tl.set_state({"_snapshot": memoryview(b"\x89PNG pixels")})
+    assert tl._snapshot == b"\x89PNG pixels"

@@ -7,7 +7,7 @@ import numpy as np
 
 # Tie groups up to this size are put in order by insertion (engines starting on the same
 # nanosecond come in small groups); larger ones by a merge sort.
-_INSERTION_MAX = 64
+INSERTION_MAX = 64
 
 
 @numba.njit(cache=True, nogil=True)
@@ -21,7 +21,7 @@ def _longest_first(order: np.ndarray, start: np.ndarray, end: np.ndarray) -> Non
         while b < n and start[order[b]] == s:
             b += 1
         if b - a > 1:
-            if b - a <= _INSERTION_MAX:
+            if b - a <= INSERTION_MAX:
                 for i in range(a + 1, b):
                     item = order[i]
                     e = end[item]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numba
 import numpy as np
 
 if TYPE_CHECKING:
@@ -21,13 +22,21 @@ def density(start: np.ndarray, t0: int, t1: int, bins: int = OVERVIEW_BINS) -> l
     """Starts in each of `bins` equal slices of [t0, t1] (absolute ns); starts outside are not counted."""
     if t1 <= t0 or start.size == 0:
         return []
-    # Integer slices (the span rounded up to a whole ns per slice): two passes over the starts,
-    # where float scaling took five and delayed the first paint of a 10M-event profile by 0.5 s.
+    # Integer slices (the span rounded up to a whole ns per slice): float scaling took five passes over the
+    # starts and delayed the first paint of a 10M-event profile by 0.5 s.
     width = max(-(-(t1 - t0) // bins), 1)
-    which = start - t0
-    which //= width
-    keep = (which >= 0) & (which < bins)
-    return np.bincount(which[keep] if not keep.all() else which, minlength=bins).tolist()
+    return _density(np.ascontiguousarray(start, np.int64), t0, width, bins).tolist()
+
+
+@numba.njit(cache=True, nogil=True)
+def _density(start: np.ndarray, t0: int, width: int, bins: int) -> np.ndarray:
+    # One pass: the numpy form (shift, divide, mask, count) took four over the starts, 0.1 s at 10M events.
+    counts = np.zeros(bins, np.int64)
+    for s in start:
+        k = (s - t0) // width
+        if 0 <= k < bins:
+            counts[k] += 1
+    return counts
 
 
 def overview(profile: Profile, bins: int = OVERVIEW_BINS) -> dict[str, Any]:

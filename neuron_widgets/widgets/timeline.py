@@ -86,7 +86,10 @@ class Timeline(Delivered, FindingMarks, anywidget.AnyWidget):
     # Linked to another run's timeline on a step (widgets/timeline_align.py): {} when not; the page reads the
     # group it shares with its partner, each run's step starts and windows, and sets `step` or {} (its picker, Unlink).
     aligned = t.Dict({}).tag(sync=True)
-    _snapshot = t.Bytes(b"").tag(sync=True)
+    # The browser's PNG of its last view, kept so that a notebook reopened without its kernel shows it. It
+    # comes back as a buffer (a memoryview), which a Bytes trait refuses: every save raised a TraitError
+    # whose traceback the kernel spent a quarter of a second of CPU formatting.
+    _snapshot = t.Bytes(b"").tag(sync=True, from_json=lambda value, _widget: bytes(value))
 
     def __init__(self, profile: Profile, grouping: str | None = None, *, height: int = 480, color_by: str = "name",
                  time_range: tuple[int, int] | None = None, **kwargs: Any) -> None:

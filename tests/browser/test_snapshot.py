@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from pathlib import Path
 
@@ -32,8 +33,13 @@ def saved_snapshot_bytes(path: Path) -> int:
 
 
 def test_reopened_notebook_shows_the_saved_view(page: Page, browser: Browser, lab: str, lab_root: Path) -> None:
+    got = lab_root / "snapshot_in_kernel.txt"
+    got.unlink(missing_ok=True)
     cells = [nbf.v4.new_code_cell("import neuron_widgets as nw\nfrom neuron_widgets.widgets import Timeline\n"
-                                  "tl = Timeline(nw.sample_profile(), height=320)\ntl")]
+                                  "tl = Timeline(nw.sample_profile(), height=320)\n"
+                                  # What the kernel holds of the browser's snapshot, once it takes it.
+                                  f"tl.observe(lambda c: open({str(got)!r}, 'w').write(str(len(c['new']))), "
+                                  "names=['_snapshot'])\ntl")]
     nbf.write(nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                           "language": "python"}}),
               lab_root / "snap.ipynb")
@@ -47,9 +53,18 @@ def test_reopened_notebook_shows_the_saved_view(page: Page, browser: Browser, la
                            timeout=30_000)
     drawn = page.evaluate(CANVAS_PIXELS)
     assert drawn > 2000
-    page.locator(".jp-Notebook").first.click()
+    # The kernel takes it too (it came as a buffer, which the trait refused with an error at every save).
+    deadline = time.monotonic() + 20
+    while not (got.exists() and got.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert got.exists() and int(got.read_text()) > 1000
+    # Saved with Ctrl+S while the timeline has the focus: the key reaches JupyterLab (S alone zooms out, and
+    # the widget kept every key from JupyterLab, Ctrl+S too).
+    view = page.evaluate("() => document.querySelector('.nw-timeline').dataset.view")
+    page.locator(".nw-timeline .nw-corner").click()
     page.keyboard.press("Control+s")
     page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=20_000)
+    assert page.evaluate("() => document.querySelector('.nw-timeline').dataset.view") == view
     assert saved_snapshot_bytes(lab_root / "snap.ipynb") > 1000
 
     # The kernel that made the widgets is gone; the notebook is opened again in a fresh page.

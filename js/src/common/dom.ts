@@ -23,6 +23,21 @@ export function button(text: string, title: string, onClick: () => void, cls = "
   return b;
 }
 
+/** Whether a key event carries Ctrl, Cmd or Alt: the application's own shortcuts (save, undo, copy). */
+export function withModifier(e: KeyboardEvent): boolean {
+  return e.ctrlKey || e.metaKey || e.altKey;
+}
+
+/** Keys typed in `el` stay there: JupyterLab's command-mode shortcuts (A, B, D, S...) do not fire. Keys held with
+ * Ctrl, Cmd or Alt still reach it: Ctrl+S saves the notebook from a focused widget. */
+export function keepKeysFromLab(el: HTMLElement): void {
+  for (const ev of ["keydown", "keyup", "keypress"] as const) {
+    el.addEventListener(ev, (e) => {
+      if (!withModifier(e)) e.stopPropagation();
+    });
+  }
+}
+
 /** Copy a binary buffer from the comm into an aligned typed array. */
 export function typed<T>(dv: DataView | ArrayBuffer, Ctor: { new (b: ArrayBuffer): T }): T {
   if (dv instanceof ArrayBuffer) return new Ctor(dv);

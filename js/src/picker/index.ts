@@ -2,7 +2,7 @@
 // device profiles; a row is chosen by a click, Submit (or a double click, or Enter) sends it to
 // the kernel. The modal is a native <dialog>, so it sits above JupyterLab and traps focus.
 
-import { button, h } from "../common/dom";
+import { button, h, keepKeysFromLab } from "../common/dom";
 import type { PickerTraits, ViewModel } from "../common/messages";
 import { initialize } from "../common/resync";
 import { parseFilter, rowMatches } from "./match";
@@ -59,8 +59,8 @@ export class PickerView {
     this.root.append(open, status, this.dialog);
     el.appendChild(this.root);
     this.filter.addEventListener("input", () => this.fill());
+    keepKeysFromLab(this.dialog);
     this.dialog.addEventListener("keydown", (e) => {
-      e.stopPropagation(); // JupyterLab's command-mode shortcuts must not see keys typed here
       if (e.key === "Enter" && this.chosen >= 0) {
         e.preventDefault();
         this.send();

@@ -1,5 +1,6 @@
 // Mouse, wheel and keyboard on the timeline: zoom, pan, brush, hover, click, search keys.
 
+import { keepKeysFromLab, withModifier } from "../common/dom";
 import type { LayoutState } from "./layout";
 import type { Tooltip } from "./tooltip";
 import { pan, type Range, zoomAt } from "./viewmath";
@@ -124,8 +125,7 @@ export function bindInput(v: InputHost): void {
   });
   v.scroll.addEventListener("scroll", () => v.request());
   v.root.addEventListener("keydown", (e) => key(v, e));
-  // JupyterLab's command-mode shortcuts (A, B, D, S...) must not fire while the widget has focus.
-  for (const ev of ["keydown", "keyup", "keypress"]) v.root.addEventListener(ev, (e) => e.stopPropagation());
+  keepKeysFromLab(v.root);
   v.searchInput.addEventListener("input", () => v.search(v.searchInput.value));
   v.searchInput.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
@@ -141,6 +141,8 @@ export function bindInput(v: InputHost): void {
 
 function key(v: InputHost, e: KeyboardEvent): void {
   if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
+  if (withModifier(e)) return; // Ctrl+S saves the notebook; it does not zoom out as S does
+
   const w = v.view.t1 - v.view.t0;
   const at = v.mouse ? v.timeAt(v.mouse.x) : (v.view.t0 + v.view.t1) / 2;
   const k = e.key.toLowerCase();

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..event_access import up_and_down
 from ..profile import Profile, TrackIndex
 from ..schema import ROW
 from .codes import TABLE_LABELS, TABLES, combine, encode, engine_key, engine_tracks, missing, natural
@@ -65,13 +66,25 @@ def _with_core(df: pd.DataFrame, several: bool, label: tuple[np.ndarray, list[st
     return combine(encode(df["pcore_idx"]), label, lambda core, rest: f"Core {core or '?'}/{rest}")
 
 
-def _parts(trace: DeviceTrace) -> list[_Part]:
-    cores: set[int] = set()
+def _several_cores(trace: DeviceTrace) -> bool:
+    """Whether the instructions and DMA packets name more than one physical core (a track label then says which)."""
+    seen: set[int] = set()
     for table in ("instructions", "dma"):
         df = getattr(trace, table)
-        if "pcore_idx" in df and not df.empty:
-            cores |= set(pd.unique(df["pcore_idx"].dropna()).astype(int).tolist())
-    several = len(cores) > 1
+        if "pcore_idx" not in df or df.empty:
+            continue
+        col = df["pcore_idx"]
+        if col.dtype.kind in "iu":  # a whole-number column: its least and greatest say it (no hash of its rows)
+            seen |= {int(col.min()), int(col.max())}
+        else:
+            seen |= set(pd.unique(col.dropna()).astype(int).tolist())
+        if len(seen) > 1:
+            return True
+    return False
+
+
+def _parts(trace: DeviceTrace) -> list[_Part]:
+    several = _several_cores(trace)
     out = []
     ins = trace.instructions
     if not ins.empty:
@@ -304,9 +317,7 @@ class DeviceEvents(Profile):
         linked = linked[linked != row]
         up = linked[start[linked] <= start[row]]
         down = linked[start[linked] > start[row]]
-        core = self.core
-        return {"upstream": core.take(pa.array(up)).to_pandas().assign(row=up),
-                "downstream": core.take(pa.array(down)).to_pandas().assign(row=down)}
+        return up_and_down(self.core, up, down)
 
     def _links(self) -> tuple[np.ndarray, np.ndarray]:
         """Flow pairs as rows of this table (pairs whose ends are not drawn here are dropped)."""

@@ -4,7 +4,7 @@ The tables come one after another (instructions, DMA packets, CC ops, semaphore 
 usually already in time order itself, so their rows' order is a merge of those runs, and each
 column of the event table is written as the merge goes, instead of a sort followed by a gather
 per column (and the temporary arrays those take: 10 MB apiece at a million rows). A table that is
-not in order sends the whole to `model.order.time_order`, then one gathering pass.
+not in order has the whole sorted by start, then its ties put in order and every column written in one pass.
 
 The order is `time_order`'s: by start, the longest first among rows that start together, then
 the tables' order and each table's own (tests/test_device_rows.py holds them equal).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..order import time_order
+from ..order import INSERTION_MAX
 
 
 @dataclass
@@ -73,17 +73,45 @@ def _merge(bounds: np.ndarray, start: np.ndarray, end: np.ndarray, name: np.ndar
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather(bounds: np.ndarray, start: np.ndarray, end: np.ndarray, name: np.ndarray, label: np.ndarray,
-            order: np.ndarray, start_o: np.ndarray, end_o: np.ndarray, name_o: np.ndarray, label_o: np.ndarray,
-            table_o: np.ndarray, source_o: np.ndarray) -> None:
-    """Every column in `order` (already made), in one pass."""
-    for j in range(order.size):
+def _sorted_gather(bounds: np.ndarray, start: np.ndarray, end: np.ndarray, name: np.ndarray, label: np.ndarray,
+                   order: np.ndarray, start_o: np.ndarray, end_o: np.ndarray, name_o: np.ndarray,
+                   label_o: np.ndarray, table_o: np.ndarray, source_o: np.ndarray) -> None:
+    """`order` (by start alone, stably) made time order in place, the longest first among equal starts, and every
+    column written in it. The ties are found and sorted on the gathered starts and ends, which lie side by side:
+    sorting them through `order` reached into the tables at random for each comparison."""
+    n = order.size
+    for j in range(n):
+        i = order[j]
+        start_o[j] = start[i]
+        end_o[j] = end[i]
+    a = 0
+    while a < n:
+        b = a + 1
+        s = start_o[a]
+        while b < n and start_o[b] == s:
+            b += 1
+        if b - a > INSERTION_MAX:
+            sub = np.argsort(-end_o[a:b], kind="mergesort")
+            group, ends = order[a:b].copy(), end_o[a:b].copy()
+            for k in range(b - a):
+                order[a + k] = group[sub[k]]
+                end_o[a + k] = ends[sub[k]]
+        elif b - a > 1:
+            for i in range(a + 1, b):
+                item, e = order[i], end_o[i]
+                j = i - 1
+                while j >= a and end_o[j] < e:
+                    order[j + 1] = order[j]
+                    end_o[j + 1] = end_o[j]
+                    j -= 1
+                order[j + 1] = item
+                end_o[j + 1] = e
+        a = b
+    for j in range(n):
         i = order[j]
         p = 0
         while i >= bounds[p + 1]:
             p += 1
-        start_o[j] = start[i]
-        end_o[j] = end[i]
         name_o[j] = name[i]
         label_o[j] = label[i]
         table_o[j] = p
@@ -105,9 +133,9 @@ def rows_in_time_order(sizes: list[int], start: np.ndarray, end: np.ndarray, nam
     if n and _in_order(bounds, start, end):
         _merge(bounds, start, end, name, label, out.order, *columns)
         return out
-    order = time_order(start.copy(), end.copy())  # (writable: the tie kernel warmed is typed so)
-    out.order = np.arange(n, dtype=np.int64) if order is None else order.astype(np.int64, copy=False)
-    _gather(bounds, start, end, name, label, out.order, *columns)
+    # A table out of order puts the whole out of order: sorted by start here, the ties in the kernel.
+    out.order = np.argsort(start, kind="stable").astype(np.int64, copy=False)
+    _sorted_gather(bounds, start, end, name, label, out.order, *columns)
     return out
 
 
