@@ -47,12 +47,9 @@ def reference_lanes(track: np.ndarray, start: np.ndarray, end: np.ndarray, n_tra
 
 @pytest.fixture(params=["one thread", "two threads"])
 def threads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both ways of the passes: one thread, or two each over half the tracks (as on large profiles)."""
-    from neuron_widgets.model import track_lod
-
+    """Both ways of the lanes' pass: one thread, or two each over half the tracks (as on large profiles)."""
     if request.param == "two threads":
         monkeypatch.setattr(lanes_mod, "SPLIT_EVENTS", 10)
-        monkeypatch.setattr(track_lod, "SPLIT_EVENTS", 10)
         monkeypatch.setattr(lanes_mod.os, "cpu_count", lambda: 2)
     return str(request.param)
 

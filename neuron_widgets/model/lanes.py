@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 T = TypeVar("T")
+G = TypeVar("G")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -98,8 +99,8 @@ def two_groups(weights: np.ndarray) -> list[np.ndarray]:
     return [first, ~first]
 
 
-def in_groups(work: Callable[[np.ndarray], T], groups: list[np.ndarray]) -> list[T]:
-    """work(mask) for each group, the groups in threads of their own (numba kernels that release the GIL)."""
+def in_groups(work: Callable[[G], T], groups: list[G]) -> list[T]:
+    """work(group) for each group, the groups in threads of their own (numba kernels that release the GIL)."""
     if len(groups) == 1:
         return [work(groups[0])]
     with ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="neuron-widgets-lanes") as pool:
@@ -165,12 +166,18 @@ def lanes_in_time_order(combo: np.ndarray, combo_track: np.ndarray, start: np.nd
     else:
         groups = [np.ones(n_tracks, dtype=np.bool_)]
     for dtype in (np.int16, np.int32):  # int16 unless a track has 32767 lanes or more
-        lanes = np.zeros(combo.size, dtype=dtype)
+        # Each thread writes lanes of its own array (0 where the event is the other's), joined after by an OR:
+        # written into one array, neighbouring events of the two threads shared cache lines, which bounced
+        # between the cores at nearly every event.
+        outs = [np.zeros(combo.size, dtype=dtype) for _ in groups]
 
-        def lane(mine: np.ndarray, out: np.ndarray = lanes) -> tuple[np.ndarray, np.ndarray]:
-            return _greedy_in_time(combo, combo_track, start, end, mine, out)
+        def lane(k: int, outs: list[np.ndarray] = outs) -> tuple[np.ndarray, np.ndarray]:
+            return _greedy_in_time(combo, combo_track, start, end, groups[k], outs[k])
 
-        parts = in_groups(lane, groups)
+        parts = in_groups(lane, list(range(len(groups))))
+        lanes = outs[0]
+        for other in outs[1:]:
+            np.bitwise_or(lanes, other, out=lanes)
         used = np.zeros(n_tracks, dtype=np.int32)
         width = max(p[1].shape[1] for p in parts)
         per_lane = np.zeros((n_tracks, width), dtype=np.int64)
