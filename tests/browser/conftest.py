@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from .lab import ROOT, TRACES, jupyter_lab, launch
+from .lab import KERNEL_ERRORS, ROOT, TRACES, jupyter_lab, launch
 
 
 @pytest.fixture(scope="session")
@@ -21,6 +21,24 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lab(lab_root: Path) -> Iterator[str]:
     with jupyter_lab(lab_root, env={"NEURON_WIDGETS_TRACES": str(TRACES)}) as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def no_widget_message_raises_in_the_kernel(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test in the shared JupyterLab leaves no exception raised by a widget message in its kernels (ipywidgets
+    shows them in no cell; see lab.record_widget_errors)."""
+    if "lab" not in request.fixturenames:
+        yield
+        return
+    log = request.getfixturevalue("lab_root") / KERNEL_ERRORS
+    before = log.stat().st_size if log.exists() else 0
+    yield
+    raised = ""
+    if log.exists():
+        with log.open() as f:
+            f.seek(before)
+            raised = f.read()
+    assert not raised, f"a widget message raised in the kernel:\n{raised}"
 
 
 @pytest.fixture(scope="session")

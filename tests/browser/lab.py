@@ -44,6 +44,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# Where the Lab's kernels write what a widget message raised (see record_widget_errors).
+KERNEL_ERRORS = "kernel-widget-errors.log"
+
+_RECORD = """
+import sys, traceback
+from IPython import get_ipython
+
+_shell = get_ipython()
+_shown = _shell.showtraceback
+
+
+def _recorded(*args, **kwargs):
+    tb = sys.exc_info()[2]
+    frames = [f.tb_frame.f_code.co_name for f in traceback.walk_tb(tb)] if tb else []
+    if "_handle_msg" in frames:
+        with open({path!r}, "a") as out:
+            out.write("".join(traceback.format_exception(*sys.exc_info())) + "\\n")
+    return _shown(*args, **kwargs)
+
+
+_shell.showtraceback = _recorded
+"""
+
+
+def record_widget_errors(root: Path, env: dict[str, str]) -> None:
+    """The Lab's kernels write each exception a widget message raised to root/KERNEL_ERRORS (an IPython startup
+    file). ipywidgets shows such a traceback in no cell: a state the browser sends that the kernel refuses goes
+    unseen otherwise (the Timeline's snapshot did, at every save)."""
+    startup = root / ".ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "00-record-widget-errors.py").write_text(_RECORD.format(path=str(root / KERNEL_ERRORS)))
+    env["IPYTHONDIR"] = str(root / ".ipython")
+
+
 @contextmanager
 def jupyter_lab(root: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     """Start JupyterLab on a free port serving `root`; yield its base URL."""
@@ -64,6 +98,7 @@ def jupyter_lab(root: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     widgets = root / ".lab-settings" / "@jupyter-widgets" / "jupyterlab-manager"
     widgets.mkdir(parents=True, exist_ok=True)
     (widgets / "plugin.jupyterlab-settings").write_text('{"saveState": true}')
+    record_widget_errors(root, full_env)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=root)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -93,9 +93,11 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
     shot(page, "device-01-drill-down")
     labels = [t.strip() for t in viewer.locator(".nw-label-text").all_text_contents()]
     assert "Engines" in labels and "Tensor" in labels and "DMA" in labels, labels
-    chips = viewer.locator(".nw-chip-label").all_inner_texts()
+    # Text content, not rendered text: a cell above that lays its output out late can push the viewer off screen
+    # again, and JupyterLab skips rendering cells off screen (content-visibility), whose inner text is then empty.
+    chips = [t.strip() for t in viewer.locator(".nw-chip-label").all_text_contents()]
     assert chips[0] == "Execution" and "Tensor" in chips, chips
-    assert "timestamp_sync_point" in viewer.locator(".nw-head").inner_text()
+    assert "timestamp_sync_point" in (viewer.locator(".nw-head").text_content() or "")
 
     # An instruction clicked in the device viewer fills the EventDetails bound to it.
     # The summary below computes in the kernel's threads after Run All; its spinner gone, the click
@@ -133,7 +135,7 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
                 raise AssertionError(f"clicking {tried} filled no details: {state}; the kernel's details for the "
                                      f"last click reached the page {received.since(clicked)} s after it") from None
     details = page.locator(".nw-details", has=page.locator(".nw-details-title", has_text=ins["name"])).first
-    text = details.inner_text()
+    text = details.text_content() or ""
     assert "operands" in text and "hlo_name" in text
     details.scroll_into_view_if_needed()
     shot(page, "device-02-instruction")
@@ -185,6 +187,6 @@ def test_picker_modal_submit_opens_a_viewer_below(page: Page, lab: str) -> None:
     viewer = page.locator(".nw-timeline", has=page.locator(".nw-head", has_text="neuron_profile_003")).first
     viewer.scroll_into_view_if_needed()
     page.wait_for_function(f"() => {{ const r = ({picked})(); return !!r && +r.dataset.drawn > 0; }}", timeout=30_000)
-    assert "device clock" in viewer.locator(".nw-head").inner_text()
+    assert "device clock" in (viewer.locator(".nw-head").text_content() or "")
     shot(page, "device-04-picked")
     assert not page.errors, page.errors  # type: ignore[attr-defined]
