@@ -11,33 +11,33 @@ INSERTION_MAX = 64
 
 
 @numba.njit(cache=True, nogil=True)
-def _longest_first(order: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
-    """Within each run of equal starts of `order` (already by start), put longer events first, stably."""
+def longest_first(order: np.ndarray, start_o: np.ndarray, end_o: np.ndarray) -> None:
+    """Within each run of equal starts, put longer events first, stably: `order` is by start already, `start_o` and
+    `end_o` its starts and ends gathered in that order (moved along with it). Read side by side, not through
+    `order`: reaching into the table at random for each comparison took most of the time."""
     n = order.size
     a = 0
     while a < n:
         b = a + 1
-        s = start[order[a]]
-        while b < n and start[order[b]] == s:
+        s = start_o[a]
+        while b < n and start_o[b] == s:
             b += 1
-        if b - a > 1:
-            if b - a <= INSERTION_MAX:
-                for i in range(a + 1, b):
-                    item = order[i]
-                    e = end[item]
-                    j = i - 1
-                    while j >= a and end[order[j]] < e:
-                        order[j + 1] = order[j]
-                        j -= 1
-                    order[j + 1] = item
-            else:
-                group = order[a:b].copy()
-                ends = np.empty(b - a, np.int64)
-                for k in range(b - a):
-                    ends[k] = -end[group[k]]
-                sub = np.argsort(ends, kind="mergesort")
-                for k in range(b - a):
-                    order[a + k] = group[sub[k]]
+        if b - a > INSERTION_MAX:
+            sub = np.argsort(-end_o[a:b], kind="mergesort")
+            group, ends = order[a:b].copy(), end_o[a:b].copy()
+            for k in range(b - a):
+                order[a + k] = group[sub[k]]
+                end_o[a + k] = ends[sub[k]]
+        elif b - a > 1:
+            for i in range(a + 1, b):
+                item, e = order[i], end_o[i]
+                j = i - 1
+                while j >= a and end_o[j] < e:
+                    order[j + 1] = order[j]
+                    end_o[j + 1] = end_o[j]
+                    j -= 1
+                order[j + 1] = item
+                end_o[j + 1] = e
         a = b
 
 
@@ -51,9 +51,9 @@ def time_order(start: np.ndarray, end: np.ndarray) -> np.ndarray | None:
     # A stable sort merges already-ordered runs (tables or files appended together) in near
     # linear time; a lexsort on (start, -end) would be two full sorts.
     order = np.argsort(start, kind="stable")
-    s = start[order]
+    s = np.ascontiguousarray(start[order], np.int64)
     if (s[1:] == s[:-1]).any():
-        _longest_first(order, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64))
+        longest_first(order, s, np.ascontiguousarray(end[order], np.int64))
     return order
 
 

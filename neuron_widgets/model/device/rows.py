@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..order import INSERTION_MAX
+from ..order import longest_first
 
 
 @dataclass
@@ -77,36 +77,13 @@ def _sorted_gather(bounds: np.ndarray, start: np.ndarray, end: np.ndarray, name:
                    order: np.ndarray, start_o: np.ndarray, end_o: np.ndarray, name_o: np.ndarray,
                    label_o: np.ndarray, table_o: np.ndarray, source_o: np.ndarray) -> None:
     """`order` (by start alone, stably) made time order in place, the longest first among equal starts, and every
-    column written in it. The ties are found and sorted on the gathered starts and ends, which lie side by side:
-    sorting them through `order` reached into the tables at random for each comparison."""
+    column written in it (the ties sorted on the starts and ends once gathered, as `time_order` does)."""
     n = order.size
     for j in range(n):
         i = order[j]
         start_o[j] = start[i]
         end_o[j] = end[i]
-    a = 0
-    while a < n:
-        b = a + 1
-        s = start_o[a]
-        while b < n and start_o[b] == s:
-            b += 1
-        if b - a > INSERTION_MAX:
-            sub = np.argsort(-end_o[a:b], kind="mergesort")
-            group, ends = order[a:b].copy(), end_o[a:b].copy()
-            for k in range(b - a):
-                order[a + k] = group[sub[k]]
-                end_o[a + k] = ends[sub[k]]
-        elif b - a > 1:
-            for i in range(a + 1, b):
-                item, e = order[i], end_o[i]
-                j = i - 1
-                while j >= a and end_o[j] < e:
-                    order[j + 1] = order[j]
-                    end_o[j + 1] = end_o[j]
-                    j -= 1
-                order[j + 1] = item
-                end_o[j + 1] = e
-        a = b
+    longest_first(order, start_o, end_o)
     for j in range(n):
         i = order[j]
         p = 0
