@@ -57,7 +57,7 @@ _shown = _shell.showtraceback
 
 def _recorded(*args, **kwargs):
     tb = sys.exc_info()[2]
-    frames = [f.tb_frame.f_code.co_name for f in traceback.walk_tb(tb)] if tb else []
+    frames = [frame.f_code.co_name for frame, _ in traceback.walk_tb(tb)] if tb else []
     if "_handle_msg" in frames:
         with open({path!r}, "a") as out:
             out.write("".join(traceback.format_exception(*sys.exc_info())) + "\\n")
