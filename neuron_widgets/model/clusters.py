@@ -85,8 +85,7 @@ def _widest_gaps(start: np.ndarray, end: np.ndarray, k: int) -> tuple[np.ndarray
         if held < k or g > width[held - 1]:
             j = held if held < k else k - 1
             while j > 0 and width[j - 1] < g:
-                if j < k:
-                    width[j], idx[j] = width[j - 1], idx[j - 1]
+                width[j], idx[j] = width[j - 1], idx[j - 1]
                 j -= 1
             width[j], idx[j] = g, i
             held = min(held + 1, k)
