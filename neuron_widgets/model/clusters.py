@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .kernel_args import read_only
+
 # A gap is a clock split when it is this many times wider than the rest of the trace together...
 GAP_RATIO = 50.0
 # ...and the side cut away holds at most this share of the events.
@@ -42,8 +44,7 @@ def split(start: np.ndarray, end: np.ndarray) -> Split:
     n = start.size
     if n < 2:
         return Split((0, n), [], [])
-    widest, widths, total = _widest_gaps(np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64),
-                                         _MAX_CUTS)
+    widest, widths, total = _widest_gaps(read_only(start, np.int64), read_only(end, np.int64), _MAX_CUTS)
     gap = dict(zip(widest.tolist(), widths.tolist(), strict=True))
     cuts: list[int] = []
     for k in range(len(widest), 0, -1):  # as many cuts as hold
@@ -91,3 +92,8 @@ def _widest_gaps(start: np.ndarray, end: np.ndarray, k: int) -> tuple[np.ndarray
             held = min(held + 1, k)
         reach = max(reach, start[i + 1], end[i + 1])
     return idx[:held], width[:held], reach - start[0]
+
+
+def warm() -> None:
+    """Load the compiled gap kernel now (from numba's cache), not on a user's first load or drill-down."""
+    split(np.arange(3, dtype=np.int64), np.arange(3, dtype=np.int64))

@@ -19,9 +19,11 @@ import pandas as pd
 import traitlets as t
 
 from ..model.background import background_priority
+from ..model.clusters import warm as warm_clusters
 from ..model.device import colours as device_colors
 from ..model.device.events import DeviceEvents
 from ..model.device.hierarchy import instruction_nodes, subtree
+from ..model.device.hierarchy import warm as warm_hierarchy
 from ..model.device.loading import device_trace_of
 from ..model.device.rows import warm as warm_rows
 from ..model.device.strip import engine_strip
@@ -49,6 +51,8 @@ def _warm() -> None:
     """The compiled kernels a drill-down runs, loaded before the first click (from numba's cache)."""
     warm_kernels()
     warm_rows()
+    warm_clusters()
+    warm_hierarchy()
 
 
 def _fetch(profile: Any, key: int | str, early: Callable[[DeviceTrace], None]) -> DeviceTrace:

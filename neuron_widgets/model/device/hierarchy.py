@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..interval_union import close, step
+from ..kernel_args import read_only
 from .codes import combine, encode, engine_key
 from .engines import engine_codes as _engine_codes
 from .engines import grouped_busy, waiting
@@ -176,11 +177,11 @@ def hierarchy(trace: DeviceTrace) -> pd.DataFrame:
     order = np.argsort(start, kind="stable") if start.size > 1 and np.any(start[1:] < start[:-1]) else None
 
     def pick(a: np.ndarray) -> np.ndarray:
-        return a[order] if order is not None else a
+        return read_only(a[order] if order is not None else a, a.dtype)
 
     first, last, count, flop_sum, active, busy = _tree_stats(
         pick(start), pick(end), pick(ec.astype(np.int64)), pick(inv.astype(np.int64)), chain, n, len(engines),
-        pick(flops) if flops is not None else np.zeros(len(start)), pick(wait))
+        pick(flops if flops is not None else np.zeros(len(start))), pick(wait))
     out = pd.DataFrame(info, columns=["path", "name", "parent", "level", "kind"])
     out["start_ts"], out["end_ts"] = first, last
     out["duration_ns"] = last - first
@@ -251,8 +252,9 @@ def _tree_stats(start: np.ndarray, end: np.ndarray, engine: np.ndarray, combo: n
 def warm() -> None:
     """Compile (or load the cached) passes now, not on a user's first call."""
     grouped_busy(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
-    _tree_stats(np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
-                np.zeros((1, 1), np.int64), 1, 1, np.zeros(1), np.zeros(1, np.bool_))
+    z = read_only(np.zeros(1), np.int64)
+    _tree_stats(z, z, z, z, np.zeros((1, 1), np.int64), 1, 1, read_only(np.zeros(1), np.float64),
+                read_only(np.zeros(1), np.bool_))
 
 
 # Times past this are no nanoseconds a profile holds (2^62 ns is 146 years): ignored, not wrapped.

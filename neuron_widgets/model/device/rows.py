@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ..kernel_args import read_only
 from ..order import longest_first
 
 
@@ -102,8 +103,8 @@ def rows_in_time_order(sizes: list[int], start: np.ndarray, end: np.ndarray, nam
     n = int(sum(sizes))
     bounds = np.zeros(len(sizes) + 1, np.int64)
     np.cumsum(sizes, out=bounds[1:])
-    start, end = _read_only(start, np.int64), _read_only(end, np.int64)
-    name, label = _read_only(name, np.int32), _read_only(label, np.int32)
+    start, end = read_only(start, np.int64), read_only(end, np.int64)
+    name, label = read_only(name, np.int32), read_only(label, np.int32)
     out = Rows(np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int32),
                np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int64))
     columns = (out.start, out.end, out.name, out.label, out.table, out.source_row)
@@ -114,14 +115,6 @@ def rows_in_time_order(sizes: list[int], start: np.ndarray, end: np.ndarray, nam
     out.order = np.argsort(start, kind="stable").astype(np.int64, copy=False)
     _sorted_gather(bounds, start, end, name, label, out.order, *columns)
     return out
-
-
-def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
-    """`a` as a read-only view (a copy only to change its type or layout): the kernels are compiled for one
-    signature, whether a column comes from a pandas frame (read-only) or a concatenation."""
-    v: np.ndarray = np.ascontiguousarray(a, dtype).view()
-    v.flags.writeable = False
-    return v
 
 
 def warm() -> None:
