@@ -258,3 +258,17 @@ def test_fuzz_perfetto_bytes_never_crash(tmp_path: Path, cuts: list[tuple[int, b
     _usable(p)
     for row in range(min(len(p), 5)):
         p.event(row=row)  # annotations decode on demand
+
+
+def test_gzip_of_several_members_and_a_failed_check(tmp_path: Path) -> None:
+    events = [{"ph": "X", "name": f"e{i}", "ts": i, "dur": 1, "pid": 1, "tid": 1} for i in range(500)]
+    text = json.dumps({"traceEvents": events}).encode()
+    # Two members (`cat a.gz b.gz`), cut inside a name: one stream, the events of both.
+    (tmp_path / "two.json.gz").write_bytes(gzip.compress(text[:3001]) + gzip.compress(text[3001:]))
+    p = nw.load_profile(tmp_path / "two.json.gz", cache=False)
+    assert sorted(p.core.column("name").to_pylist()) == sorted(e["name"] for e in events)
+    bad = bytearray(gzip.compress(text))
+    bad[-8] ^= 0xFF  # the CRC in the trailer
+    (tmp_path / "crc.json.gz").write_bytes(bytes(bad))
+    with pytest.raises(nw.ProfileError, match=r"crc\.json\.gz: the compressed data is damaged or cut short"):
+        nw.load_profile(tmp_path / "crc.json.gz", cache=False)

@@ -150,3 +150,31 @@ def test_cut_gzip_keeps_the_packets_before(tmp_path: Path) -> None:
     head.write_bytes(data[:30])
     with pytest.raises(nw.ProfileError, match=r"head\.pftrace\.gz: the compressed data is damaged or cut short"):
         nw.load_profile(head, cache=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gzip_in_several_members_reads_as_the_plain_trace(tmp_path: Path, seed: int) -> None:
+    # `cat a.gz b.gz` (or gzip -c appended to a file) is one valid gzip stream of several members;
+    # cut anywhere, as a writer flushing members does, the trace reads as the plain one, in any chunk.
+    raw = random_trace(seed).bytes()
+    plain = tmp_path / f"r{seed}.pftrace"
+    plain.write_bytes(raw)
+    cuts = sorted(np.random.default_rng(seed).integers(1, len(raw), 3).tolist())
+    pieces = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+    packed = tmp_path / f"r{seed}.pftrace.gz"
+    packed.write_bytes(b"".join(gzip.compress(p) for p in pieces))
+    whole = perfetto.parse(plain)
+    for size in (97, 1 << 20):
+        got = perfetto.parse(packed, chunk_bytes=size)
+        pd.testing.assert_frame_equal(frame(got), frame(whole))
+        assert {k.replace(".pftrace.gz", ".pftrace"): v for k, v in got.warnings.counts.items()} == whole.warnings.counts
+
+
+def test_gzip_whose_check_fails_is_named(tmp_path: Path) -> None:
+    data = bytearray(gzip.compress(random_trace(1).bytes()))
+    data[-8] ^= 0xFF  # the trailer's CRC: every byte inflates, the check says they are not what was written
+    path = tmp_path / "crc.pftrace.gz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(nw.ProfileError, match=r"crc\.pftrace\.gz: the compressed data is damaged or cut short "
+                                              r"\(CRC check failed"):
+        nw.load_profile(path, cache=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bz2
-import gzip
 import lzma
 import os
 import re
@@ -12,10 +11,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import pyarrow as pa
+from isal import igzip, isal_zlib
 
 from ..errors import ProfileError
 
@@ -32,8 +32,11 @@ _MAGIC = {
     b"SQLite format 3": "an SQLite database",
     b"\x7fELF": "an executable",
 }
-_OPENERS: dict[bytes, Callable[..., IO[Any]]] = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ": lzma.open}
-_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+# gzip by ISA-L (python-isal): it inflates about twice as fast as zlib, Arrow's gzip stream included
+# (bench/RESULTS.md, "Session 2026-11-29 b"); it reads as the gzip module does and says what is wrong alike.
+_OPENERS: dict[bytes, Callable[..., IO[Any]]] = {b"\x1f\x8b": igzip.open, b"BZh": bz2.open, b"\xfd7zXZ": lzma.open}
+_ISAL_ERROR = cast(type[Exception], isal_zlib.error)  # its stub calls the class an instance
+_ERRORS = (OSError, EOFError, zlib.error, _ISAL_ERROR, lzma.LZMAError)
 
 
 def _gzip_size(path: Path) -> int:
@@ -80,18 +83,13 @@ def read_all(path: Path) -> bytes:
 
 
 def _inflated(path: Path, op: Callable[..., IO[Any]]) -> bytes:
-    """All of a compressed file, inflated by `op` (gzip by Arrow first); damaged data or data past
-    `inflate_limit` is an error naming the file."""
+    """All of a compressed file, inflated by `op`; damaged data or data past `inflate_limit` is an error
+    naming the file."""
     limit = inflate_limit(path)
-    if op is gzip.open:
-        try:
-            # Arrow inflates in one C++ loop, about twice as fast as the gzip module's reads.
-            with pa.input_stream(str(path), compression="gzip") as f:
-                return _bounded(path, f, limit, _PIECE, _gzip_size(path))
-        except OSError:
-            pass  # damaged or cut short: the gzip module says how, below
     try:
         with op(path, "rb") as f:
+            if op is igzip.open:  # the size its trailer states read at once: one read, nothing joined
+                return _bounded(path, f, limit, _PIECE, _gzip_size(path))
             return _bounded(path, f, limit, _SMALL_PIECE)
     except _ERRORS as exc:
         raise ProfileError(path, f"the compressed data is damaged or cut short ({exc or type(exc).__name__})",
@@ -118,7 +116,7 @@ def _bounded(path: Path, f: Any, limit: int, step: int, hint: int = 0) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-# Decompressed bytes read at a time while a whole document is inflated: by Arrow's gzip stream, and by
+# Decompressed bytes read at a time while a whole document is inflated: by ISA-L's gzip reader, and by
 # Python's bz2 / lzma files (whose reads hold a few times what they return while they join their blocks).
 _PIECE = 16 << 20
 _SMALL_PIECE = 1 << 20
@@ -254,15 +252,12 @@ def repaired(data: bytes, escapes: bool = True) -> tuple[bytes, int]:
 
 def open_stream(path: Path) -> Any:
     """The file for reading in pieces, decompressed as it is read (a context manager with read(n))."""
-    op = _opener(path)
-    if op is gzip.open:
-        return pa.input_stream(str(path), compression="gzip")
-    return (op or open)(path, "rb")
+    return (_opener(path) or open)(path, "rb")
 
 
 def stream_errors() -> tuple[type[BaseException], ...]:
     """What reading a damaged or cut-short compressed stream raises."""
-    return (*_ERRORS, pa.ArrowInvalid)
+    return _ERRORS
 
 
 def damaged_compression(path: Path) -> str | None:
