@@ -146,3 +146,42 @@ def test_parquet_text_columns_kept_coded(sample_dir: Path, tmp_path: Path) -> No
                                    for k in range(rest.num_rows)])
     got = {str(r.label).rsplit("/", 1)[-1]: int(r.events) for r in tracks.itertuples() if "Engines" in str(r.label)}
     assert got == dict(want)
+
+
+def _sync_points_by_hand(p: nw.Profile, event: dict, nearest: bool) -> list[tuple]:
+    """Every event's row tested one by one: a sync point, on the event's instance, process and core."""
+    ev = p.core.to_pandas()
+    core = event["nc_idx"] if event["nc_idx"] is not None else -1
+    def on_core(r: int) -> bool:
+        nc = ev["nc_idx"].iat[r]
+        return (-1 if nc is None or nc != nc else nc) == core
+
+    rows = [r for r in range(len(ev)) if ev["name"].iat[r] == "timestamp_sync_point"
+            and ev["instance_id"].iat[r] == event["instance_id"] and ev["process_id"].iat[r] == event["process_id"]
+            and on_core(r)]
+    if nearest:
+        rows = [r for r in rows if ev["start_ts"].iat[r] <= event["start_ts"]][-1:]
+    out = []
+    for r in rows:
+        a = p.event(row=r)["args"]
+        if "cpu_timestamp_ns" in a and "nc_timestamp_ns" in a:
+            out.append((a.get("exec_id"), int(a["cpu_timestamp_ns"]), int(a["nc_timestamp_ns"])))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sync_points_of_each_core_against_a_row_by_row_search(tmp_path: Path, seed: int) -> None:
+    from neuron_widgets.model.device import resolve as dr
+
+    p = nw.load_profile(nw.write_sample(tmp_path / "s", events=4000, seed=seed, instances=2, processes=2, cores=2),
+                        cache=False)
+    ev, hw = hw_events(p)
+    assert hw["instance_id"].nunique() == 2 and hw["nc_idx"].nunique() == 2
+    found = 0
+    for row in np.random.default_rng(seed).choice(hw.index.to_numpy(), 12, replace=False):
+        event = p.event(row=int(row))
+        for nearest in (False, True):
+            got = dr.sync_points(p, event, nearest)
+            assert list(got.itertuples(index=False, name=None)) == _sync_points_by_hand(p, event, nearest)
+            found += len(got)
+    assert found > 12  # each core's own sync points were found, not none

@@ -25,6 +25,7 @@ from ..model.device.events import DeviceEvents
 from ..model.device.hierarchy import instruction_nodes, subtree
 from ..model.device.hierarchy import warm as warm_hierarchy
 from ..model.device.loading import device_trace_of
+from ..model.device.resolve import sync_rows
 from ..model.device.rows import warm as warm_rows
 from ..model.device.strip import engine_strip
 from ..model.device.trace import DeviceTrace
@@ -63,16 +64,22 @@ def _fetch(profile: Any, key: int | str, early: Callable[[DeviceTrace], None]) -
 
 
 def _index_flows(profile: Any) -> None:
-    """Build the followed profile's flow index ahead of the first click.
+    """Build the followed profile's flow index and find its sync points ahead of the first click.
 
     A click on an execution shows its dependency chain in the timeline's details, which needs the
     index (the whole flow_id column read and indexed); built here, that click's details are a few
-    look-ups and leave the cores to the drill-down the click starts. Not at background priority: a
-    click meanwhile waits for this build, and must not wait for a thread the scheduler holds back."""
+    look-ups and leave the cores to the drill-down the click starts, which then picks its sync point
+    among a few rows. Not at background priority: a click meanwhile waits for these builds, and must
+    not wait for a thread the scheduler holds back."""
     try:
         if "flow_id" in profile.column_names and len(profile):
             profile.flow_index()
     except Exception:  # the details build it again on a click, and say what fails there
+        pass
+    try:
+        if len(profile) and not isinstance(profile, DeviceEvents):
+            sync_rows(profile)
+    except Exception:  # the drill-down finds them again, and says what fails there
         pass
 
 
