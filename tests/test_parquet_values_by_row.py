@@ -20,3 +20,47 @@ def test_bulk_arguments_match_one_by_one(sample: nw.Profile, filtered: bool) -> 
     one = [p.event(row=int(r))["args"] for r in rows]
     assert bulk == one
     assert any(bulk)  # the sample's events carry arguments: the comparison is not of empties
+
+
+def test_one_event_read_after_another_in_its_batch_decodes_nothing_again(tmp_path, monkeypatch) -> None:
+    # A click reads its execution's arguments, then the sync point just before it: the second comes from
+    # the batch the first decoded. Every read, from a kept batch or not, is the event's own (a scan agrees).
+    import pyarrow.parquet as pq
+
+    from neuron_widgets.model.schema import ROW
+    from neuron_widgets.readers.neuron import parquet
+
+    p = nw.load_profile(nw.write_sample(tmp_path / "s", events=60_000, seed=3), cache=False)
+    lazy = p._lazy
+    assert isinstance(lazy, parquet.ParquetLazy)
+    decoded: list[int] = []
+    real = pq.ParquetFile.iter_batches
+
+    def counting(self, *args, **kwargs):
+        for batch in real(self, *args, **kwargs):
+            decoded.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counting)
+    groups = lazy._row_groups()
+    source = p._table.column(ROW).to_numpy()
+    rng = np.random.default_rng(3)
+    pairs = 0
+    for row in rng.choice(len(p) - 1, 40, replace=False).tolist():
+        first = p.event(row=int(row))
+        src = int(source[row])
+        k = int(np.searchsorted(groups["first"], src, side="right")) - 1
+        batch_of = (src - int(groups["first"][k])) // parquet._BATCH_ROWS
+        # Another event of the same decoded batch, before or after it in the file.
+        others = [r for r in range(max(row - 40, 0), min(row + 40, len(p))) if r != row
+                  and int(np.searchsorted(groups["first"], int(source[r]), side="right")) - 1 == k
+                  and (int(source[r]) - int(groups["first"][k])) // parquet._BATCH_ROWS == batch_of]
+        if not others:
+            continue
+        before = len(decoded)
+        near = p.event(row=others[0])
+        assert len(decoded) == before  # read from the kept batch: nothing decoded again
+        pairs += 1
+        for e in (first, near):
+            assert lazy._scanned(e) == {n: lazy.value(n, e) for n in lazy.present}
+    assert pairs > 10
