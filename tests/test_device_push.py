@@ -128,3 +128,33 @@ def test_no_window_is_pushed_before_the_browser_ever_asked() -> None:
     Recorder(tl)
     browser_asks(tl, type="viewport", grouping=tl.grouping, t0=0, t1=tl.span[1], width=900, tracks=[0])
     assert viewer._timeline_width is None
+
+
+def test_the_rest_of_a_drill_down_is_read_once_its_first_window_is_drawn(monkeypatch) -> None:
+    # The rest of the device tables was read while the browser decoded and drew the first window, and the two
+    # shared the cores. Now the browser says when it drew that trace (a PaintedNotice of its generation); the
+    # wait is bounded (PAINT_WAIT_S, made long here: the notice, not the bound, lets the load go on).
+    import time
+
+    from neuron_widgets.widgets import device_viewer
+
+    monkeypatch.setattr(device_viewer, "PAINT_WAIT_S", 60.0)
+    profile = nw.sample_profile()
+    tl = Timeline(profile)
+    viewer = DeviceTraceViewer(tl)
+    rec = Recorder(viewer)
+    browser_asks(tl, type="viewport", grouping=tl.grouping, t0=0, t1=tl.span[1], width=1600,
+                 tracks=list(range(len(tl.tracks))))
+    tl.selected_row = int(execution_rows(profile)[0])
+    deadline = time.monotonic() + 30
+    while not [m for m, _ in rec.sent if str(m.get("uuid", "")).startswith(PUSHED)] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    shown = viewer.profile
+    assert viewer.loading and not shown._whole.is_set()  # drawn columns only: the rest waits for the paint
+    browser_asks(viewer, type="painted", generation=viewer.generation - 1)  # another trace's: not this one's
+    assert not viewer._paint_seen.is_set()
+    started = time.monotonic()
+    browser_asks(viewer, type="painted", generation=viewer.generation)
+    wait_loaded(viewer)
+    assert time.monotonic() - started < 30 and shown._whole.is_set()  # the whole trace adopted, after the notice
+    assert viewer.strip and viewer.hierarchy and not viewer.error

@@ -76,6 +76,14 @@ class SubmitRequest(TypedDict):
     index: int
 
 
+class PaintedNotice(TypedDict):
+    """A view drew the first items of a generation (a trace or profile newly shown): the device viewer reads
+    the rest of a drill-down's tables after it, so the two do not share the cores."""
+
+    type: Literal["painted"]
+    generation: int
+
+
 class ResyncRequest(TypedDict):
     """Any widget's view asks for its whole state again (it missed updates: see js/src/common/resync.ts)."""
 
@@ -269,7 +277,7 @@ TRAITS: dict[str, Any] = {
 
 # What each side may send, in the order the TypeScript unions list them.
 TO_KERNEL = [ViewportRequest, CountersRequest, CounterAtRequest, HoverRequest, FindRequest, FocusRequest,
-             SubmitRequest, ResyncRequest]
+             SubmitRequest, PaintedNotice, ResyncRequest]
 TO_BROWSER = [ViewportReply, CountersReply, CounterAtReply, HoverReply, FindReply, ErrorReply]
 TimelineRequest = ViewportRequest | CountersRequest | CounterAtRequest | HoverRequest | FindRequest
 

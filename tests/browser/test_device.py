@@ -81,9 +81,17 @@ def test_click_nc_exec_running_opens_its_device_trace(page: Page, lab: str) -> N
         tl.locator(".nw-corner").click()
         page.keyboard.press("s")
     assert item is not None, "no nc_exec_running drawn wide enough to click"
+    # What the viewer's view tells the kernel, recorded: once it has drawn the new trace, a PaintedNotice of its
+    # generation (the kernel reads the rest of the trace's tables after it).
+    page.evaluate("(i) => { const m = document.querySelectorAll('.nw-timeline')[i].__nwView.model, send = m.send;"
+                  " window.__nwSent = []; m.send = function (c, ...rest) { window.__nwSent.push(c);"
+                  " return send.call(this, c, ...rest); }; }", dev)
     page.mouse.click(item["x"], item["y"])
     page.wait_for_function("([i, g]) => { const m = document.querySelectorAll('.nw-timeline')[i].__nwView.model;"
                            " return m.get('generation') > g && !m.get('loading'); }", arg=[dev, gen], timeout=30_000)
+    page.wait_for_function("([i, g]) => window.__nwSent.some(c => c.type === 'painted' && c.generation > g"
+                           " && c.generation === document.querySelectorAll('.nw-timeline')[i].__nwView.model"
+                           ".get('generation'))", arg=[dev, gen], timeout=30_000)
     assert model_get(page, dev, "error") == ""
     viewer = page.locator(".nw-timeline").nth(dev)
     viewer.scroll_into_view_if_needed()

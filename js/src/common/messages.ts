@@ -61,6 +61,12 @@ export interface SubmitRequest {
   index: number;
 }
 
+/** A view drew the first items of a generation (a trace or profile newly shown): the device viewer reads the rest of a drill-down's tables after it, so the two do not share the cores. */
+export interface PaintedNotice {
+  type: "painted";
+  generation: number;
+}
+
 /** Any widget's view asks for its whole state again (it missed updates: see js/src/common/resync.ts). */
 export interface ResyncRequest {
   type: "resync";
@@ -150,6 +156,7 @@ export type ToKernel =
   | FindRequest
   | FocusRequest
   | SubmitRequest
+  | PaintedNotice
   | ResyncRequest;
 
 /** What the kernel sends the browser. */

@@ -143,6 +143,12 @@ export function drawFrame(v: FrameHost): void {
   v.frameTimes.push(v.lastDrawMs);
   if (v.frameTimes.length > 1000) v.frameTimes.splice(0, 500);
   if (drawn > 0 && !v.root.dataset.firstPaint) v.root.dataset.firstPaint = String(Date.now());
+  const generation = Number(v.model.get("generation"));
+  if (drawn > 0 && v.root.dataset.paintedGeneration !== String(generation)) {
+    // The kernel waits for this before reading the rest of a drill-down's trace: the two shared the cores.
+    v.root.dataset.paintedGeneration = String(generation);
+    v.model.send({ type: "painted", generation });
+  }
   v.root.dataset.drawn = String(drawn);
   v.root.dataset.drawMs = v.lastDrawMs.toFixed(2);
   v.root.dataset.view = `${v.view.t0},${v.view.t1}`;
