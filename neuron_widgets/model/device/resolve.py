@@ -151,10 +151,10 @@ def profile_for(profile: Profile, event: dict[str, Any]) -> str:
                        ("nc_id", event.get("nc_idx")), ("model_id", args.get("model_id"))):
         if value is None or col not in dp:
             continue
-        known = [bool(pd.notna(v)) for v in dp[col].tolist()]  # None, NaN and pd.NA alike
+        values = dp[col].tolist()
+        known = [bool(pd.notna(v)) for v in values]  # None, NaN and pd.NA alike
         if any(known):
-            match &= np.array([k and bool(v == value) for k, v in zip(known, dp[col].tolist(), strict=True)],
-                              dtype=bool)
+            match &= np.array([k and bool(v == value) for k, v in zip(known, values, strict=True)], dtype=bool)
     found = dp[match] if not match.all() else dp
     if found.empty:
         raise ProfileError(profile.source, f"has no device profile for {event.get('name')} on "
