@@ -175,7 +175,7 @@ def test_sync_points_of_each_core_against_a_row_by_row_search(tmp_path: Path, se
 
     p = nw.load_profile(nw.write_sample(tmp_path / "s", events=4000, seed=seed, instances=2, processes=2, cores=2),
                         cache=False)
-    ev, hw = hw_events(p)
+    _, hw = hw_events(p)
     assert hw["instance_id"].nunique() == 2 and hw["nc_idx"].nunique() == 2
     found = 0
     for row in np.random.default_rng(seed).choice(hw.index.to_numpy(), 12, replace=False):
