@@ -212,7 +212,9 @@ class DeviceTraceViewer(Timeline):
             # to be answered, so they do not share the kernel's time.
             self.strip = []
             self._replied.wait(STRIP_WAIT_S)
-            # The browser is decoding and painting that window now: the strip and the tree yield it the cores.
+            # The browser may still be decoding and painting that window (a staged drill-down read the rest of
+            # its tables after the PaintedNotice, or PAINT_WAIT_S; other loads come here at once): the strip and
+            # the tree yield it the cores.
             background_priority()
             strip = self._strip_of(trace)
             if self.profile is events:  # not retargeted meanwhile
