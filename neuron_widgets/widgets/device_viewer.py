@@ -66,7 +66,7 @@ def _fetch(profile: Any, key: int | str, early: Callable[[DeviceTrace], None]) -
     return cast(DeviceTrace, profile.device_trace(key))
 
 
-def _index_flows(profile: Any) -> None:
+def _ready_for_clicks(profile: Any) -> None:
     """Build the followed profile's flow index and find its sync points ahead of the first click.
 
     A click on an execution shows its dependency chain in the timeline's details, which needs the
@@ -364,7 +364,7 @@ class DeviceTraceViewer(Timeline):
         timeline.on_select(self._timeline_selected)
         timeline.on_msg(self._timeline_msg)
         threading.Thread(target=_warm, name="neuron-widgets-warm", daemon=True).start()
-        threading.Thread(target=_index_flows, args=(timeline.profile,), name="neuron-widgets-flows",
+        threading.Thread(target=_ready_for_clicks, args=(timeline.profile,), name="neuron-widgets-flows",
                          daemon=True).start()
         if self.title == EMPTY_TITLE:
             self.notes = [EMPTY_HINT]
